@@ -1,0 +1,203 @@
+// Database benchmark: 100,000 rows (index on the filter column), requests as a user through RLS.
+// (a) GET ?owner=eq.X&limit=20, (b) GET by id, (c) single-row POST, each against a bare
+// node:http + pg (or PGlite) server running the same SQL on the same database, interleaved.
+// Server Postgres: BENCH_DATABASE_URL or TEST_DATABASE_URL (a fresh database is created and
+// dropped); PGlite: a temp data dir. Run: npx tsx bench/database.ts [postgres|pglite]
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { PLINTH, compare, freePort, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
+import { TokenSigner } from '../src/auth/tokens.js';
+import { newAdminKey } from '../src/auth/credentials.js';
+import { parseRecordsQuery } from '../src/records/query.js';
+import { buildInsert, buildSelect } from '../src/records/build.js';
+import { loadTables } from '../src/records/schema.js';
+import type { Queryable } from '../src/db/types.js';
+
+const ROWS = 100_000;
+// BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of the Plinth process there (for digging, not for numbers).
+const PLINTH_ARGS = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, ...PLINTH.args] : PLINTH.args;
+const OWNERS = 100;
+const JWT_SECRET = randomBytes(32).toString('hex');
+const ADMIN_KEY = newAdminKey();
+
+async function adminCall(url: string, method: string, p: string, body?: unknown) {
+  const r = await fetch(url + p, {
+    method,
+    headers: { 'x-api-key': ADMIN_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+const sqlCall = (url: string, query: string, params: unknown[] = []) =>
+  adminCall(url, 'POST', '/api/database/sql', { query, params }) as Promise<{ rows: any[] }>;
+
+/** Creates the table, policy, index, users and rows through Plinth's own admin API. */
+async function load(url: string) {
+  await adminCall(url, 'POST', '/api/database/tables', {
+    tableName: 'bench_items',
+    rlsEnabled: true,
+    columns: [
+      { name: 'owner', type: 'uuid', nullable: false, defaultValue: 'auth.uid()' },
+      { name: 'name', type: 'string', nullable: false },
+      { name: 'n', type: 'integer', nullable: false },
+    ],
+  });
+  await sqlCall(url, 'create policy owner_all on public.bench_items for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())');
+  await sqlCall(url, 'create index bench_items_owner on public.bench_items (owner)');
+  const users = await sqlCall(
+    url,
+    `insert into auth.users (email, password_hash, email_verified) select 'bench' || i || '@example.com', 'x', true from generate_series(1, $1::int) i returning id, email`,
+    [OWNERS],
+  );
+  const ids = users.rows.map((r) => r.id as string);
+  await sqlCall(
+    url,
+    `insert into public.bench_items (owner, name, n) select ($1::uuid[])[1 + i % $2::int], 'item ' || i, i from generate_series(1, $3::int) i`,
+    [`{${ids.join(',')}}`, OWNERS, ROWS],
+  );
+  await sqlCall(url, 'analyze public.bench_items');
+  const user = users.rows[0] as { id: string; email: string };
+  const s = await sqlCall(url, `insert into auth.sessions (user_id, expires_at) values ($1, now() + interval '1 day') returning id`, [user.id]);
+  const sid = s.rows[0].id as string;
+  const one = await sqlCall(url, 'select id from public.bench_items where owner = $1 limit 1', [user.id]);
+  const token = await new TokenSigner(JWT_SECRET, 3600).sign({ sub: user.id, email: user.email, role: 'authenticated', sid });
+  const claims = JSON.stringify({ sub: user.id, email: user.email, role: 'authenticated', sid, iat: 0, exp: 0 });
+  return { owner: user.id, rowId: one.rows[0].id as string, token, claims };
+}
+
+/** The exact statements Plinth builds for the three cases, for the baseline to run. */
+async function statements(db: Queryable, fx: { owner: string; rowId: string }) {
+  const table = (await loadTables(db)).get('bench_items')!;
+  return {
+    a: buildSelect(table, parseRecordsQuery(`owner=eq.${fx.owner}&limit=20`)).text,
+    b: buildSelect(table, parseRecordsQuery(`id=eq.${fx.rowId}`)).text,
+    c: buildInsert(table, [{ name: 'bench', n: 1 }], { representation: false, select: null, upsert: null }).text,
+  };
+}
+
+async function runCases(title: string, plinth: Server, base: Server, fx: { owner: string; rowId: string; token: string }, seconds: number, rounds: number) {
+  const auth = { authorization: `Bearer ${fx.token}` };
+  const post = { ...auth, 'content-type': 'application/json' };
+  const body = JSON.stringify({ name: 'bench', n: 1 });
+  return compare(
+    title,
+    [
+      {
+        name: '(a) GET owner=eq.X&limit=20 (RLS)',
+        baseline: { url: `${base.url}/a?owner=${fx.owner}`, headers: auth, pid: base.pid, seconds },
+        subject: { url: `${plinth.url}/api/database/records/bench_items?owner=eq.${fx.owner}&limit=20`, headers: auth, pid: plinth.pid, seconds },
+      },
+      {
+        name: '(b) GET by id (RLS)',
+        baseline: { url: `${base.url}/b?id=${fx.rowId}`, headers: auth, pid: base.pid, seconds },
+        subject: { url: `${plinth.url}/api/db/bench_items?id=eq.${fx.rowId}`, headers: auth, pid: plinth.pid, seconds },
+      },
+      {
+        name: '(c) POST one row (RLS)',
+        baseline: { url: `${base.url}/c`, method: 'POST', headers: post, body, pid: base.pid, seconds },
+        subject: { url: `${plinth.url}/api/db/bench_items`, method: 'POST', headers: post, body, pid: plinth.pid, seconds },
+      },
+    ],
+    rounds,
+  );
+}
+
+const plinthEnv = (port: number, extra: Record<string, string>) => ({
+  ...extra,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_PLAN: 'off',
+  ADMIN_API_KEY: ADMIN_KEY,
+  JWT_SECRET,
+  TOKEN_TTL: '3600',
+});
+
+async function benchPostgres() {
+  const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `plinth_bench_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const dbUrl = u.toString();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-db-'));
+  const servers: Server[] = [];
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
+  try {
+    const port = await freePort();
+    const plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATABASE_URL: dbUrl, DATA_DIR: dataDir }), port, readyPath: '/api/health' });
+    servers.push(plinth);
+    const t0 = Date.now();
+    const fx = await load(plinth.url);
+    console.log(`loaded ${ROWS} rows in ${Date.now() - t0} ms`);
+    const db: Queryable = { query: async (text, values) => { const r = await pool.query(text, values as unknown[]); return { rows: r.rows, rowCount: r.rowCount ?? 0 }; }, exec: async () => {} };
+    const basePort = await freePort();
+    const base = await spawnServer(process.execPath, ['--import', 'tsx', 'bench/baseline-database.ts'], {
+      env: { PORT: String(basePort), DATABASE_URL: dbUrl, BENCH_SQL: JSON.stringify(await statements(db, fx)), BENCH_CLAIMS: fx.claims },
+      port: basePort,
+      readyPath: '/b?id=' + fx.rowId,
+    });
+    servers.push(base);
+    await runCases('Records on server Postgres, 100k rows, as a user through RLS (goal ≥ 0.7× reads, ≥ 0.6× insert)', plinth, base, fx, 4, 3);
+  } finally {
+    for (const s of servers) await s.stop();
+    await pool.end();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function benchPglite() {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-pglite-'));
+  const baseDir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-pglite-base-'));
+  const servers: Server[] = [];
+  try {
+    let port = await freePort();
+    let plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir }), port, readyPath: '/api/health', timeoutMs: 120_000 });
+    const t0 = Date.now();
+    const fx = await load(plinth.url);
+    console.log(`\nloaded ${ROWS} rows into PGlite in ${Date.now() - t0} ms`);
+    await plinth.stop();
+    // The baseline gets its own copy of the same database (PGlite is single-process).
+    cpSync(path.join(dataDir, 'pglite'), baseDir, { recursive: true });
+    port = await freePort();
+    plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir }), port, readyPath: '/api/health', timeoutMs: 120_000 });
+    servers.push(plinth);
+    const { PGlite } = await import('@electric-sql/pglite');
+    const probe = await PGlite.create(baseDir);
+    const db: Queryable = { query: async (text, values) => { const r = await probe.query<Record<string, unknown>>(text, values as unknown[]); return { rows: r.rows as never[], rowCount: r.rows.length }; }, exec: async () => {} };
+    const sqlText = await statements(db, fx);
+    await probe.close();
+    const basePort = await freePort();
+    const base = await spawnServer(process.execPath, ['--import', 'tsx', 'bench/baseline-database.ts'], {
+      env: { PORT: String(basePort), BENCH_PGLITE_DIR: baseDir, BENCH_SQL: JSON.stringify(sqlText), BENCH_CLAIMS: fx.claims },
+      port: basePort,
+      readyPath: '/b?id=' + fx.rowId,
+      timeoutMs: 120_000,
+    });
+    servers.push(base);
+    await runCases('Records on PGlite (embedded), 100k rows, as a user through RLS', plinth, base, fx, 3, 2);
+    console.log(`\n- resident memory: Plinth+PGlite ${rssMiB(plinth.pid).toFixed(0)} MiB, bare+PGlite ${rssMiB(base.pid).toFixed(0)} MiB`);
+  } finally {
+    for (const s of servers) await s.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(baseDir, { recursive: true, force: true });
+  }
+}
+
+export async function benchDatabase(which = process.argv[2]): Promise<void> {
+  await requireWrk();
+  if (which !== 'pglite') await benchPostgres();
+  if (which !== 'postgres') await benchPglite();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchDatabase();

@@ -1,0 +1,124 @@
+// Functions: warm invocation of a trivial function through Plinth (GET /functions/{slug}) against
+// the same handler served by a bare Deno.serve, interleaved in one run (goal: added p50
+// ≤ 2 ms, throughput ≥ 0.5×); then cold start: the first call after a deploy (goal p50 ≤ 50 ms),
+// and the first call after a code change of a warm function.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { denoBinary } from '../src/functions/deno.js';
+import { PLINTH, compare, freePort, load, median, requireWrk, spawnServer, type Server } from './lib.js';
+
+const HANDLER = `() => new Response('hello from a function', { headers: { 'content-type': 'text/plain' } })`;
+
+// The Deno processes Plinth started (their CPU is not in Plinth's own figure).
+function denoChildren(pid: number): number[] {
+  const kids: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean)) {
+      if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('host.js')) kids.push(Number(c));
+    }
+  }
+  return kids;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+async function benchFunctions(): Promise<void> {
+  await requireWrk();
+  const dir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-fn-'));
+  const servers: Server[] = [];
+  try {
+    const adminKey = `ik_${randomBytes(32).toString('hex')}`;
+    const port = await freePort();
+    const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, {
+      env: { DATA_DIR: path.join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: adminKey },
+      port,
+      readyPath: '/api/health',
+    });
+    servers.push(plinth);
+    const bareFile = path.join(dir, 'bare.js');
+    writeFileSync(bareFile, `Deno.serve({ port: Number(Deno.args[0]), hostname: '127.0.0.1', onListen() {} }, ${HANDLER});\n`);
+    const barePort = await freePort();
+    const bare = await spawnServer(denoBinary(), ['run', '--allow-net', bareFile, String(barePort)], { port: barePort, env: { NO_COLOR: '1' } });
+    servers.push(bare);
+
+    const admin = { 'x-api-key': adminKey, 'content-type': 'application/json' };
+    const deploy = async (slug: string, code: string) => {
+      const r = await fetch(`${plinth.url}/api/functions`, { method: 'POST', headers: admin, body: JSON.stringify({ name: slug, slug, code }) });
+      if (r.status !== 201) throw new Error(`deploy failed: ${r.status} ${await r.text()}`);
+    };
+    const timedCall = async (slug: string) => {
+      const t0 = performance.now();
+      const r = await fetch(`${plinth.url}/functions/${slug}`);
+      await r.text();
+      if (r.status !== 200) throw new Error(`call failed: ${r.status}`);
+      return performance.now() - t0;
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 1000));
+
+    await deploy('trivial', `export default ${HANDLER};`);
+    for (let i = 0; i < 200; i++) await timedCall('trivial');
+
+    for (const connections of [1, 16]) {
+      await compare(`Trivial function: Plinth vs bare Deno.serve, ${connections} connection(s) (goal: +p50 ≤ 2 ms, ≥ 0.5×)`, [
+        {
+          name: `warm invocation, c=${connections}`,
+          baseline: { url: `${bare.url}/`, pid: bare.pid, seconds: 5, connections },
+          subject: { url: `${plinth.url}/functions/trivial`, pid: plinth.pid, seconds: 5, connections },
+        },
+      ]);
+    }
+
+    // The function's own process: its CPU per call, measured on one more run.
+    const hosts = denoChildren(plinth.pid);
+    for (const pid of hosts) {
+      const r = await load({ url: `${plinth.url}/functions/trivial`, pid, seconds: 5, connections: 16 });
+      const p = await load({ url: `${plinth.url}/functions/trivial`, pid: plinth.pid, seconds: 5, connections: 16 });
+      if ((r.cpuMsPerReq ?? 0) > 0.001) {
+        console.log(`\n- CPU per call, c=16: Plinth (Node) ${p.cpuMsPerReq?.toFixed(3)} ms + the function's Deno process ${r.cpuMsPerReq?.toFixed(3)} ms (${r.rps.toFixed(0)} req/s)`);
+      }
+    }
+
+    // Cold start: a new function, first call right after it was saved (saving starts loading it).
+    const cold: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      await settle(); // let the spare process start, as it would between deploys
+      await deploy(`cold-${i}`, `export default ${HANDLER};`);
+      cold.push(await timedCall(`cold-${i}`));
+    }
+    // Code change: the warm process reloads its worker.
+    const reload: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = await fetch(`${plinth.url}/api/functions/trivial`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ code: `export default () => new Response('v${i}');` }),
+      });
+      if (r.status !== 200) throw new Error(`update failed: ${r.status}`);
+      reload.push(await timedCall('trivial'));
+    }
+    // Two functions saved back to back: the second may find no spare process ready.
+    const fullyCold: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await deploy(`burst-a-${i}`, `export default ${HANDLER};`);
+      await deploy(`burst-b-${i}`, `export default ${HANDLER};`);
+      await timedCall(`burst-a-${i}`); // takes the spare
+      fullyCold.push(await timedCall(`burst-b-${i}`)); // may have to wait for a new process
+    }
+    const line = (name: string, xs: number[]) =>
+      console.log(`- ${name}: p50 ${median(xs).toFixed(1)} ms, p90 ${pct(xs, 90).toFixed(1)} ms (n=${xs.length}; ${xs.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log('\n## Cold start (first call, wall time from the client; goal p50 ≤ 50 ms)\n');
+    line('first call after deploy (spare process ready)', cold);
+    line('first call after a code change (worker reloaded in the warm process)', reload);
+    line('two functions saved back to back, first call of the second', fullyCold);
+  } finally {
+    for (const s of servers.reverse()) await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await benchFunctions();

@@ -1,0 +1,237 @@
+// Shared benchmark helpers: wrk as the load generator (C, cheap on the shared cores), the
+// server's CPU time from /proc, interleaved rounds with medians, and a printed ratio.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const CLK_TCK = 100; // Linux USER_HZ
+
+export interface LoadOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** A wrk Lua script (replaces method/headers/body), e.g. to vary each request. */
+  lua?: string;
+  seconds?: number;
+  connections?: number;
+  threads?: number;
+  /** The server's pid: its CPU time over the run gives CPU ms per request. */
+  pid?: number;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuMsPerReq: number | null;
+  errors: number;
+}
+
+/** Fails with a clear message when wrk is missing. */
+export async function requireWrk(): Promise<void> {
+  try {
+    await run('wrk', ['--version']).catch((e) => {
+      if (e.code === 'ENOENT') throw e;
+    });
+  } catch {
+    throw new Error('The benchmarks need wrk: apt-get install -y wrk');
+  }
+}
+
+/** CPU time (user+system) of a process and its threads, in ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** Resident memory of a process in MiB. */
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function parseDuration(s: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(s.trim());
+  if (!m) return NaN;
+  const v = Number(m[1]);
+  return m[2] === 'us' ? v / 1000 : m[2] === 'ms' ? v : m[2] === 's' ? v * 1000 : v * 60_000;
+}
+
+let scriptDir: string | null = null;
+function luaFile(lua: string): string {
+  scriptDir ??= mkdtempSync(path.join(tmpdir(), 'plinth-bench-'));
+  const file = path.join(scriptDir, `s${Math.random().toString(36).slice(2)}.lua`);
+  writeFileSync(file, lua);
+  return file;
+}
+
+function requestLua(o: LoadOptions): string {
+  const lines = [`wrk.method = ${JSON.stringify(o.method ?? 'GET')}`];
+  for (const [k, v] of Object.entries(o.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  if (o.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(o.body)}`);
+  return lines.join('\n');
+}
+
+/** One wrk run against `url`. */
+export async function load(o: LoadOptions): Promise<LoadResult> {
+  const seconds = o.seconds ?? 5;
+  const cpu0 = o.pid ? cpuMs(o.pid) : 0;
+  const args = [
+    `-t${o.threads ?? 1}`,
+    `-c${o.connections ?? 16}`,
+    `-d${seconds}s`,
+    '--latency',
+    '-s',
+    luaFile(o.lua ?? requestLua(o)),
+    o.url,
+  ];
+  const { stdout } = await run('wrk', args, { maxBuffer: 1 << 20 });
+  const cpu1 = o.pid ? cpuMs(o.pid) : 0;
+  const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
+  const p50 = parseDuration(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? '');
+  const p99 = parseDuration(/\n\s+99%\s+(\S+)/.exec(stdout)?.[1] ?? '');
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
+  const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  return { rps, p50Ms: p50, p99Ms: p99, cpuMsPerReq: o.pid && total ? (cpu1 - cpu0) / total : null, errors };
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+export interface Case {
+  name: string;
+  baseline: LoadOptions;
+  subject: LoadOptions;
+}
+
+export interface CaseResult {
+  name: string;
+  baseline: LoadResult;
+  subject: LoadResult;
+  ratio: number;
+  addedP50Ms: number;
+}
+
+function medianResult(rs: LoadResult[]): LoadResult {
+  return {
+    rps: median(rs.map((r) => r.rps)),
+    p50Ms: median(rs.map((r) => r.p50Ms)),
+    p99Ms: median(rs.map((r) => r.p99Ms)),
+    cpuMsPerReq: rs[0]?.cpuMsPerReq == null ? null : median(rs.map((r) => r.cpuMsPerReq ?? NaN)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+  };
+}
+
+/**
+ * Runs each case's baseline and subject alternately for `rounds` rounds (the machine is
+ * noisy; interleaving keeps both under the same conditions), then prints medians and ratios.
+ */
+export async function compare(title: string, cases: Case[], rounds = 3): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  for (const c of cases) {
+    const b: LoadResult[] = [];
+    const s: LoadResult[] = [];
+    for (let i = 0; i < rounds; i++) {
+      b.push(await load(c.baseline));
+      s.push(await load(c.subject));
+    }
+    const baseline = medianResult(b);
+    const subject = medianResult(s);
+    results.push({ name: c.name, baseline, subject, ratio: subject.rps / baseline.rps, addedP50Ms: subject.p50Ms - baseline.p50Ms });
+  }
+  printResults(title, results);
+  return results;
+}
+
+const f = (n: number | null, d = 2) => (n == null || !Number.isFinite(n) ? '-' : n.toFixed(d));
+
+export function printResults(title: string, results: CaseResult[]): void {
+  console.log(`\n## ${title}\n`);
+  console.log('| case | baseline req/s | plinth req/s | ratio | p50 ms (base / plinth) | p99 ms (base / plinth) | CPU ms/req (base / plinth) | errors |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    console.log(
+      `| ${r.name} | ${f(r.baseline.rps, 0)} | ${f(r.subject.rps, 0)} | **${f(r.ratio)}×** | ${f(r.baseline.p50Ms)} / ${f(r.subject.p50Ms)} | ${f(r.baseline.p99Ms)} / ${f(r.subject.p99Ms)} | ${f(r.baseline.cpuMsPerReq, 3)} / ${f(r.subject.cpuMsPerReq, 3)} | ${r.baseline.errors + r.subject.errors} |`,
+    );
+  }
+}
+
+export interface Server {
+  proc: ChildProcess;
+  pid: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns a server process and waits until `readyPath` answers 200. */
+export async function spawnServer(
+  cmd: string,
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; port: number; readyPath?: string; timeoutMs?: number; cwd?: string },
+): Promise<Server & { readyMs: number }> {
+  const started = performance.now();
+  const proc = spawn(cmd, args, {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: opts.cwd,
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d));
+  const url = `http://127.0.0.1:${opts.port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${cmd} exited early: ${stderr.slice(-2000)}`);
+    try {
+      const r = await fetch(url + (opts.readyPath ?? '/'));
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${cmd} did not become ready: ${stderr.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const readyMs = performance.now() - started;
+  return {
+    proc,
+    pid: proc.pid!,
+    url,
+    readyMs,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+      }),
+  };
+}
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** The command that runs Plinth the way `npm start` does, without npm in between. */
+export const PLINTH = { cmd: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };

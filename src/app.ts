@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { AppError } from './errors/index.js';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Deps } from './deps.js';
+import type { RoutePlugin } from './http/types.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
+import { registerIdentity } from './http/plugins/identity.js';
+import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { healthRoutes } from './http/routes/health/index.js';
+import { storageRoutes } from './http/routes/storage/index.js';
+import { aiRoutes } from './http/routes/ai/index.js';
+import { authRoutes } from './http/routes/auth/index.js';
+import { tableRoutes } from './http/routes/database/tables.js';
+import { recordRoutes } from './http/routes/database/records.js';
+import { functionRoutes } from './http/routes/functions/index.js';
+
+export const EXPOSED_HEADERS = [
+  'X-Total-Count',
+  'Content-Range',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'X-Request-Id',
+  'Retry-After',
+];
+
+/** Every route module, in registration order. */
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, aiRoutes, tableRoutes, recordRoutes, storageRoutes, functionRoutes];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+// Query parameters that carry secrets (signed URLs, tokens) are masked in request logs.
+const SECRET_PARAMS = /([?&](?:token|signature|sig|apikey|access_token|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&]*/gi;
+
+const ajvCompilers = AjvCompiler();
+type Compile = (route: { httpPart?: string }) => unknown;
+const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false };
+
+/** Fastify's validator factory, with type coercion everywhere but in bodies. */
+function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
+  const build = (coerceTypes: 'array' | false) =>
+    ajvCompilers(externalSchemas, { ...ajvOptions, customOptions: { ...AJV_BASE, coerceTypes } } as never) as unknown as Compile;
+  const coercing = build('array');
+  const strict = build(false);
+  return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
+}
+
+export interface AppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the Fastify app from its dependencies. Reads no env and never listens. */
+export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: opts.logger ?? {
+      level: config.logLevel,
+      serializers: {
+        req: (req) => ({ method: req.method, url: String(req.url).replace(SECRET_PARAMS, '$1[redacted]'), ip: req.ip }),
+      },
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    frameworkErrors: frameworkErrorHandler,
+    // Requests Node cannot even parse still get the envelope.
+    clientErrorHandler: (err, socket) => {
+      const e = new AppError((err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST');
+      const body = JSON.stringify(e.toBody());
+      if (!socket.writable) return socket.destroy();
+      socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Query strings, params and headers arrive as text and are coerced to their schema types;
+    // JSON bodies are not: a 42 where a string belongs is a 400, not "42".
+    schemaController: {
+      compilersFactory: {
+        buildValidator: buildValidator as never,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandling(app);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  await app.register(cors, {
+    origin: config.corsOrigins ? [...config.corsOrigins] : true,
+    credentials: Boolean(config.corsOrigins),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  registerIdentity(app, deps.identity);
+  await registerRateLimit(app, config.rateLimit, deps.redis);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Plinth API', version: deps.version, description: 'Self-hostable backend platform.' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          anonKey: { type: 'apiKey', in: 'header', name: 'apikey' },
+        },
+      },
+    },
+  });
+  app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
+  for (const routes of ROUTES) await app.register(routes, { deps });
+  return app;
+}

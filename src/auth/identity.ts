@@ -1,0 +1,89 @@
+import { AppError } from '../errors/index.js';
+import type { Queryable } from '../db/types.js';
+import type { Credentials } from './credentials.js';
+import type { AccessClaims, TokenSigner } from './tokens.js';
+
+/** Who is calling. Every route reads this; it is resolved once per request. */
+export type Identity =
+  | { kind: 'admin' }
+  | { kind: 'user'; userId: string; email: string; sessionId: string; claims: AccessClaims }
+  | { kind: 'anon' }
+  | { kind: 'none' };
+
+/** The credential headers of a request (lower-case names, as Node gives them). */
+export interface CredentialHeaders {
+  authorization?: string | string[];
+  apikey?: string | string[];
+  'x-api-key'?: string | string[];
+}
+
+/** Answers whether a session is still live (not signed out, user not deleted). */
+export type SessionCheck = (sessionId: string, userId: string) => Promise<boolean>;
+
+export function dbSessionCheck(db: Queryable): SessionCheck {
+  return async (sessionId, userId) => {
+    const { rows } = await db.query(
+      'select 1 from auth.sessions where id = $1 and user_id = $2 and revoked_at is null and expires_at > now()',
+      [sessionId, userId],
+    );
+    return rows.length === 1;
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function single(v: string | string[] | undefined): string | undefined {
+  if (Array.isArray(v)) {
+    if (v.length > 1) throw new AppError('UNAUTHORIZED', { message: 'Send each credential header once.' });
+    return v[0];
+  }
+  return v;
+}
+
+/**
+ * The one identity resolver. Dispatch by shape: `ik_…` admin key, `anon_…` anon key,
+ * anything else in a Bearer header is a JWT. A Bearer credential wins over `apikey`.
+ * A credential that is present but wrong is a 401, never downgraded to anon.
+ */
+export class IdentityResolver {
+  constructor(
+    private readonly credentials: Credentials,
+    private readonly tokens: TokenSigner,
+    private readonly sessionIsLive: SessionCheck,
+  ) {}
+
+  async resolve(headers: CredentialHeaders): Promise<Identity> {
+    const auth = single(headers.authorization);
+    const xApiKey = single(headers['x-api-key']);
+    const apikey = single(headers.apikey);
+    if (auth !== undefined) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+      if (!m) {
+        throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
+      }
+      return this.fromBearer(m[1]!);
+    }
+    if (xApiKey !== undefined) return this.fromKey(xApiKey);
+    if (apikey !== undefined) return this.fromKey(apikey);
+    return { kind: 'none' };
+  }
+
+  private fromKey(key: string): Identity {
+    if (key.startsWith('ik_') && this.credentials.isAdminKey(key)) return { kind: 'admin' };
+    if (key.startsWith('anon_') && this.credentials.isAnonKey(key)) return { kind: 'anon' };
+    throw new AppError('INVALID_API_KEY');
+  }
+
+  private async fromBearer(token: string): Promise<Identity> {
+    if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
+    const claims = await this.tokens.verify(token);
+    if (claims.role === 'project_admin') return { kind: 'admin' };
+    if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) {
+      throw new AppError('INVALID_TOKEN');
+    }
+    if (!(await this.sessionIsLive(claims.sid, claims.sub))) {
+      throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended.' });
+    }
+    return { kind: 'user', userId: claims.sub, email: claims.email, sessionId: claims.sid, claims };
+  }
+}

@@ -1,0 +1,63 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { AppError } from '../errors/index.js';
+
+export type TokenRole = 'authenticated' | 'project_admin';
+
+/** The claims of a Plinth access token. */
+export interface AccessClaims {
+  sub: string;
+  email: string;
+  role: TokenRole;
+  sid: string;
+  iat: number;
+  exp: number;
+}
+
+const ISSUER = 'plinth';
+
+/** HS256 access tokens bound to one secret. */
+export class TokenSigner {
+  // A KeyObject made once: handing jose raw bytes makes it import the key on every call.
+  readonly #key: KeyObject;
+
+  constructor(secret: string, readonly ttlSeconds: number) {
+    this.#key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  async sign(claims: { sub: string; email: string; role: TokenRole; sid: string }): Promise<string> {
+    return new SignJWT({ email: claims.email, role: claims.role, sid: claims.sid })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(`${this.ttlSeconds}s`)
+      .sign(this.#key);
+  }
+
+  /** Verifies signature (HS256 only: `alg: none` and others are refused), expiry and shape. */
+  async verify(token: string): Promise<AccessClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.#key, { algorithms: ['HS256'], issuer: ISSUER });
+      const { sub, email, role, sid, iat, exp } = payload as Record<string, unknown>;
+      if (
+        typeof sub !== 'string' ||
+        typeof email !== 'string' ||
+        typeof sid !== 'string' ||
+        (role !== 'authenticated' && role !== 'project_admin') ||
+        typeof iat !== 'number' ||
+        typeof exp !== 'number'
+      ) {
+        throw new AppError('INVALID_TOKEN', { message: 'The access token is missing required claims.' });
+      }
+      return { sub, email, role, sid, iat, exp };
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      const expired = err instanceof joseErrors.JWTExpired;
+      throw new AppError('INVALID_TOKEN', {
+        message: expired ? 'The access token has expired.' : 'The access token is invalid.',
+        cause: err,
+      });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type { Queryable } from '../db/types.js';
+
+/** A user as the API shows it. */
+export interface User {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  profile: { name?: string; avatar_url?: string };
+  createdAt: string;
+}
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  email_verified: boolean;
+  profile: Record<string, unknown> | null;
+  created_at: Date | string;
+}
+
+const COLUMNS = 'id, email, password_hash, email_verified, profile, created_at';
+
+export function toUser(row: UserRow): User {
+  const p = row.profile ?? {};
+  const profile: User['profile'] = {};
+  if (typeof p.name === 'string') profile.name = p.name;
+  if (typeof p.avatar_url === 'string') profile.avatar_url = p.avatar_url;
+  return {
+    id: row.id,
+    email: row.email,
+    emailVerified: row.email_verified,
+    profile,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+export async function userByEmail(db: Queryable, email: string): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where email = $1`, [email]);
+  return rows[0] ?? null;
+}
+
+export async function userById(db: Queryable, id: string): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+/** Inserts a user; a duplicate email surfaces as ALREADY_EXISTS from the db layer. */
+export async function insertUser(
+  db: Queryable,
+  u: { email: string; passwordHash: string; name: string | null },
+): Promise<UserRow> {
+  const profile = u.name === null ? {} : { name: u.name };
+  const { rows } = await db.query<UserRow>(
+    `insert into auth.users (email, password_hash, profile) values ($1, $2, $3::jsonb) returning ${COLUMNS}`,
+    [u.email, u.passwordHash, JSON.stringify(profile)],
+  );
+  return rows[0]!;
+}
+
+export async function markEmailVerified(db: Queryable, userId: string): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(
+    `update auth.users set email_verified = true, updated_at = now() where id = $1 returning ${COLUMNS}`,
+    [userId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function setPassword(db: Queryable, userId: string, passwordHash: string): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(
+    `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1 returning ${COLUMNS}`,
+    [userId, passwordHash],
+  );
+  return rows[0] ?? null;
+}
+
+/** One page of users, oldest first, with the total count. */
+export async function listUsers(
+  db: Queryable,
+  page: { limit: number; offset: number; search: string | null },
+): Promise<{ rows: UserRow[]; total: number }> {
+  const where = page.search === null ? '' : `where strpos(email, $3) > 0`;
+  const params: unknown[] = [page.limit, page.offset];
+  if (page.search !== null) params.push(page.search);
+  const { rows } = await db.query<UserRow & { total: number }>(
+    `select ${COLUMNS}, count(*) over () as total from auth.users ${where}
+     order by created_at, id limit $1 offset $2`,
+    params,
+  );
+  let total = rows[0]?.total;
+  if (total === undefined) {
+    // The page is past the end: count separately so the total is still right.
+    const c = await db.query<{ n: number }>(
+      `select count(*)::int as n from auth.users ${page.search === null ? '' : 'where strpos(email, $1) > 0'}`,
+      page.search === null ? [] : [page.search],
+    );
+    total = c.rows[0]!.n;
+  }
+  return { rows, total: Number(total) };
+}
+
+export async function deleteUser(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('delete from auth.users where id = $1', [id]);
+  return rowCount === 1;
+}

@@ -1,0 +1,37 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { Db, Queryable, QueryResult } from './types.js';
+import { translatePgError } from './errors.js';
+
+/** Embedded Postgres in this process. `dataDir` null keeps everything in memory. */
+export async function openPglite(dataDir: string | null): Promise<Db> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const pg = await PGlite.create(dataDir ?? 'memory://');
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      try {
+        const r = await q.query<T>(sql, params as unknown[]);
+        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      } catch (err) {
+        throw translatePgError(err);
+      }
+    },
+    async exec(sql: string) {
+      try {
+        await q.exec(sql);
+      } catch (err) {
+        throw translatePgError(err);
+      }
+    },
+  });
+  const root = wrap(pg);
+  return {
+    kind: 'pglite',
+    query: root.query,
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    exec: root.exec,
+    close: async () => {
+      if (!pg.closed) await pg.close();
+    },
+  };
+}

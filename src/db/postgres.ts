@@ -1,0 +1,69 @@
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './types.js';
+import { translatePgError } from './errors.js';
+
+// Match PGlite's parsing so both backends hand the same values to the domain code:
+// int8 (counts) as numbers, numeric stays a string.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/** A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode). */
+export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, application_name: 'plinth' });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      try {
+        const res = (await q.query(sql, params as unknown[])) as pg.QueryResult | pg.QueryResult[];
+        // A script of several statements (no parameters) answers once per statement: keep the last.
+        const r = Array.isArray(res) ? res[res.length - 1]! : res;
+        return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0 };
+      } catch (err) {
+        throw translatePgError(err);
+      }
+    },
+    async exec(sql: string) {
+      try {
+        await q.query(sql);
+      } catch (err) {
+        throw translatePgError(err);
+      }
+    },
+  });
+  const root = wrap(pool);
+  // Fail fast at start when the server is unreachable.
+  await root.query('select 1');
+  return {
+    kind: 'postgres',
+    query: root.query,
+    async transaction(fn) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw translatePgError(err);
+      }
+      let broken = false;
+      try {
+        await client.query('begin');
+        const result = await fn(wrap(client));
+        await client.query('commit');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('rollback');
+        } catch {
+          broken = true;
+        }
+        throw translatePgError(err);
+      } finally {
+        // A client whose rollback failed is in an unknown state: destroy it.
+        client.release(broken);
+      }
+    },
+    exec: root.exec,
+    close: async () => {
+      if (!pool.ended) await pool.end();
+    },
+  };
+}

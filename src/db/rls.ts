@@ -1,0 +1,31 @@
+import { AppError } from '../errors/index.js';
+import type { Identity } from '../auth/identity.js';
+import type { Db, Queryable } from './types.js';
+
+/** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
+export const STATEMENT_TIMEOUT = '30s';
+
+/**
+ * Runs `fn` as the caller, in one transaction: users as role `authenticated`, the anon key
+ * as `anon`, both with `request.jwt.claims` set so policies can use auth.uid(); admins as
+ * the owner role (bypassing RLS). Role and claims are transaction-local, so they are gone
+ * when the connection returns to the pool, whatever `fn` did. The one place that does this.
+ */
+export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  if (identity.kind === 'none') throw new AppError('UNAUTHORIZED');
+  return db.transaction(async (tx) => {
+    if (identity.kind !== 'admin') {
+      const [role, claims] =
+        identity.kind === 'user'
+          ? ['authenticated', JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' })]
+          : ['anon', '{"role":"anon"}'];
+      // set_config(..., true) is SET LOCAL: every setting ends with the transaction. The
+      // statement timeout keeps one client's expensive filter from holding a connection.
+      await tx.query(
+        `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`,
+        [role, claims, STATEMENT_TIMEOUT],
+      );
+    }
+    return fn(tx);
+  });
+}

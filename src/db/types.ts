@@ -1,0 +1,20 @@
+/** Something that runs parameterised SQL: the database itself or an open transaction. */
+export interface Queryable {
+  /** One statement; every value goes in `params` as a bind parameter ($1, $2, ...). */
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements without parameters (migrations only). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** One interface over the embedded PGlite and a server Postgres pool. */
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

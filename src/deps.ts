@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import type { Config } from './config/index.js';
+import type { Db } from './db/types.js';
+import { openPglite } from './db/pglite.js';
+import { openPostgres } from './db/postgres.js';
+import { migrate } from './db/migrate.js';
+import { loadCredentials, type Credentials } from './auth/credentials.js';
+import { TokenSigner } from './auth/tokens.js';
+import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
+import { createStorage, type StorageService } from './storage/index.js';
+import { SchemaCache } from './records/schema.js';
+import { RecordsService } from './records/records.js';
+import { TablesService } from './records/tables.js';
+import { createAiGateway, type AiGateway } from './ai/index.js';
+import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
+import { AuthGuard, MemoryCounter, RedisCounter } from './auth/guard.js';
+import { EmailCodes } from './auth/codes.js';
+import { AuthService } from './auth/service.js';
+import { buildFunctions, type FunctionService } from './functions/index.js';
+
+export const VERSION: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version;
+
+/** A named readiness probe for GET /api/health?checks=true; throws when the part is down. */
+export type HealthCheck = () => Promise<void>;
+
+/** Everything the app needs, built once by the composition root and passed down. */
+export interface Deps {
+  config: Readonly<Config>;
+  version: string;
+  db: Db;
+  credentials: Credentials;
+  tokens: TokenSigner;
+  identity: IdentityResolver;
+  /** The AI gateway (AI_BASE_URL); every call answers 503 when it is not configured. */
+  ai: AiGateway;
+  /** Email delivery (SMTP_URL), or the log in development. */
+  mailer: Mailer;
+  auth: AuthService;
+  /** Shared counters for rate limits across instances (REDIS_URL), else null. */
+  redis: Redis | null;
+  healthChecks: Record<string, HealthCheck>;
+  /** Buckets and objects (local disk or S3). */
+  storage: StorageService;
+  /** Records API (as the caller, RLS applies) and table management over schema public. */
+  records: RecordsService;
+  tables: TablesService;
+  /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
+  functions: FunctionService;
+  /** Set only when this start generated the admin key: main prints it once. */
+  generatedAdminKey: string | null;
+  /** Stops everything this root started, in reverse order. */
+  close(): Promise<void>;
+}
+
+export async function openDb(config: Readonly<Config>): Promise<Db> {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl)
+    : openPglite(path.join(config.dataDir, 'pglite'));
+}
+
+/** The composition root: opens the database, migrates, loads credentials, builds services. */
+export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}): Promise<Deps> {
+  const closers: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const c of closers.reverse()) await c().catch(() => {});
+  };
+  try {
+    const db = opts.db ?? (await openDb(config));
+    closers.push(() => db.close());
+    await migrate(db);
+    const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
+    const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
+    const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
+    let redis: Redis | null = null;
+    if (config.rateLimit.redisUrl) {
+      const r = new Redis(config.rateLimit.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+      await r.connect();
+      closers.push(() => r.quit());
+      redis = r;
+    }
+    const healthChecks: Record<string, HealthCheck> = {
+      database: async () => {
+        await db.query('select 1');
+      },
+    };
+    const schema = new SchemaCache(db);
+    const records = new RecordsService(db, schema);
+    const tables = new TablesService(db, schema);
+    if (redis) healthChecks.redis = async () => void (await redis!.ping());
+    const storage = createStorage(config, db, credentials.jwtSecret);
+    closers.push(async () => storage.driver.close?.());
+    healthChecks.storage = () => storage.driver.check();
+    const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
+    closers.push(() => mailer.close());
+    if (mailer instanceof SmtpMailer) healthChecks.smtp = () => mailer.verify();
+    const auth = new AuthService({
+      db,
+      tokens,
+      mailer,
+      guard: new AuthGuard(redis ? new RedisCounter(redis) : new MemoryCounter()),
+      codes: new EmailCodes(credentials.jwtSecret),
+      refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
+      requireEmailVerification: config.auth.requireEmailVerification,
+    });
+    const ai = createAiGateway(config.ai, db);
+    closers.push(() => ai.close());
+    if (ai.configured) healthChecks.ai = () => ai.ping();
+    const functions = buildFunctions(config, db);
+    closers.push(() => functions.close());
+    healthChecks.functions = () => functions.runtime.check();
+    return {
+      config,
+      version: VERSION,
+      db,
+      credentials,
+      tokens,
+      identity,
+      ai,
+      mailer,
+      auth,
+      redis,
+      healthChecks,
+      storage,
+      records,
+      tables,
+      functions,
+      generatedAdminKey,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ERRORS } from './catalogue.js';
+import { renderErrorsDoc } from './doc.js';
+import { AppError } from './index.js';
+
+describe('error catalogue', () => {
+  it('is documented: docs/errors.md matches the catalogue (run npm run docs:errors)', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    expect(doc).toBe(renderErrorsDoc());
+  });
+
+  it('has UPPER_SNAKE codes, 4xx/5xx statuses and a next action for each', () => {
+    for (const [code, spec] of Object.entries(ERRORS)) {
+      expect(code).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      expect(spec.status).toBeGreaterThanOrEqual(400);
+      expect(spec.status).toBeLessThan(600);
+      expect(spec.nextActions.length).toBeGreaterThan(5);
+    }
+  });
+
+  it('takes the status from the catalogue, never from the throw site', () => {
+    const err = new AppError('ALREADY_EXISTS', { message: 'Table "x" already exists.' });
+    expect(err.toBody()).toEqual({
+      statusCode: 409,
+      error: 'ALREADY_EXISTS',
+      message: 'Table "x" already exists.',
+      nextActions: ERRORS.ALREADY_EXISTS.nextActions,
+    });
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The one catalogue of error codes. A throw site names a code; the status, default message
+ * and next action come from here. `docs/errors.md` is generated from this table
+ * (`npm run docs:errors`) and a test keeps the two in step.
+ */
+export interface ErrorSpec {
+  status: number;
+  message: string;
+  nextActions: string;
+}
+
+export const ERRORS = {
+  // generic request errors
+  INVALID_INPUT: { status: 400, message: 'The request is not valid.', nextActions: 'Fix the request as the message says and send it again.' },
+  MALFORMED_REQUEST: { status: 400, message: 'The request is not valid HTTP.', nextActions: 'Fix the request line, headers or body framing and send it again.' },
+  URI_TOO_LONG: { status: 414, message: 'A path segment of the URL is too long.', nextActions: 'Use a shorter name or key.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.', nextActions: 'Send fewer or smaller headers (cookies, tokens).' },
+  INVALID_JSON: { status: 400, message: 'The request body is not valid JSON.', nextActions: 'Send a well-formed JSON body.' },
+  UNAUTHORIZED: { status: 401, message: 'A valid credential is required.', nextActions: 'Send an access token as "Authorization: Bearer <token>", or an API key.' },
+  INVALID_TOKEN: { status: 401, message: 'The access token is invalid, expired or revoked.', nextActions: 'Sign in again or refresh the session with POST /api/auth/refresh.' },
+  INVALID_API_KEY: { status: 401, message: 'The API key is not valid.', nextActions: 'Check the key; an admin can show the anon key with "npm run plinth -- keys show".' },
+  FORBIDDEN: { status: 403, message: 'You are not allowed to do this.', nextActions: 'Use a credential that has access, such as the admin API key for admin endpoints.' },
+  NOT_FOUND: { status: 404, message: 'Not found.', nextActions: 'Check the path; the API is described at GET /api/openapi.json.' },
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint.', nextActions: 'Check the method and path; the API is described at GET /api/openapi.json.' },
+  ALREADY_EXISTS: { status: 409, message: 'It already exists.', nextActions: 'Use another name, or update the existing resource.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.', nextActions: 'Reload the resource and try again.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.', nextActions: 'Send a smaller body.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The content type is not supported.', nextActions: 'Send "Content-Type: application/json" (or multipart/form-data for uploads).' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests.', nextActions: 'Wait for the number of seconds in the Retry-After header, then try again.' },
+  INTERNAL_ERROR: { status: 500, message: 'Something went wrong on the server.', nextActions: 'Try again; if it keeps happening, report the X-Request-Id of this response to the operator.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'A service this endpoint needs is unavailable.', nextActions: 'Try again shortly; GET /api/health?checks=true shows which part is down.' },
+  DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable.', nextActions: 'Try again shortly; the operator should check DATABASE_URL and the database server.' },
+  QUERY_TIMEOUT: { status: 503, message: 'The database query took too long and was cancelled.', nextActions: 'Narrow the query (filters, limit) or try again.' },
+  SERIALIZATION_FAILURE: { status: 409, message: 'The transaction conflicted with another one.', nextActions: 'Retry the request.' },
+  // auth
+  INVALID_CREDENTIALS: { status: 401, message: 'Invalid email or password.', nextActions: 'Check the email and password, or reset the password.' },
+  EMAIL_NOT_VERIFIED: { status: 403, message: 'The email address is not verified yet.', nextActions: 'Enter the code sent by email at POST /api/auth/email/verify, or ask for a new one at POST /api/auth/email/send-verification.' },
+  INVALID_CODE: { status: 400, message: 'The code is wrong or has expired.', nextActions: 'Ask for a new code and try again.' },
+  USER_NOT_FOUND: { status: 404, message: 'No such user.', nextActions: 'Check the user id; GET /api/auth/users lists users.' },
+  INVALID_REFRESH_TOKEN: { status: 401, message: 'The refresh token is invalid, expired or already used.', nextActions: 'Sign in again.' },
+  // data (tables, records, RPC, admin SQL)
+  TABLE_NOT_FOUND: { status: 404, message: 'No such table.', nextActions: 'Check the table name; GET /api/database/tables lists the tables.' },
+  TABLE_EXISTS: { status: 409, message: 'A table with this name already exists.', nextActions: 'Pick another name, or change the existing table with PATCH /api/database/tables/{tableName}/schema.' },
+  UNKNOWN_COLUMN: { status: 400, message: 'No such column.', nextActions: 'Check the column name; GET /api/database/tables/{tableName}/schema lists the columns.' },
+  INVALID_VALUE: { status: 400, message: 'A value does not fit its column type.', nextActions: 'Send a value of the column type: see GET /api/database/tables/{tableName}/schema.' },
+  INVALID_QUERY: { status: 400, message: 'The query string is not valid.', nextActions: 'Use filters of the form <column>=<operator>.<value>, e.g. ?age=gte.18&order=name.asc&limit=20.' },
+  FILTER_REQUIRED: { status: 400, message: 'Updating or deleting records needs at least one filter.', nextActions: 'Add a filter such as ?id=eq.<id> so that a typo cannot change the whole table.' },
+  STILL_REFERENCED: { status: 409, message: 'The row is still referenced by another table.', nextActions: 'Delete or change the referencing rows first, or use onDelete CASCADE or SET NULL on the foreign key.' },
+  RPC_NOT_FOUND: { status: 404, message: 'No such database function.', nextActions: 'Check the name; create functions in schema public with POST /api/database/sql.' },
+  SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
+  // ai
+  AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
+  MODEL_NOT_ALLOWED: { status: 400, message: 'This model is not allowed on this server.', nextActions: 'Use one of the models listed in AI_MODELS, or ask the operator to add it.' },
+  AI_UPSTREAM_REJECTED: { status: 400, message: 'The AI provider rejected the request.', nextActions: 'Fix the request as the message says (model name, parameters, message format) and send it again.' },
+  AI_UPSTREAM_RATE_LIMITED: { status: 429, message: 'The AI provider is limiting requests from this server.', nextActions: 'Wait a little (see Retry-After when present) and try again.' },
+  AI_UPSTREAM_ERROR: { status: 502, message: 'The AI provider failed or could not be reached.', nextActions: 'Try again shortly; if it keeps failing, the operator should check AI_BASE_URL, AI_API_KEY and the provider status.' },
+  AI_UPSTREAM_TIMEOUT: { status: 504, message: 'The AI provider did not answer in time.', nextActions: 'Try again, with a shorter prompt, a lower max_tokens or stream: true; the operator can raise AI_TIMEOUT_MS.' },
+  AI_BUDGET_EXCEEDED: { status: 429, message: 'The daily AI token budget is spent.', nextActions: 'Try again after midnight UTC (see Retry-After), or ask the operator to raise AI_USER_DAILY_TOKENS.' },
+  // storage
+  BUCKET_NOT_FOUND: { status: 404, message: 'No such bucket.', nextActions: 'Check the bucket name; GET /api/storage/buckets lists buckets (admin).' },
+  OBJECT_NOT_FOUND: { status: 404, message: 'No such object.', nextActions: 'Check the bucket and key; an admin can list objects with GET /api/storage/buckets/{bucketName}/objects.' },
+  INVALID_KEY: { status: 400, message: 'The object key is not valid.', nextActions: 'Use 1-1024 bytes; "/" separates folders; no leading "/", no "." or ".." segments, no backslash or control characters.' },
+  INVALID_MULTIPART: { status: 400, message: 'The multipart form is not valid.', nextActions: 'Send multipart/form-data with the file in a field named "file" (and an optional "path" field before it).' },
+  UPLOAD_NOT_FOUND: { status: 404, message: 'No upload was started for this key.', nextActions: 'Ask for an upload with POST /api/storage/buckets/{bucketName}/upload-strategy first.' },
+  UPLOAD_INCOMPLETE: { status: 400, message: 'The object has not been uploaded yet.', nextActions: 'Upload the file to uploadUrl with the returned fields, then confirm again.' },
+  UPLOAD_MISMATCH: { status: 400, message: 'The uploaded object does not match the size or ETag given.', nextActions: 'Upload the file again and confirm with its exact size in bytes.' },
+  INVALID_SIGNED_URL: { status: 403, message: 'The signed URL is invalid or has expired.', nextActions: 'Ask for a new URL with POST .../objects/{objectKey}/download-strategy.' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable.', nextActions: 'Ask for a byte range inside the object; its size is in the Content-Range header.' },
+  // functions
+  FUNCTION_NOT_FOUND: { status: 404, message: 'No such function, or it is not active.', nextActions: 'Check the slug; GET /api/functions lists functions and their status (only active ones run).' },
+  INVALID_CODE_SYNTAX: { status: 400, message: 'The function code has a syntax error.', nextActions: 'Fix the code at the line and column given, then save it again.' },
+  INVALID_FUNCTION_CODE: { status: 400, message: 'The function code is not a valid function module.', nextActions: 'Export a default async function that takes a Request and returns a Response.' },
+  FUNCTION_CODE_TOO_LARGE: { status: 413, message: 'The function code is too large.', nextActions: 'Keep function code under 1 MiB; move data out of the code.' },
+  FUNCTION_ERROR: { status: 500, message: 'The function threw an error.', nextActions: 'An admin can read the error in GET /api/functions/{slug}/logs.' },
+  FUNCTION_MEMORY_LIMIT: { status: 500, message: 'The function exceeded its memory limit and was restarted.', nextActions: 'Use less memory per request, or ask the operator to raise FUNCTION_MEMORY_MB.' },
+  FUNCTION_TIMEOUT: { status: 504, message: 'The function took too long and was stopped.', nextActions: 'Make the function finish sooner, or ask the operator to raise FUNCTION_TIMEOUT_MS.' },
+  FUNCTION_RUNTIME_UNAVAILABLE: { status: 502, message: 'The function runtime could not be reached.', nextActions: 'Try again shortly; GET /api/health?checks=true shows the runtime status.' },
+  SECRET_NOT_FOUND: { status: 404, message: 'No such secret.', nextActions: 'Check the name; GET /api/secrets lists secrets.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}

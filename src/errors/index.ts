@@ -1,0 +1,47 @@
+import { ERRORS, type ErrorCode } from './catalogue.js';
+
+export { ERRORS, type ErrorCode, isErrorCode } from './catalogue.js';
+
+export interface ErrorBody {
+  statusCode: number;
+  error: ErrorCode;
+  message: string;
+  nextActions: string;
+}
+
+/** The one error type of Plinth. The catalogue picks the status; throw sites never do. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly nextActions: string;
+  /** Extra response headers (e.g. Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    opts: { message?: string; nextActions?: string; cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const spec = ERRORS[code];
+    super(opts.message ?? spec.message, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = spec.status;
+    this.nextActions = opts.nextActions ?? spec.nextActions;
+    this.headers = opts.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    return { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+  }
+}
+
+/** The fixed body of an unexpected failure: never any internal text. */
+export function internalErrorBody(requestId: string): ErrorBody {
+  const spec = ERRORS.INTERNAL_ERROR;
+  return {
+    statusCode: 500,
+    error: 'INTERNAL_ERROR',
+    message: spec.message,
+    nextActions: `Try again; if it keeps happening, report request id ${requestId} to the operator.`,
+  };
+}

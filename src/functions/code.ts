@@ -1,0 +1,42 @@
+import { build } from 'esbuild';
+import { AppError } from '../errors/index.js';
+
+/** Largest accepted source, in bytes of UTF-8. */
+export const MAX_CODE_BYTES = 1024 * 1024;
+
+/**
+ * Checks and compiles function source (JavaScript or TypeScript, an ES module) to the
+ * JavaScript the runtime loads. A syntax error is INVALID_CODE_SYNTAX with its line and
+ * column; a module without a default export is INVALID_FUNCTION_CODE. Imports are left as
+ * written (the sandbox refuses remote and file imports; `node:` built-ins work).
+ */
+export async function compileFunction(source: string): Promise<string> {
+  if (Buffer.byteLength(source, 'utf8') > MAX_CODE_BYTES) {
+    throw new AppError('FUNCTION_CODE_TOO_LARGE', { message: `Function code may be at most ${MAX_CODE_BYTES} bytes.` });
+  }
+  let result;
+  try {
+    result = await build({
+      stdin: { contents: source, loader: 'ts', sourcefile: 'function.ts' },
+      write: false,
+      bundle: false,
+      format: 'esm',
+      target: 'esnext',
+      metafile: true,
+      logLevel: 'silent',
+      legalComments: 'none',
+    });
+  } catch (err) {
+    const first = (err as { errors?: Array<{ text: string; location: { line: number; column: number } | null }> }).errors?.[0];
+    if (!first) throw err;
+    const at = first.location ? ` at line ${first.location.line}, column ${first.location.column + 1}` : '';
+    throw new AppError('INVALID_CODE_SYNTAX', { message: `Syntax error${at}: ${first.text}.`, cause: err });
+  }
+  const exports = Object.values(result.metafile.outputs)[0]?.exports ?? [];
+  if (!exports.includes('default')) {
+    throw new AppError('INVALID_FUNCTION_CODE', {
+      message: 'The code must export a default function: export default async function (req: Request) { ... }.',
+    });
+  }
+  return result.outputFiles[0]!.text;
+}

@@ -1,0 +1,82 @@
+import type { Queryable } from '../db/types.js';
+
+export interface LogLine {
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
+const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/**
+ * Function console output, kept in Postgres (functions.logs) so every API instance sees
+ * the same lines. Lines are buffered and written in batches; each function keeps its
+ * last `keep` lines.
+ */
+export class FunctionLogs {
+  private buffer: Array<{ functionId: string; level: string; message: string; at: Date }> = [];
+  private flushing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly opts: { keep?: number; flushMs?: number; onError?: (err: unknown) => void } = {},
+  ) {
+    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 250);
+    this.timer.unref();
+  }
+
+  add(functionId: string, level: string, message: string): void {
+    if (this.buffer.length >= 10_000) return; // a flood while the database is slow: drop rather than grow
+    this.buffer.push({ functionId, level: LEVELS.has(level) ? level : 'info', message, at: new Date() });
+  }
+
+  /** Writes what is buffered; resolves when it is stored. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (!this.buffer.length) return Promise.resolve();
+    const batch = this.buffer.splice(0, 1000);
+    this.flushing = this.write(batch)
+      .catch((err) => this.opts.onError?.(err))
+      .finally(() => {
+        this.flushing = null;
+      });
+    return this.flushing;
+  }
+
+  private async write(batch: Array<{ functionId: string; level: string; message: string; at: Date }>): Promise<void> {
+    await this.db.query(
+      `insert into functions.logs (function_id, level, message, created_at)
+       select f, l, m, a from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) with ordinality as t(f, l, m, a, n)
+       where exists (select 1 from functions.functions where id = f)
+       order by n`,
+      [batch.map((b) => b.functionId), batch.map((b) => b.level), batch.map((b) => b.message), batch.map((b) => b.at.toISOString())],
+    );
+    const keep = this.opts.keep ?? 1000;
+    for (const id of new Set(batch.map((b) => b.functionId))) {
+      await this.db.query(
+        `delete from functions.logs where function_id = $1 and id <= (
+           select id from functions.logs where function_id = $1 order by id desc offset $2 limit 1)`,
+        [id, keep],
+      );
+    }
+  }
+
+  /** The newest `limit` lines of a function, oldest first. */
+  async recent(functionId: string, limit: number): Promise<LogLine[]> {
+    await this.flush();
+    const { rows } = await this.db.query(
+      `select level, message, created_at from (
+         select id, level, message, created_at from functions.logs where function_id = $1 order by id desc limit $2
+       ) t order by id`,
+      [functionId, limit],
+    );
+    return rows.map((r) => ({ timestamp: iso(r.created_at), level: String(r.level), message: String(r.message) }));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,83 @@
+import http from 'node:http';
+import { AppError } from '../errors/index.js';
+import { safeEqual } from '../lib/crypto.js';
+import { dropHopByHop } from './host-client.js';
+import type { FunctionRuntime } from './runtime.js';
+
+interface Deployed {
+  version: string;
+  code: string;
+  secrets: Record<string, string>;
+}
+
+// How each failure is told to Plinth (see host-client.ts, which maps them back to codes).
+const OUTCOME: Partial<Record<string, { status: number; outcome: string }>> = {
+  FUNCTION_ERROR: { status: 500, outcome: 'threw' },
+  FUNCTION_TIMEOUT: { status: 504, outcome: 'timeout' },
+  FUNCTION_MEMORY_LIMIT: { status: 500, outcome: 'memory' },
+};
+
+const ROUTE = /^\/fn\/([A-Za-z0-9-]{1,64})\/_plinth\/(deploy|invoke)$/;
+const MAX_DEPLOY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A standalone function runtime for FUNCTION_RUNTIME_URL: the host protocol under
+ * /fn/{functionId}/_plinth/{deploy,invoke}, served from a local pool of Deno processes.
+ * Several API instances can share it. With a token, every request must carry it in
+ * x-plinth-runtime-token.
+ */
+export function createRuntimeServer(runtime: FunctionRuntime, token: string | null): http.Server {
+  const deployed = new Map<string, Deployed>();
+  const answer = (res: http.ServerResponse, status: number, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify({ status }));
+  };
+  return http.createServer(async (req, res) => {
+    try {
+      const given = req.headers['x-plinth-runtime-token'];
+      if (token && (typeof given !== 'string' || !safeEqual(given, token))) return answer(res, 401);
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (path === '/_plinth/health') {
+        await runtime.check();
+        return answer(res, 200);
+      }
+      const m = ROUTE.exec(path);
+      if (!m) return answer(res, 404);
+      const id = m[1]!;
+      if (m[2] === 'deploy') {
+        if (req.method !== 'PUT') return answer(res, 405);
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const c of req) {
+          size += (c as Buffer).length;
+          if (size > MAX_DEPLOY_BYTES) return answer(res, 413);
+          chunks.push(c as Buffer);
+        }
+        const d = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Deployed;
+        if (typeof d.version !== 'string' || typeof d.code !== 'string' || typeof d.secrets !== 'object') return answer(res, 400);
+        deployed.set(id, d);
+        return answer(res, 200);
+      }
+      const d = deployed.get(id);
+      const version = req.headers['x-plinth-runtime-version'];
+      if (!d || d.version !== version) return answer(res, 409, { 'x-plinth-runtime-outcome': 'not-deployed' });
+      const headers = dropHopByHop(req.headers);
+      for (const k of Object.keys(headers)) if (k.startsWith('x-plinth-runtime-')) delete headers[k];
+      const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+      const out = await runtime.invoke(
+        { id, version: d.version, load: async () => ({ code: d.code, secrets: d.secrets }) },
+        { method: req.method ?? 'GET', url: String(req.headers['x-plinth-runtime-url'] ?? ''), headers, body: hasBody ? req : null },
+      );
+      res.writeHead(out.status, out.headers);
+      if (Buffer.isBuffer(out.body)) return res.end(out.body);
+      out.body.pipe(res);
+      out.body.on('error', () => res.destroy());
+    } catch (err) {
+      if (res.headersSent) return res.destroy();
+      const mapped = err instanceof AppError ? OUTCOME[err.code] : undefined;
+      if (mapped) return answer(res, mapped.status, { 'x-plinth-runtime-outcome': mapped.outcome });
+      if (err instanceof SyntaxError) return answer(res, 400);
+      return answer(res, 502, { 'x-plinth-runtime-outcome': 'unavailable' });
+    }
+  });
+}

@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors/index.js';
+import type { Db } from '../db/types.js';
+import { compileFunction } from './code.js';
+import type { FunctionLogs, LogLine } from './logs.js';
+import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
+import { SecretStore, type SecretInfo } from './secrets.js';
+import { slugify } from './slug.js';
+import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus } from './store.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export interface NewFunction {
+  name: string;
+  slug?: string;
+  code: string;
+  description?: string;
+  status?: 'draft' | 'active';
+}
+
+/**
+ * Functions: admin CRUD (code checked on save), secrets, logs, and invocation through the
+ * runtime. Lookups on the invocation path are cached for `cacheMs` (other API instances
+ * see a change within that time; this instance at once).
+ */
+export class FunctionService {
+  readonly store: FunctionStore;
+  readonly secrets: SecretStore;
+  private heads = new Map<string, { head: FunctionHead | null; at: number }>();
+  private secretStamp: { stamp: string; at: number } | null = null;
+  private readonly compiled = new Map<string, string>();
+
+  constructor(
+    db: Db,
+    readonly runtime: FunctionRuntime,
+    readonly logStore: FunctionLogs,
+    private readonly cacheMs = 1000,
+  ) {
+    this.store = new FunctionStore(db);
+    this.secrets = new SecretStore(db);
+  }
+
+  list(): Promise<FunctionRecord[]> {
+    return this.store.list();
+  }
+
+  get(slug: string): Promise<FunctionRecord> {
+    return this.store.get(slug);
+  }
+
+  async create(input: NewFunction): Promise<FunctionRecord> {
+    await this.compile(input.code);
+    const status = input.status ?? 'active';
+    const fn = await this.store.create({
+      slug: input.slug ?? slugify(input.name),
+      name: input.name,
+      description: input.description ?? '',
+      code: input.code,
+      status,
+    });
+    this.changed(fn.slug, status);
+    return fn;
+  }
+
+  async update(slug: string, patch: { name?: string; code?: string; description?: string; status?: FunctionStatus }): Promise<FunctionRecord> {
+    if (patch.code !== undefined) await this.compile(patch.code);
+    const fn = await this.store.update(slug, patch);
+    this.changed(slug, fn.status);
+    return fn;
+  }
+
+  async remove(slug: string): Promise<void> {
+    await this.store.remove(slug);
+    this.changed(slug, 'draft');
+  }
+
+  async logs(slug: string, limit: number): Promise<LogLine[]> {
+    const fn = await this.store.get(slug);
+    return this.logStore.recent(fn.id, limit);
+  }
+
+  async putSecret(name: string, value: string, functions: string[] | null = null): Promise<{ secret: SecretInfo; created: boolean }> {
+    const r = await this.secrets.put(name, value, functions);
+    this.secretStamp = null;
+    return r;
+  }
+
+  async removeSecret(name: string): Promise<void> {
+    await this.secrets.remove(name);
+    this.secretStamp = null;
+  }
+
+  /** Runs an active function. Missing, draft and error functions are FUNCTION_NOT_FOUND. */
+  async invoke(slug: string, req: InvokeRequest): Promise<InvokeResponse> {
+    const head = await this.head(slug);
+    if (!head || head.status !== 'active') {
+      throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
+    }
+    return this.runtime.invoke(await this.runtimeFunction(slug, head), req);
+  }
+
+  private async runtimeFunction(slug: string, head: FunctionHead): Promise<RuntimeFunction> {
+    return {
+      id: head.id,
+      version: sha(`${head.stamp}:${await this.secretsStamp()}`).slice(0, 24),
+      load: async () => {
+        const source = await this.store.code(head.id);
+        if (source === null) throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
+        return { code: await this.compile(source), secrets: await this.secrets.valuesFor(slug) };
+      },
+    };
+  }
+
+  /** Stops the runtime and writes the buffered logs. */
+  async close(): Promise<void> {
+    await this.runtime.close();
+    await this.logStore.close();
+  }
+
+  // A saved active function is loaded right away (deploying means that), so its first call
+  // finds it warm; the work happens in the background and never fails the save.
+  private changed(slug: string, status: FunctionStatus): void {
+    this.heads.clear();
+    if (status !== 'active') return;
+    this.head(slug)
+      .then(async (head) => {
+        if (head?.status === 'active') this.runtime.prepare(await this.runtimeFunction(slug, head));
+      })
+      .catch(() => {});
+  }
+
+  private async head(slug: string): Promise<FunctionHead | null> {
+    const hit = this.heads.get(slug);
+    if (hit && Date.now() - hit.at < this.cacheMs) return hit.head;
+    const head = await this.store.head(slug);
+    if (this.heads.size > 10_000) this.heads.clear();
+    this.heads.set(slug, { head, at: Date.now() });
+    return head;
+  }
+
+  private async secretsStamp(): Promise<string> {
+    if (this.secretStamp && Date.now() - this.secretStamp.at < this.cacheMs) return this.secretStamp.stamp;
+    const stamp = await this.secrets.stamp();
+    this.secretStamp = { stamp, at: Date.now() };
+    return stamp;
+  }
+
+  private async compile(source: string): Promise<string> {
+    const key = sha(source);
+    let js = this.compiled.get(key);
+    if (js === undefined) {
+      js = await compileFunction(source);
+      if (this.compiled.size >= 64) this.compiled.delete(this.compiled.keys().next().value!);
+      this.compiled.set(key, js);
+    }
+    return js;
+  }
+}

@@ -1,0 +1,65 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, internalErrorBody, type ErrorCode } from '../../errors/index.js';
+
+const BY_FASTIFY_CODE: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_INPUT',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_BAD_URL: 'INVALID_INPUT',
+  FST_ERR_MAX_PARAM_LENGTH: 'URI_TOO_LONG',
+};
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'INVALID_INPUT',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+/** Turns any thrown value into a client-safe AppError, or null for an unexpected failure. */
+export function toAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  const e = err as FastifyError & { validation?: unknown };
+  if (e && typeof e === 'object') {
+    if (e.validation) return new AppError('INVALID_INPUT', { message: `Invalid request: ${e.message}.` });
+    const byCode = e.code ? BY_FASTIFY_CODE[e.code] : undefined;
+    if (byCode) return new AppError(byCode, { message: byCode === 'INVALID_JSON' ? undefined : e.message });
+    // JSON.parse failures from Fastify's body parser carry a 400 status.
+    if (e instanceof SyntaxError && e.statusCode === 400) return new AppError('INVALID_JSON');
+    // Other client errors raised by Fastify itself carry their own status and safe text.
+    if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+      return new AppError(BY_STATUS[e.statusCode] ?? 'INVALID_INPUT', { message: e.message });
+    }
+  }
+  return null;
+}
+
+/** Fastify's `frameworkErrors` option: URL errors found before routing get the envelope too. */
+export function frameworkErrorHandler(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const appErr = toAppError(err) ?? new AppError('INVALID_INPUT');
+  reply.status(appErr.status).type('application/json').send(appErr.toBody());
+}
+
+/** The error envelope on every error, and 404 for unknown routes. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const appErr = toAppError(err);
+    if (!appErr) {
+      request.log.error({ err }, 'unhandled error');
+      return reply.status(500).type('application/json').send(internalErrorBody(request.id));
+    }
+    if (appErr.status >= 500) request.log.error({ err: appErr.cause ?? appErr, code: appErr.code }, appErr.message);
+    else request.log.info({ code: appErr.code }, appErr.message);
+    return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(appErr.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError('ROUTE_NOT_FOUND', { message: `No endpoint ${request.method} ${request.url.split('?')[0]}.` });
+    return reply.status(err.status).send(err.toBody());
+  });
+}

@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify';
+import { AppError } from '../../errors/index.js';
+import type { Identity, IdentityResolver } from '../../auth/identity.js';
+import type { Access } from '../types.js';
+
+const FAILED = Symbol('identityError');
+type WithFailure = FastifyRequest & { [FAILED]?: AppError };
+
+/**
+ * Resolves the caller once per request (onRequest), so the rate limiter can key on it,
+ * then enforces the route's declared access (preHandler). A bad credential is remembered
+ * and answered with 401 after rate limiting, so guessing keys is rate limited too.
+ * The hooks are attached per route from its declared access: 'open' routes (health,
+ * function execution) get none at all.
+ */
+export function registerIdentity(app: FastifyInstance, resolver: IdentityResolver): void {
+  app.decorateRequest('identity', null as never);
+  app.addHook('onRoute', (route) => {
+    const access: Access = route.config?.access ?? 'admin';
+    if (access === 'open') return;
+    const resolve: onRequestHookHandler = (request, _reply, done) => {
+      if (access === 'public' && !hasCredential(request)) return done();
+      resolver.resolve(request.headers).then(
+        (identity) => {
+          request.identity = identity;
+          done();
+        },
+        (err) => {
+          if (!(err instanceof AppError)) return done(err);
+          (request as WithFailure)[FAILED] = err;
+          done();
+        },
+      );
+    };
+    const check: preHandlerHookHandler = (request, _reply, done) => {
+      const failure = (request as WithFailure)[FAILED];
+      if (failure) return done(failure);
+      try {
+        enforce(access, request);
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
+    };
+    route.onRequest = [resolve, ...asArray(route.onRequest)];
+    route.preHandler = [...asArray(route.preHandler), check];
+  });
+  // Requests to open routes and unknown paths still read as "nobody".
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.identity ??= NONE;
+    done();
+  });
+}
+
+const NONE: Identity = Object.freeze({ kind: 'none' });
+
+function asArray<T>(v: T | T[] | undefined): T[] {
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+// Public routes still learn who calls when a credential is sent (e.g. sign-out, function calls).
+function hasCredential(request: FastifyRequest): boolean {
+  const h = request.headers;
+  return h.authorization !== undefined || h.apikey !== undefined || h['x-api-key'] !== undefined;
+}
+
+function enforce(access: Access, request: FastifyRequest): void {
+  const kind = request.identity.kind;
+  if (access === 'open' || access === 'public' || kind === 'admin') return;
+  if (kind === 'none') throw new AppError('UNAUTHORIZED');
+  if (access === 'any') return;
+  if (access === 'user' && kind === 'user') return;
+  throw new AppError('FORBIDDEN', {
+    message: access === 'admin' ? 'This endpoint is for admins only.' : 'This endpoint needs a signed-in user.',
+    nextActions:
+      access === 'admin'
+        ? 'Send the admin API key as "x-api-key: <key>".'
+        : 'Sign in and send the access token as "Authorization: Bearer <token>".',
+  });
+}

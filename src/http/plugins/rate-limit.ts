@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config/index.js';
+import { AppError } from '../../errors/index.js';
+import { sha256Hex } from '../../lib/crypto.js';
+
+const RESET = 'x-ratelimit-reset';
+
+/** The caller a limit counts for: the user, else the API key (hashed), else the IP. */
+export function callerKey(request: FastifyRequest): string {
+  const id = request.identity;
+  if (id?.kind === 'user') return `u:${id.userId}`;
+  if (id?.kind === 'admin' || id?.kind === 'anon') {
+    const h = request.headers;
+    const key = h['x-api-key'] ?? h.apikey ?? h.authorization ?? '';
+    return `k:${sha256Hex(String(key)).slice(0, 32)}`;
+  }
+  return `ip:${request.ip}`;
+}
+
+/**
+ * Per-caller limits over a 60 s window (in Redis when configured, so every instance shares
+ * one count). Routes opt out with `config: { rateLimit: false }` (health does).
+ */
+export async function registerRateLimit(
+  app: FastifyInstance,
+  cfg: Readonly<Config['rateLimit']>,
+  redis: Redis | null,
+): Promise<void> {
+  if (cfg.plan === 'off') return;
+  await app.register(rateLimit, {
+    global: true,
+    max: cfg.perMinute,
+    timeWindow: 60_000,
+    hook: 'onRequest', // runs after the identity hook, which is registered first
+    keyGenerator: callerKey,
+    nameSpace: 'plinth-rl:',
+    ...(redis ? { redis } : {}),
+    skipOnError: false,
+    errorResponseBuilder: (_req, ctx) =>
+      new AppError('RATE_LIMITED', {
+        message: `Rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}.`,
+      }),
+  });
+  // The plugin sends seconds until reset; the contract is a unix timestamp.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    const left = reply.getHeader(RESET);
+    if (left !== undefined) reply.header(RESET, Math.floor(Date.now() / 1000) + Number(left));
+    done(null, payload);
+  });
+}

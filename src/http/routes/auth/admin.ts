@@ -1,0 +1,63 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+import { UserSchema } from './schemas.js';
+
+const UserId = Type.Object({ id: Type.String({ format: 'uuid' }) });
+
+/** User administration (admin only). */
+export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
+  const auth = deps.auth;
+  const admin = { config: { access: 'admin' as const } };
+  const security = [{ apiKey: [] }];
+
+  app.get(
+    '/api/auth/users',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: 'List users, oldest first',
+        security,
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+          offset: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0 }),
+          search: Type.Optional(Type.String({ maxLength: 320, description: 'Part of the email address.' })),
+        }),
+        response: {
+          200: Type.Object({
+            data: Type.Array(UserSchema),
+            pagination: Type.Object({ offset: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+          }),
+        },
+      },
+    },
+    async (request) => auth.listUsers(request.query),
+  );
+
+  app.get(
+    '/api/auth/users/:id',
+    {
+      ...admin,
+      schema: { tags: ['auth'], summary: 'One user', security, params: UserId, response: { 200: Type.Object({ user: UserSchema }) } },
+    },
+    async (request) => ({ user: await auth.getUser(request.params.id) }),
+  );
+
+  app.delete(
+    '/api/auth/users/:id',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: 'Delete a user; its sessions end at once',
+        security,
+        params: UserId,
+        response: { 200: Type.Object({ message: Type.String() }) },
+      },
+    },
+    async (request) => {
+      await auth.deleteUser(request.params.id);
+      return { message: 'User deleted; its sessions have ended.' };
+    },
+  );
+};

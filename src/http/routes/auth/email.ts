@@ -1,0 +1,79 @@
+import { Type, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+import { AUTH_BODY_LIMIT, Code, Email, NewPassword, SignedIn, Success, authContext } from './schemas.js';
+
+const SENT = 'If the address belongs to an account that needs it, a code has been sent to it.';
+
+/** Email verification and password reset with 6-digit codes sent by email. */
+export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
+  // Bodies are checked as sent: no coercion (an array or number is not a string here).
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  const auth = deps.auth;
+  const common = { bodyLimit: AUTH_BODY_LIMIT, config: { access: 'public' as const } };
+
+  app.post(
+    '/api/auth/email/send-verification',
+    {
+      ...common,
+      schema: {
+        tags: ['auth'],
+        summary: 'Send a new verification code (answers the same for unknown addresses)',
+        body: Type.Object({ email: Email }),
+        response: { 200: Success },
+      },
+    },
+    async (request) => {
+      await auth.sendVerification(request.body.email, authContext(request));
+      return { success: true, message: SENT };
+    },
+  );
+
+  app.post(
+    '/api/auth/email/verify',
+    {
+      ...common,
+      schema: {
+        tags: ['auth'],
+        summary: 'Verify the email address with the emailed code; signs the user in',
+        body: Type.Object({ email: Email, code: Code }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => auth.verifyEmail(request.body, authContext(request)),
+  );
+
+  app.post(
+    '/api/auth/email/send-reset-password',
+    {
+      ...common,
+      schema: {
+        tags: ['auth'],
+        summary: 'Send a password reset code (answers the same for unknown addresses)',
+        body: Type.Object({ email: Email }),
+        response: { 200: Success },
+      },
+    },
+    async (request) => {
+      await auth.sendPasswordReset(request.body.email, authContext(request));
+      return { success: true, message: SENT };
+    },
+  );
+
+  app.post(
+    '/api/auth/email/reset-password',
+    {
+      ...common,
+      schema: {
+        tags: ['auth'],
+        summary: "Set a new password with the emailed code; ends the user's other sessions",
+        body: Type.Object({ email: Email, code: Code, newPassword: NewPassword }),
+        response: { 200: Success },
+      },
+    },
+    async (request) => {
+      const id = request.identity;
+      await auth.resetPassword(request.body, id.kind === 'user' ? { userId: id.userId, sessionId: id.sessionId } : null);
+      return { success: true, message: 'The password has been changed; other sessions have been signed out.' };
+    },
+  );
+};

@@ -1,0 +1,50 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { AuthContext } from '../../../auth/service.js';
+import { AppError } from '../../../errors/index.js';
+
+export const UserSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    emailVerified: Type.Boolean(),
+    profile: Type.Object({ name: Type.Optional(Type.String()), avatar_url: Type.Optional(Type.String()) }),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+);
+
+// Lengths bound the work done on hostile input (argon2 over a huge string, huge look-ups).
+export const Email = Type.String({ minLength: 1, maxLength: 320, description: 'Trimmed and lower-cased.' });
+export const NewPassword = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.' });
+/** A password being checked: any length a real one could have, and a bit more. */
+export const GivenPassword = Type.String({ minLength: 1, maxLength: 1024 });
+export const Code = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code from the email.' });
+export const RefreshToken = Type.String({ minLength: 1, maxLength: 4096 });
+
+export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+export const SignedIn = Type.Object({
+  user: UserSchema,
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+});
+
+/** Auth bodies are small; anything larger is refused before it is parsed. */
+export const AUTH_BODY_LIMIT = 16 * 1024;
+
+export function authContext(request: FastifyRequest): AuthContext {
+  const ua = request.headers['user-agent'];
+  return { ip: request.ip, userAgent: typeof ua === 'string' ? ua : null, log: request.log };
+}
+
+/** The signed-in user calling, or 403 for an admin or anon caller. */
+export function requireUser(request: FastifyRequest) {
+  const id = request.identity;
+  if (id.kind !== 'user') {
+    throw new AppError('FORBIDDEN', {
+      message: 'This endpoint needs a signed-in user, not an API key.',
+      nextActions: 'Sign in and send the access token as "Authorization: Bearer <token>".',
+    });
+  }
+  return id;
+}

@@ -1,0 +1,139 @@
+import { Type, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+import { AppError } from '../../../errors/index.js';
+import {
+  AUTH_BODY_LIMIT,
+  Email,
+  GivenPassword,
+  NewPassword,
+  RefreshToken,
+  SignedIn,
+  Success,
+  UserSchema,
+  authContext,
+  requireUser,
+} from './schemas.js';
+
+/** Sign-up, sign-in, current user, refresh and sign-out. */
+export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
+  // Bodies are checked as sent: no coercion (an array or number is not a string here).
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  const auth = deps.auth;
+
+  app.post(
+    '/api/auth/signup',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Create an account; signs in at once unless email verification is required',
+        body: Type.Object({ email: Email, password: NewPassword, name: Type.Optional(Type.String({ maxLength: 256 })) }),
+        response: {
+          200: Type.Object({
+            user: UserSchema,
+            accessToken: Type.Union([Type.String(), Type.Null()]),
+            refreshToken: Type.Union([Type.String(), Type.Null()]),
+            requireEmailVerification: Type.Boolean(),
+          }),
+        },
+      },
+    },
+    async (request) => auth.signUp(request.body, authContext(request)),
+  );
+
+  app.post(
+    '/api/auth/signin',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in with email and password',
+        body: Type.Object({ email: Email, password: GivenPassword }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => auth.signIn(request.body, authContext(request)),
+  );
+
+  app.get(
+    '/api/auth/user',
+    {
+      config: { access: 'user' },
+      schema: {
+        tags: ['auth'],
+        summary: 'The signed-in user',
+        security: [{ bearer: [] }],
+        response: { 200: Type.Object({ user: UserSchema }) },
+      },
+    },
+    async (request) => ({ user: await auth.currentUser(requireUser(request).userId) }),
+  );
+
+  app.post(
+    '/api/auth/refresh',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Trade a refresh token for a new access and refresh token (the old one is spent)',
+        body: Type.Object({ refreshToken: RefreshToken }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => auth.refresh(request.body.refreshToken),
+  );
+
+  await app.register(signOutRoute, { deps });
+};
+
+/**
+ * Sign-out is often sent with no body, sometimes with "Content-Type: application/json" and
+ * still no body: both mean "no refresh token" here rather than a 400.
+ */
+const signOutRoute: RoutePlugin = async (app, { deps }) => {
+  const auth = deps.auth;
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === '') return done(null, {});
+    json(request, text, done);
+  });
+  app.post(
+    '/api/auth/signout',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { access: 'public' },
+      schema: {
+        tags: ['auth'],
+        summary: 'End the session of the bearer access token (or of the refresh token in the body)',
+        description:
+          'The access token is refused everywhere from then on, and the refresh token no longer works. ' +
+          'A client whose access token has expired can send {refreshToken} without a bearer token.',
+        security: [{ bearer: [] }],
+        body: Type.Object({ refreshToken: Type.Optional(RefreshToken) }),
+        response: { 200: Success },
+      },
+      // No body at all: validate it as an empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) => {
+      const id = request.identity;
+      if (id.kind === 'user') {
+        await auth.signOutSession(id.sessionId);
+      } else if (request.body?.refreshToken !== undefined) {
+        await auth.signOutRefreshToken(request.body.refreshToken);
+      } else {
+        throw new AppError('UNAUTHORIZED', {
+          message: 'Sign-out needs the user access token (or the refresh token) of the session to end.',
+        });
+      }
+      return { success: true, message: 'Signed out: the session has ended.' };
+    },
+  );
+};

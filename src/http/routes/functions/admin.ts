@@ -1,0 +1,114 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+import { SLUG_PATTERN } from '../../../functions/slug.js';
+
+const tags = ['functions'];
+const Status = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('error')]);
+const fields = {
+  id: Type.String({ format: 'uuid' }),
+  slug: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  status: Status,
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  deployed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+};
+const FunctionSummary = Type.Object(fields);
+const FunctionDetail = Type.Object({ ...fields, code: Type.String() });
+const Saved = Type.Object({ success: Type.Boolean(), function: FunctionDetail });
+const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN, description: 'The function slug' }) });
+const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+// The code may be up to 1 MiB of UTF-8 (checked after parsing); JSON escaping can grow it.
+const Code = Type.String({ minLength: 1, description: 'An ES module (JavaScript or TypeScript) exporting a default async function (req: Request) => Response; at most 1 MiB.' });
+const Description = Type.String({ maxLength: 10_000 });
+const CODE_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** Admin CRUD of functions and their logs: /api/functions. */
+export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
+  const fns = deps.functions;
+
+  app.get('/api/functions', { schema: { tags, summary: 'List functions (without code)', response: { 200: Type.Array(FunctionSummary) } } }, async () =>
+    fns.list(),
+  );
+
+  app.post(
+    '/api/functions',
+    {
+      bodyLimit: CODE_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Create a function; the code is checked, the slug made from the name when absent',
+        body: Type.Object(
+          {
+            name: Name,
+            slug: Type.Optional(Type.String({ pattern: SLUG_PATTERN })),
+            code: Code,
+            description: Type.Optional(Description),
+            status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('active')], { default: 'active' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Saved },
+      },
+    },
+    async (request, reply) => {
+      const fn = await fns.create(request.body);
+      return reply.status(201).send({ success: true, function: fn as typeof fn & { code: string } });
+    },
+  );
+
+  app.get(
+    '/api/functions/:slug',
+    { schema: { tags, summary: 'A function with its code', params: SlugParams, response: { 200: FunctionDetail } } },
+    async (request) => (await fns.get(request.params.slug)) as Awaited<ReturnType<typeof fns.get>> & { code: string },
+  );
+
+  app.put(
+    '/api/functions/:slug',
+    {
+      bodyLimit: CODE_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Update a function; changed code is checked and replaces the warm worker',
+        params: SlugParams,
+        body: Type.Object(
+          { name: Type.Optional(Name), code: Type.Optional(Code), description: Type.Optional(Description), status: Type.Optional(Status) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Saved },
+      },
+    },
+    async (request) => {
+      const fn = await fns.update(request.params.slug, request.body);
+      return { success: true, function: fn as typeof fn & { code: string } };
+    },
+  );
+
+  app.delete(
+    '/api/functions/:slug',
+    { schema: { tags, summary: 'Delete a function', params: SlugParams, response: { 200: Type.Object({ success: Type.Boolean(), message: Type.String() }) } } },
+    async (request) => {
+      await fns.remove(request.params.slug);
+      return { success: true, message: `Function "${request.params.slug}" deleted.` };
+    },
+  );
+
+  app.get(
+    '/api/functions/:slug/logs',
+    {
+      schema: {
+        tags,
+        summary: "The function's latest console output and errors, oldest first",
+        params: SlugParams,
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }),
+        response: {
+          200: Type.Object({
+            logs: Type.Array(Type.Object({ timestamp: Type.String({ format: 'date-time' }), level: Type.String(), message: Type.String() })),
+          }),
+        },
+      },
+    },
+    async (request) => ({ logs: await fns.logs(request.params.slug, request.query.limit) }),
+  );
+};

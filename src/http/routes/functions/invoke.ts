@@ -1,0 +1,91 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Identity } from '../../../auth/identity.js';
+import type { FunctionService } from '../../../functions/service.js';
+import type { RoutePlugin } from '../../types.js';
+
+const tags = ['functions'];
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const Slug = Type.String({ description: 'The function slug' });
+
+/** Headers the server sets to tell a function who called; never taken from the client. */
+const IDENTITY_PREFIX = 'x-plinth-';
+
+function hasBody(request: FastifyRequest): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD') return false;
+  const h = request.headers;
+  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+}
+
+function identityHeaders(identity: Identity): Record<string, string> {
+  switch (identity.kind) {
+    case 'admin':
+      return { 'x-plinth-role': 'admin' };
+    case 'user':
+      return { 'x-plinth-role': 'authenticated', 'x-plinth-user-id': identity.userId, 'x-plinth-user-email': identity.email };
+    case 'anon':
+      return { 'x-plinth-role': 'anon' };
+    default:
+      return {};
+  }
+}
+
+async function run(
+  fns: FunctionService,
+  publicUrl: string | null,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  slug: string,
+  identity: Identity | null,
+): Promise<FastifyReply> {
+  const headers: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(request.headers)) if (!k.startsWith(IDENTITY_PREFIX)) headers[k] = v;
+  if (identity) Object.assign(headers, identityHeaders(identity));
+  const base = publicUrl ?? `${request.protocol}://${request.host}`;
+  const res = await fns.invoke(slug, {
+    method: request.method,
+    url: base + request.url,
+    headers,
+    // The body is streamed to the function as it arrives, never buffered here.
+    body: hasBody(request) ? request.raw : null,
+  });
+  return reply.status(res.status).headers(res.headers).send(res.body);
+}
+
+/**
+ * Function execution. /functions/{slug} (and sub-paths) needs no credential and hands the
+ * request to the function unchanged; POST /api/functions/{slug} needs one and tells the
+ * function who called in x-plinth-role, x-plinth-user-id and x-plinth-user-email.
+ */
+export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
+  const fns = deps.functions;
+  const publicUrl = deps.config.publicUrl;
+  // Any body of any content type passes through raw: no parser reads it here.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+
+  const open = { config: { access: 'open' as const } };
+  app.route({
+    method: [...METHODS],
+    url: '/functions/:slug',
+    ...open,
+    schema: { tags, summary: 'Run a function: method, query, headers and body pass through; the function answers', params: Type.Object({ slug: Slug }) },
+    handler: (request, reply) => run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, null),
+  });
+  app.route({
+    method: [...METHODS],
+    url: '/functions/:slug/*',
+    ...open,
+    schema: { tags, summary: 'Run a function on a sub-path', params: Type.Object({ slug: Slug, '*': Type.String() }) },
+    handler: (request, reply) => run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, null),
+  });
+  app.post(
+    '/api/functions/:slug',
+    {
+      config: { access: 'any' },
+      schema: { tags, summary: 'Run a function as the caller (x-plinth-role, x-plinth-user-id, x-plinth-user-email)', params: Type.Object({ slug: Slug }) },
+    },
+    (request, reply) => run(fns, publicUrl, request, reply, request.params.slug, request.identity),
+  );
+};

@@ -1,0 +1,60 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+
+const Health = Type.Object({
+  status: Type.String(),
+  service: Type.String(),
+  version: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()) }))),
+});
+
+const CHECK_TIMEOUT_MS = 3000;
+
+function withTimeout(p: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<void>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** GET /api/health: never touches the database unless `?checks=true`; never rate limited. */
+export const healthRoutes: RoutePlugin = async (app, { deps }) => {
+  const base = { service: 'plinth', version: deps.version };
+  app.get(
+    '/api/health',
+    {
+      config: { access: 'open', rateLimit: false },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness; with checks=true also readiness of database, storage and function runtime',
+        querystring: Type.Object({ checks: Type.Optional(Type.Boolean()) }),
+        response: { 200: Health, 503: Health },
+      },
+    },
+    async (request, reply) => {
+      if (!request.query.checks) return { status: 'ok', ...base, timestamp: new Date().toISOString() };
+      const entries = await Promise.all(
+        Object.entries(deps.healthChecks).map(async ([name, check]) => {
+          try {
+            await withTimeout(check());
+            return [name, { status: 'ok' }] as const;
+          } catch (err) {
+            request.log.warn({ err, check: name }, 'health check failed');
+            return [name, { status: 'down', message: `${name} is not reachable` }] as const;
+          }
+        }),
+      );
+      const down = entries.some(([, c]) => c.status !== 'ok');
+      return reply.status(down ? 503 : 200).send({
+        status: down ? 'degraded' : 'ok',
+        ...base,
+        timestamp: new Date().toISOString(),
+        checks: Object.fromEntries(entries),
+      });
+    },
+  );
+};

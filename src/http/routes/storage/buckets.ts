@@ -1,0 +1,84 @@
+import { Type } from '@fastify/type-provider-typebox';
+import type { RoutePlugin } from '../../types.js';
+import { BucketName, BucketParams, StorageObject } from './schemas.js';
+import { baseUrl } from './url.js';
+
+/** Bucket administration and object listing (admin). */
+export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
+  const storage = deps.storage;
+  const tags = ['storage'];
+
+  app.get('/api/storage/buckets', {
+    config: { access: 'admin' },
+    schema: { tags, summary: 'List bucket names', response: { 200: Type.Object({ buckets: Type.Array(Type.String()) }) } },
+  }, async () => ({ buckets: await storage.listBuckets() }));
+
+  app.post('/api/storage/buckets', {
+    config: { access: 'admin' },
+    schema: {
+      tags,
+      summary: 'Create a bucket (public unless isPublic is false)',
+      body: Type.Object({ bucketName: BucketName, isPublic: Type.Boolean({ default: true }) }),
+      response: { 201: Type.Object({ message: Type.String(), bucket: Type.String(), isPublic: Type.Boolean() }) },
+    },
+  }, async (request, reply) => {
+    const b = await storage.createBucket(request.body.bucketName, request.body.isPublic);
+    return reply.status(201).send({ message: `Bucket "${b.name}" created.`, bucket: b.name, isPublic: b.isPublic });
+  });
+
+  app.patch('/api/storage/buckets/:bucketName', {
+    config: { access: 'admin' },
+    schema: {
+      tags,
+      summary: 'Make a bucket public or private',
+      params: BucketParams,
+      body: Type.Object({ isPublic: Type.Boolean() }),
+      response: { 200: Type.Object({ message: Type.String(), bucket: Type.String(), isPublic: Type.Boolean() }) },
+    },
+  }, async (request) => {
+    const b = await storage.setBucketPublic(request.params.bucketName, request.body.isPublic);
+    return { message: `Bucket "${b.name}" is now ${b.isPublic ? 'public' : 'private'}.`, bucket: b.name, isPublic: b.isPublic };
+  });
+
+  app.delete('/api/storage/buckets/:bucketName', {
+    config: { access: 'admin' },
+    schema: {
+      tags,
+      summary: 'Delete a bucket and all its objects',
+      params: BucketParams,
+      response: { 200: Type.Object({ message: Type.String(), nextActions: Type.String() }) },
+    },
+  }, async (request) => {
+    const name = request.params.bucketName;
+    await storage.deleteBucket(name);
+    return {
+      message: `Bucket "${name}" and all its objects were deleted.`,
+      nextActions: 'Create it again with POST /api/storage/buckets if you still need it.',
+    };
+  });
+
+  app.get('/api/storage/buckets/:bucketName/objects', {
+    config: { access: 'admin' },
+    schema: {
+      tags,
+      summary: 'List objects by key (prefix, search, limit, offset)',
+      params: BucketParams,
+      querystring: Type.Object({
+        prefix: Type.Optional(Type.String({ maxLength: 1024 })),
+        search: Type.Optional(Type.String({ maxLength: 1024 })),
+        limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+        offset: Type.Integer({ minimum: 0, default: 0 }),
+      }),
+      response: {
+        200: Type.Object({
+          data: Type.Array(StorageObject),
+          pagination: Type.Object({ offset: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+        }),
+      },
+    },
+  }, async (request) => {
+    const { prefix, search, limit, offset } = request.query;
+    const { data, total } = await storage.listObjects(request.params.bucketName, { prefix, search, limit, offset }, baseUrl(request, deps.config));
+    return { data, pagination: { offset, limit, total } };
+  });
+};

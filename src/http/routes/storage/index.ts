@@ -1,0 +1,9 @@
+import type { RoutePlugin } from '../../types.js';
+import { bucketRoutes } from './buckets.js';
+import { objectRoutes } from './objects.js';
+
+/** Storage: buckets (admin) and objects. */
+export const storageRoutes: RoutePlugin = async (app, opts) => {
+  await app.register(bucketRoutes, opts);
+  await app.register(objectRoutes, opts);
+};

@@ -1,0 +1,24 @@
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../../../config/index.js';
+import { AppError } from '../../../errors/index.js';
+import { decodeKeyFromPath } from '../../../storage/keys.js';
+
+/** The absolute base of URLs handed to clients: PUBLIC_URL, else this request's origin. */
+export function baseUrl(request: FastifyRequest, config: Readonly<Config>): string {
+  return config.publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+const OBJECTS_PATH = /^\/api\/storage\/buckets\/[^/]+\/objects\/(.*)$/;
+
+/**
+ * The object key of a wildcard route, read from the raw path (the router would drop a
+ * trailing "/"): raw "/" and "%2F" both separate segments. `suffix` (e.g. "/confirm-upload")
+ * is cut off first when given.
+ */
+export function keyFromRequest(request: FastifyRequest, suffix = ''): string {
+  const path = request.raw.url!.split('?')[0]!;
+  const m = OBJECTS_PATH.exec(path);
+  if (!m) throw new AppError('INVALID_KEY', { message: 'The path has no object key.' });
+  const raw = suffix ? m[1]!.slice(0, -suffix.length) : m[1]!;
+  return decodeKeyFromPath(raw);
+}

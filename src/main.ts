@@ -1,0 +1,53 @@
+import { ConfigError, loadConfig, readEnv } from './config/index.js';
+import { buildDeps } from './deps.js';
+import { buildApp } from './app.js';
+
+/** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(readEnv());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\nFix these and start again. The README lists every variable.\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const deps = await buildDeps(config);
+  const app = await buildApp(deps);
+  if (deps.generatedAdminKey) {
+    // Printed once, outside the log: only its hash is stored.
+    process.stdout.write(
+      `\n  Plinth generated an admin API key. It is shown only now; store it safely:\n\n    ${deps.generatedAdminKey}\n\n` +
+        `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${deps.credentials.anonKey}\n\n`,
+    );
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: draining requests');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 20_000);
+    force.unref();
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests
+      await deps.close(); // function runtime, redis, database pool
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'error while shutting down');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+}
+
+main().catch((err) => {
+  process.stderr.write(`Plinth failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../errors/index.js';
+import { parseRecordsQuery } from './query.js';
+import { buildDelete, buildInsert, buildSelect, buildUpdate } from './build.js';
+import type { ColumnMeta, TableMeta } from './schema.js';
+import { valueKind } from './types.js';
+
+function col(name: string, typname: string, castType: string): ColumnMeta {
+  return { name, typname, castType, kind: valueKind(typname), type: typname, nullable: true, default: null, isPrimaryKey: name === 'id', unique: name === 'id', foreignKey: null };
+}
+const columnList = [col('id', 'uuid', 'uuid'), col('name', 'text', 'text'), col('age', 'int4', 'integer'), col('ok', 'bool', 'boolean'), col('meta', 'jsonb', 'jsonb')];
+const table: TableMeta = { name: 'people', isTable: true, rlsEnabled: false, columns: new Map(columnList.map((c) => [c.name, c])), columnList, primaryKey: ['id'] };
+
+describe('records SQL builder', () => {
+  it('builds a select with typed parameters, order, limit and a window count', () => {
+    const s = buildSelect(table, parseRecordsQuery('select=name,age&age=gte.18&name=ilike.*an*&or=(ok.is.true,age.in.(1,2))&order=age.desc.nullslast&limit=20&offset=40'));
+    expect(s.text).toBe(
+      'with page as (select "name", "age", count(*) over () as "__plinth_total" from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)) order by "age" desc nulls last limit $5 offset $6) ' +
+        'select coalesce((select json_agg(r) from (select "name", "age" from page) r), \'[]\')::text as body, ' +
+        'coalesce((select "__plinth_total" from page limit 1), (select count(*) from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)))) as total',
+    );
+    expect(s.values).toEqual(['18', '%an%', '1', '2', 20, 40]);
+  });
+
+  it('puts every value in a parameter, never in the SQL text', () => {
+    const evil = `x'; drop table people; --`;
+    const s = buildSelect(table, parseRecordsQuery(`name=eq.${encodeURIComponent(evil)}&name=in.(${encodeURIComponent(`"${evil}"`)})`));
+    expect(s.text).not.toContain('drop');
+    expect(s.values).toContain(evil);
+  });
+
+  it('refuses unknown columns and bad values with 400s naming them', () => {
+    for (const [raw, code, name] of [
+      ['nope=eq.1', 'UNKNOWN_COLUMN', 'nope'],
+      ['order=nope', 'UNKNOWN_COLUMN', 'nope'],
+      ['select=nope', 'UNKNOWN_COLUMN', 'nope'],
+      ['or=(nope.eq.1)', 'UNKNOWN_COLUMN', 'nope'],
+      ['age=eq.1.5', 'INVALID_VALUE', 'age'],
+      ['age=eq.', 'INVALID_VALUE', 'age'],
+      ['id=eq.123', 'INVALID_VALUE', 'id'],
+      ['ok=eq.yes', 'INVALID_VALUE', 'ok'],
+      ['age=is.true', 'INVALID_VALUE', 'age'],
+      ['meta=eq.{', 'INVALID_VALUE', 'meta'],
+    ] as const) {
+      try {
+        buildSelect(table, parseRecordsQuery(raw));
+        throw new Error(`no error for ${raw}`);
+      } catch (e) {
+        expect(e, raw).toBeInstanceOf(AppError);
+        expect((e as AppError).code, raw).toBe(code);
+        expect((e as AppError).message, raw).toContain(name);
+      }
+    }
+  });
+
+  it('builds multi-row inserts with defaults for missing keys, and upserts', () => {
+    const s = buildInsert(table, [{ name: 'a', age: 3 }, { meta: { x: [1] } }], { representation: true, select: null, upsert: null });
+    expect(s.text).toBe(
+      'with w as (insert into public."people" ("name", "age", "meta") values ($1::text, $2::integer, default), (default, default, $3::jsonb) returning *) select coalesce(json_agg(w), \'[]\')::text as body from w',
+    );
+    expect(s.values).toEqual(['a', '3', '{"x":[1]}']);
+    const u = buildInsert(table, [{ id: '00000000-0000-0000-0000-000000000001', name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'merge' } });
+    expect(u.text).toBe('insert into public."people" ("id", "name") values ($1::uuid, $2::text) on conflict ("id") do update set "name" = excluded."name"');
+    const i = buildInsert(table, [{ name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'ignore' } });
+    expect(i.text).toContain('on conflict ("id") do nothing');
+    expect(buildInsert(table, [{}, {}], { representation: false, select: null, upsert: null }).text).toBe('insert into public."people" ("id") values (default), (default)');
+  });
+
+  it('refuses type mismatches in bodies, empty strings on non-text columns included', () => {
+    for (const row of [{ age: '' }, { age: 1.5 }, { age: 'x' }, { ok: 'true ' }, { id: '' }, { name: { a: 1 } }, { age: 2 ** 40 }, { nope: 1 }]) {
+      expect(() => buildInsert(table, [row], { representation: false, select: null, upsert: null }), JSON.stringify(row)).toThrow(AppError);
+    }
+  });
+
+  it('requires a filter for update and delete', () => {
+    expect(() => buildUpdate(table, parseRecordsQuery(''), { name: 'x' }, false)).toThrow(/filter/);
+    expect(() => buildDelete(table, parseRecordsQuery('select=id'), false)).toThrow(/filter/);
+    expect(() => buildDelete(table, parseRecordsQuery('id=eq.00000000-0000-0000-0000-000000000001&limit=1'), false)).toThrow(/limit/);
+    const u = buildUpdate(table, parseRecordsQuery('age=lt.3'), { name: 'x', ok: true }, false);
+    expect(u.text).toBe('update public."people" set "name" = $1::text, "ok" = $2::boolean where "age" < $3::integer');
+    expect(u.values).toEqual(['x', 'true', '3']);
+    const d = buildDelete(table, parseRecordsQuery('not.or=(age.lt.3,name.is.null)&select=id'), true);
+    expect(d.text).toBe('with w as (delete from public."people" where not ("age" < $1::integer or "name" is null) returning "id") select coalesce(json_agg(w), \'[]\')::text as body from w');
+  });
+});

@@ -1,0 +1,44 @@
+import { AppError } from '../errors/index.js';
+
+/** The identifiers Plinth accepts for tables, columns and functions. */
+export const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export function isIdent(s: unknown): s is string {
+  return typeof s === 'string' && IDENT.test(s);
+}
+
+/** Quotes an identifier for SQL. The one quoting helper: everything goes through it. */
+export function quoteIdent(name: string): string {
+  if (!IDENT.test(name)) throw new AppError('INVALID_INPUT', { message: `"${safe(name)}" is not a valid name.` });
+  return `"${name}"`;
+}
+
+/** A table of schema public, quoted. Other schemas are never reachable from the API. */
+export function qualified(table: string): string {
+  return `public.${quoteIdent(table)}`;
+}
+
+/** Checks a name given by a client; `what` names it in the error (e.g. "table name"). */
+export function checkIdent(name: string, what: string): string {
+  if (!IDENT.test(name)) {
+    throw new AppError('INVALID_INPUT', {
+      message: `The ${what} "${safe(name)}" is not valid: use letters, digits and _, starting with a letter or _, at most 63 characters.`,
+    });
+  }
+  return name;
+}
+
+/**
+ * A SQL string literal. Only DDL defaults use it (DDL takes no bind parameters); the value
+ * has been checked against the column type before it gets here.
+ */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\0')) throw new AppError('INVALID_VALUE', { message: 'A value may not contain NUL characters.' });
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** Shortens and strips client text before it is echoed in an error message. */
+export function safe(s: string, max = 64): string {
+  const clean = String(s).replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
+}

@@ -1,0 +1,180 @@
+import type { Queryable } from '../db/types.js';
+
+/** An object's metadata row, as the service uses it. */
+export interface ObjectRow {
+  bucket: string;
+  key: string;
+  size: number;
+  mimeType: string;
+  etag: string | null;
+  uploadedBy: string | null;
+  uploadedAt: Date;
+}
+
+export interface BucketRow {
+  name: string;
+  isPublic: boolean;
+}
+
+export interface UploadRow {
+  userId: string | null;
+  contentType: string;
+}
+
+const OBJECT_COLUMNS = `bucket, key, size::float8 as size, mime_type as "mimeType", etag,
+  uploaded_by::text as "uploadedBy", uploaded_at as "uploadedAt"`;
+
+function toObject(r: ObjectRow): ObjectRow {
+  return { ...r, size: Number(r.size), uploadedAt: new Date(r.uploadedAt) };
+}
+
+/** The SQL of storage metadata; every value a bind parameter. */
+export const sql = {
+  async listBuckets(db: Queryable): Promise<string[]> {
+    const { rows } = await db.query<{ name: string }>('select name from storage.buckets order by name');
+    return rows.map((r) => r.name);
+  },
+
+  async getBucket(db: Queryable, name: string): Promise<BucketRow | null> {
+    const { rows } = await db.query<BucketRow>(
+      'select name, is_public as "isPublic" from storage.buckets where name = $1',
+      [name],
+    );
+    return rows[0] ?? null;
+  },
+
+  /** False when the bucket exists already. */
+  async insertBucket(db: Queryable, name: string, isPublic: boolean): Promise<boolean> {
+    const r = await db.query(
+      'insert into storage.buckets (name, is_public) values ($1, $2) on conflict (name) do nothing',
+      [name, isPublic],
+    );
+    return r.rowCount === 1;
+  },
+
+  async setBucketPublic(db: Queryable, name: string, isPublic: boolean): Promise<boolean> {
+    const r = await db.query(
+      'update storage.buckets set is_public = $2, updated_at = now() where name = $1',
+      [name, isPublic],
+    );
+    return r.rowCount === 1;
+  },
+
+  async deleteBucket(db: Queryable, name: string): Promise<boolean> {
+    const r = await db.query('delete from storage.buckets where name = $1', [name]);
+    return r.rowCount === 1;
+  },
+
+  /**
+   * The bucket and, when it exists, the object: one round trip for the hot paths. (A union of
+   * two primary-key lookups plans much faster than the equivalent join on PGlite.)
+   */
+  async getBucketAndObject(db: Queryable, bucket: string, key: string): Promise<{ bucket: BucketRow; object: ObjectRow | null } | null> {
+    const { rows } = await db.query<ObjectRow & { isBucket: boolean; isPublic: boolean | null }>(
+      `select true as "isBucket", is_public as "isPublic", null::float8 as size, null::text as "mimeType", null::text as etag,
+         null::text as "uploadedBy", null::timestamptz as "uploadedAt"
+       from storage.buckets where name = $1
+       union all
+       select false, null, size::float8, mime_type, etag, uploaded_by::text, uploaded_at
+       from storage.objects where bucket = $1 and key = $2`,
+      [bucket, key],
+    );
+    const b = rows.find((r) => r.isBucket);
+    if (!b) return null;
+    const o = rows.find((r) => !r.isBucket);
+    return {
+      bucket: { name: bucket, isPublic: b.isPublic === true },
+      object: o ? toObject({ bucket, key, size: o.size, mimeType: o.mimeType, etag: o.etag, uploadedBy: o.uploadedBy, uploadedAt: o.uploadedAt }) : null,
+    };
+  },
+
+  async getObject(db: Queryable, bucket: string, key: string): Promise<ObjectRow | null> {
+    const { rows } = await db.query<ObjectRow>(
+      `select ${OBJECT_COLUMNS} from storage.objects where bucket = $1 and key = $2`,
+      [bucket, key],
+    );
+    return rows[0] ? toObject(rows[0]) : null;
+  },
+
+  /** Objects of a bucket by key, filtered by key prefix and a case-insensitive substring. */
+  async listObjects(
+    db: Queryable,
+    bucket: string,
+    q: { prefix?: string; search?: string; limit: number; offset: number },
+  ): Promise<{ rows: ObjectRow[]; total: number }> {
+    const where = `bucket = $1 and ($2::text is null or starts_with(key, $2))
+      and ($3::text is null or strpos(lower(key), lower($3)) > 0)`;
+    const params = [bucket, q.prefix || null, q.search || null];
+    const { rows } = await db.query<ObjectRow>(
+      `select ${OBJECT_COLUMNS} from storage.objects where ${where} order by key limit $4 offset $5`,
+      [...params, q.limit, q.offset],
+    );
+    const count = await db.query<{ n: number }>(`select count(*)::float8 as n from storage.objects where ${where}`, params);
+    return { rows: rows.map(toObject), total: Number(count.rows[0]?.n ?? 0) };
+  },
+
+  /**
+   * Creates or replaces the object's row. An admin replacing an object keeps its uploader
+   * (so the owner keeps access); a user replacing becomes the uploader.
+   */
+  async upsertObject(
+    db: Queryable,
+    o: { bucket: string; key: string; size: number; mimeType: string; etag: string | null; uploadedBy: string | null },
+  ): Promise<ObjectRow> {
+    const { rows } = await db.query<ObjectRow>(
+      `insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
+       values ($1, $2, $3, $4, $5, $6::uuid)
+       on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
+         etag = excluded.etag, uploaded_at = now(),
+         uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
+       returning ${OBJECT_COLUMNS}`,
+      [o.bucket, o.key, o.size, o.mimeType, o.etag, o.uploadedBy],
+    );
+    return toObject(rows[0]!);
+  },
+
+  async deleteObject(db: Queryable, bucket: string, key: string): Promise<boolean> {
+    const r = await db.query('delete from storage.objects where bucket = $1 and key = $2', [bucket, key]);
+    return r.rowCount === 1;
+  },
+
+  async upsertUpload(
+    db: Queryable,
+    u: { bucket: string; key: string; userId: string | null; contentType: string; expiresAt: Date },
+  ): Promise<void> {
+    await db.query(
+      `insert into storage.uploads (bucket, key, user_id, content_type, expires_at) values ($1, $2, $3::uuid, $4, $5)
+       on conflict (bucket, key) do update set user_id = excluded.user_id, content_type = excluded.content_type,
+         expires_at = excluded.expires_at, created_at = now()`,
+      [u.bucket, u.key, u.userId, u.contentType, u.expiresAt.toISOString()],
+    );
+  },
+
+  async getUpload(db: Queryable, bucket: string, key: string): Promise<UploadRow | null> {
+    const { rows } = await db.query<UploadRow>(
+      'select user_id::text as "userId", content_type as "contentType" from storage.uploads where bucket = $1 and key = $2',
+      [bucket, key],
+    );
+    return rows[0] ?? null;
+  },
+
+  /**
+   * Removes up to `limit` announced uploads that were never confirmed a day after they
+   * expired; returns those whose key holds no recorded object (their bytes can go).
+   */
+  async takeAbandonedUploads(db: Queryable, limit: number): Promise<Array<{ bucket: string; key: string }>> {
+    const { rows } = await db.query<{ bucket: string; key: string; recorded: boolean }>(
+      `delete from storage.uploads u
+       where (u.bucket, u.key) in (
+         select bucket, key from storage.uploads where expires_at < now() - interval '1 day' limit $1)
+       returning u.bucket, u.key,
+         exists (select 1 from storage.objects o where o.bucket = u.bucket and o.key = u.key) as recorded`,
+      [limit],
+    );
+    return rows.filter((r) => !r.recorded).map(({ bucket, key }) => ({ bucket, key }));
+  },
+
+  async deleteUpload(db: Queryable, bucket: string, key: string): Promise<void> {
+    await db.query('delete from storage.uploads where bucket = $1 and key = $2', [bucket, key]);
+  },
+};

@@ -1,0 +1,184 @@
+// The HTTP plumbing every endpoint shares: health, error envelope, request ids, CORS,
+// identity and access levels. A few probe routes are added to the real app to exercise
+// body parsing and failures that the product routes reach only indirectly.
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Type } from '@fastify/type-provider-typebox';
+import { startApp, createTestUser, type TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/db.js';
+
+function expectEnvelope(body: any, status: number, code: string) {
+  expect(body).toEqual({ statusCode: status, error: code, message: expect.any(String), nextActions: expect.any(String) });
+}
+
+describe.each(backends())('foundation HTTP (%s)', (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(backend, { BODY_LIMIT_BYTES: '2048' }, (app) => {
+      app.post(
+        '/api/_probe/echo',
+        { config: { access: 'public' }, schema: { body: Type.Object({ n: Type.Integer() }) } },
+        async (req) => ({ got: req.body, identity: req.identity.kind }),
+      );
+      app.get('/api/_probe/boom', { config: { access: 'public' } }, async () => {
+        throw new Error('secret internal detail at /srv/db.ts:42');
+      });
+      app.get('/api/_probe/admin', async () => ({ ok: true }));
+      app.get('/api/_probe/user', { config: { access: 'user' } }, async (req) => ({ kind: req.identity.kind }));
+      app.get('/api/_probe/any', { config: { access: 'any' } }, async (req) => ({ kind: req.identity.kind }));
+    });
+  });
+  afterAll(() => t?.close());
+
+  it('GET /api/health answers the spec fields plus version, with no credential', async () => {
+    const r = await t.fetch('/api/health');
+    expect(r.status).toBe(200);
+    const body = await r.json();
+    expect(body).toEqual({ status: 'ok', service: 'plinth', version: expect.stringMatching(/^\d+\.\d+\.\d+/), timestamp: expect.any(String) });
+    expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('GET /api/health?checks=true reports the database', async () => {
+    const r = await t.fetch('/api/health?checks=true');
+    expect(r.status).toBe(200);
+    expect((await r.json()).checks.database).toEqual({ status: 'ok' });
+  });
+
+  it('GET /api/health ignores even a bad credential', async () => {
+    const r = await t.fetch('/api/health', { headers: { authorization: 'Bearer nonsense' } });
+    expect(r.status).toBe(200);
+  });
+
+  it('serves the OpenAPI document generated from the route schemas', async () => {
+    const r = await t.fetch('/api/openapi.json');
+    expect(r.status).toBe(200);
+    const doc = await r.json();
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.paths['/api/health']).toBeDefined();
+  });
+
+  const errorCases: Array<[string, RequestInit & { path: string }, number, string]> = [
+    ['unknown route', { path: '/api/nope' }, 404, 'ROUTE_NOT_FOUND'],
+    ['path parameter over the router limit', { path: `/api/functions/${'a'.repeat(3000)}` }, 414, 'URI_TOO_LONG'],
+    ['undecodable path', { path: '/api/functions/%E0%A4%A' }, 400, 'INVALID_INPUT'],
+    ['malformed JSON', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":' }, 400, 'INVALID_JSON'],
+    ['empty JSON body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '' }, 400, 'INVALID_JSON'],
+    ['wrong type in body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"x"}' }, 400, 'INVALID_INPUT'],
+    ['number as a string in the body (no coercion)', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"1"}' }, 400, 'INVALID_INPUT'],
+    ['wrong content type', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<n>1</n>' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['body over the limit', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1, pad: 'x'.repeat(5000) }) }, 413, 'PAYLOAD_TOO_LARGE'],
+    ['prototype poisoning', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"__proto__":{"x":1}}' }, 400, 'INVALID_JSON'],
+  ];
+  it.each(errorCases)('%s → envelope', async (_name, { path, ...init }, status, code) => {
+    const r = await t.fetch(path, init);
+    expect(r.status).toBe(status);
+    expect(r.headers.get('content-type')).toMatch(/application\/json/);
+    expectEnvelope(await r.json(), status, code);
+  });
+
+  it('a request Node cannot parse still gets the envelope', async () => {
+    const port = new URL(t.url).port;
+    const raw = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(port), '127.0.0.1', () => sock.write('GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'));
+      let data = '';
+      sock.on('data', (d) => (data += d));
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expectEnvelope(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)), 400, 'MALFORMED_REQUEST');
+  });
+
+  it('a 500 carries no internal text, only the request id', async () => {
+    const r = await t.fetch('/api/_probe/boom');
+    expect(r.status).toBe(500);
+    const body = await r.json();
+    expectEnvelope(body, 500, 'INTERNAL_ERROR');
+    expect(JSON.stringify(body)).not.toMatch(/secret|srv|db\.ts/);
+    expect(body.nextActions).toContain(r.headers.get('x-request-id'));
+  });
+
+  it('sets X-Request-Id, keeping a well-formed incoming one and replacing a hostile one', async () => {
+    const a = await t.fetch('/api/health');
+    expect(a.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const b = await t.fetch('/api/health', { headers: { 'x-request-id': 'trace-123.abc' } });
+    expect(b.headers.get('x-request-id')).toBe('trace-123.abc');
+    const c = await t.fetch('/api/health', { headers: { 'x-request-id': 'bad id\twith {json}' } });
+    expect(c.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('CORS: any origin by default, preflight answered, headers exposed', async () => {
+    const r = await t.fetch('/api/health', { headers: { origin: 'https://app.example' } });
+    expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    const exposed = r.headers.get('access-control-expose-headers')!.toLowerCase();
+    for (const h of ['x-total-count', 'content-range', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']) {
+      expect(exposed).toContain(h);
+    }
+    const pre = await t.fetch('/api/database/records/x', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type,prefer' },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-methods')).toContain('PATCH');
+    expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
+
+  describe('identity and access', () => {
+    const cases: Array<[string, string, () => Record<string, string>, number, string?]> = [
+      ['admin route, no credential', '/api/_probe/admin', () => ({}), 401, 'UNAUTHORIZED'],
+      ['admin route, x-api-key admin', '/api/_probe/admin', () => ({ 'x-api-key': t.adminKey }), 200],
+      ['admin route, Bearer admin key', '/api/_probe/admin', () => ({ authorization: `Bearer ${t.adminKey}` }), 200],
+      ['admin route, anon key', '/api/_probe/admin', () => ({ apikey: t.anonKey }), 403, 'FORBIDDEN'],
+      ['admin route, wrong admin key', '/api/_probe/admin', () => ({ 'x-api-key': 'ik_' + '0'.repeat(64) }), 401, 'INVALID_API_KEY'],
+      ['any route, anon key', '/api/_probe/any', () => ({ apikey: t.anonKey }), 200],
+      ['any route, wrong anon key', '/api/_probe/any', () => ({ apikey: 'anon_' + '0'.repeat(64) }), 401, 'INVALID_API_KEY'],
+      ['any route, garbage bearer', '/api/_probe/any', () => ({ authorization: 'Bearer abc.def.ghi' }), 401, 'INVALID_TOKEN'],
+      ['any route, malformed Authorization', '/api/_probe/any', () => ({ authorization: 'Basic Zm9vOmJhcg==' }), 401, 'UNAUTHORIZED'],
+      ['user route, anon key', '/api/_probe/user', () => ({ apikey: t.anonKey }), 403, 'FORBIDDEN'],
+      ['public route, bad credential is still refused', '/api/_probe/echo', () => ({ authorization: 'Bearer x.y.z' }), 401, 'INVALID_TOKEN'],
+    ];
+    it.each(cases)('%s', async (_n, path, headers, status, code) => {
+      const isEcho = path.endsWith('echo');
+      const r = await t.fetch(path, {
+        method: isEcho ? 'POST' : 'GET',
+        headers: { ...headers(), ...(isEcho ? { 'content-type': 'application/json' } : {}) },
+        body: isEcho ? '{"n":1}' : undefined,
+      });
+      expect(r.status).toBe(status);
+      if (code) expectEnvelope(await r.json(), status, code);
+    });
+
+    it('a user token identifies the user; a Bearer token wins over apikey', async () => {
+      const u = await createTestUser(t);
+      const r = await t.fetch('/api/_probe/user', { headers: { ...u.auth, apikey: t.anonKey } });
+      expect(r.status).toBe(200);
+      expect(await r.json()).toEqual({ kind: 'user' });
+      const admin = await t.fetch('/api/_probe/admin', { headers: u.auth });
+      expect(admin.status).toBe(403);
+    });
+
+    it('a revoked session or a deleted user makes the token a 401 at once', async () => {
+      const u = await createTestUser(t);
+      await t.deps.db.query('update auth.sessions set revoked_at = now() where id = $1', [u.sessionId]);
+      expect((await t.fetch('/api/_probe/any', { headers: u.auth })).status).toBe(401);
+      const v = await createTestUser(t);
+      await t.deps.db.query('delete from auth.users where id = $1', [v.userId]);
+      expect((await t.fetch('/api/_probe/any', { headers: v.auth })).status).toBe(401);
+    });
+  });
+});
+
+describe('CORS_ORIGINS restricts origins', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp('pglite', { CORS_ORIGINS: 'https://good.example' });
+  });
+  afterAll(() => t?.close());
+
+  it('allows a listed origin and not another', async () => {
+    const good = await t.fetch('/api/health', { headers: { origin: 'https://good.example' } });
+    expect(good.headers.get('access-control-allow-origin')).toBe('https://good.example');
+    const bad = await t.fetch('/api/health', { headers: { origin: 'https://evil.example' } });
+    expect(bad.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

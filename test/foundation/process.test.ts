@@ -1,0 +1,124 @@
+// Plinth as a real process: `npm start`'s command, config errors, graceful shutdown,
+// credentials that survive a restart, and the key CLI.
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../../src/db/pglite.js';
+import { loadCredentials } from '../../src/auth/credentials.js';
+
+const run = promisify(execFile);
+const NODE_ARGS = ['--import', 'tsx'];
+const cleanEnv = () => {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL)$/.test(k)) env[k] = v;
+  }
+  return env;
+};
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startServer(env: Record<string, string>) {
+  const proc = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts'], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, output: () => out, exited };
+}
+
+async function waitHealthy(port: number, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).ok) return;
+    } catch {
+      /* starting */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not become healthy');
+}
+
+describe('the server process', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-proc-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('refuses to start on bad config with one message listing every problem', async () => {
+    const s = startServer({ DATA_DIR: dataDir, PORT: 'seventy', RATE_LIMIT_PLAN: 'gold', JWT_SECRET: 'short' });
+    expect(await s.exited).toBe(1);
+    const out = s.output();
+    expect(out).toContain('Invalid configuration');
+    expect(out).toMatch(/PORT/);
+    expect(out).toMatch(/RATE_LIMIT_PLAN/);
+    expect(out).toMatch(/JWT_SECRET/);
+  });
+
+  it('prints the admin key once, keeps the keys across a restart, and drains in-flight requests on SIGTERM', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const first = startServer(env);
+    await waitHealthy(port);
+    const adminKey = /\b(ik_[0-9a-f]{64})\b/.exec(first.output())?.[1];
+    expect(adminKey).toBeDefined();
+    // The admin key never reaches a log line.
+    const logLines = first.output().split('\n').filter((l) => l.startsWith('{'));
+    expect(logLines.join('\n')).not.toContain(adminKey!);
+
+    // A request whose body is still arriving when SIGTERM comes must still be answered.
+    const answer = new Promise<string>((resolve, reject) => {
+      const sock = net.connect(port, '127.0.0.1', () => {
+        sock.write(`POST /api/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"a":`);
+        setTimeout(() => first.proc.kill('SIGTERM'), 200);
+        setTimeout(() => sock.write('"later"}'), 700);
+      });
+      let data = '';
+      sock.on('data', (d) => (data += d));
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    expect(await answer).toMatch(/^HTTP\/1\.1 404/);
+    expect(await first.exited).toBe(0);
+    expect(first.output()).toContain('shutting down');
+
+    const second = startServer(env);
+    await waitHealthy(port);
+    expect(second.output()).not.toMatch(/ik_[0-9a-f]{64}/);
+    const r = await fetch(`http://127.0.0.1:${port}/api/health?checks=true`, { headers: { 'x-api-key': adminKey! } });
+    expect(r.status).toBe(200);
+    second.proc.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('the CLI shows the anon key and rotates the admin key', async () => {
+    const env = { ...cleanEnv(), DATA_DIR: dataDir };
+    const shown = await run(process.execPath, [...NODE_ARGS, 'src/cli.ts', 'keys', 'show'], { env });
+    expect(shown.stdout).toMatch(/anon key: anon_[0-9a-f]{64}/);
+    const rotated = await run(process.execPath, [...NODE_ARGS, 'src/cli.ts', 'keys', 'rotate-admin'], { env });
+    const newKey = /(ik_[0-9a-f]{64})/.exec(rotated.stdout)?.[1];
+    expect(newKey).toBeDefined();
+
+    const db = await openPglite(path.join(dataDir, 'pglite'));
+    try {
+      const { credentials } = await loadCredentials(db, { adminApiKey: null, anonKey: null, jwtSecret: null });
+      expect(credentials.isAdminKey(newKey!)).toBe(true);
+      expect(credentials.isAnonKey(/anon key: (\S+)/.exec(shown.stdout)![1]!)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+});

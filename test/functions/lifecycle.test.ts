@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { denoBinary } from '../../src/functions/deno.js';
+import { HostPool } from '../../src/functions/pool.js';
+import type { InvokeResponse } from '../../src/functions/runtime.js';
+
+const fn = (id: string, text = id) => ({ id, version: 'v1', load: async () => ({ code: `export default () => new Response(${JSON.stringify(text)})`, secrets: {} }) });
+const GET = { method: 'GET', url: 'http://x/', headers: {}, body: null };
+const text = async (r: InvokeResponse) => {
+  if (Buffer.isBuffer(r.body)) return r.body.toString();
+  let s = '';
+  for await (const c of r.body) s += c;
+  return s;
+};
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('function processes', () => {
+  it('exit when the server that started them is killed', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/functions/fixtures/pool-child.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.trim());
+      });
+      child.on('exit', () => reject(new Error(`child exited early: ${out}`)));
+    });
+    const [pidText, answer, dir] = line.split(' ');
+    const hostPid = Number(pidText);
+    expect(answer).toBe('up');
+    expect(alive(hostPid)).toBe(true);
+    child.kill('SIGKILL');
+    let gone = false;
+    for (let i = 0; i < 50 && !gone; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      gone = !alive(hostPid);
+    }
+    if (!gone) process.kill(hostPid, 'SIGKILL');
+    expect(gone).toBe(true);
+    // The next pool started on this machine removes the dead server's temp dir.
+    expect(existsSync(dir!)).toBe(true);
+    await new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {} }).close();
+    expect(existsSync(dir!)).toBe(false);
+  });
+});
+
+describe('host pool', () => {
+  it('keeps at most maxHosts warm processes, stopping the least recently used', async () => {
+    const pool = new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {}, maxHosts: 2 });
+    try {
+      expect(await text(await pool.invoke(fn('a'), GET))).toBe('a');
+      const a = pool.pidOf('a');
+      expect(await text(await pool.invoke(fn('b'), GET))).toBe('b');
+      expect(await text(await pool.invoke(fn('c'), GET))).toBe('c');
+      expect(pool.pidOf('a')).toBeNull();
+      expect(pool.pidOf('b')).not.toBeNull();
+      expect(pool.pidOf('c')).not.toBeNull();
+      // Called again, it starts anew.
+      expect(await text(await pool.invoke(fn('a'), GET))).toBe('a');
+      expect(pool.pidOf('a')).not.toBe(a);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('stops processes left idle', async () => {
+    const pool = new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {}, idleMs: 300 });
+    try {
+      expect(await text(await pool.invoke(fn('idle'), GET))).toBe('idle');
+      const pid = pool.pidOf('idle')!;
+      expect(alive(pid)).toBe(true);
+      let gone = false;
+      for (let i = 0; i < 40 && !gone; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        gone = pool.pidOf('idle') === null && !alive(pid);
+      }
+      expect(gone).toBe(true);
+      expect(await text(await pool.invoke(fn('idle'), GET))).toBe('idle');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('answers FUNCTION_RUNTIME_UNAVAILABLE when deno cannot start, and backs off', async () => {
+    const pool = new HostPool({ binary: '/nonexistent/deno', memoryMb: 64, timeoutMs: 10_000, onLog: () => {} });
+    try {
+      const err = await pool.invoke(fn('x'), GET).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'FUNCTION_RUNTIME_UNAVAILABLE' });
+      const again = await pool.invoke(fn('x'), GET).catch((e: unknown) => e);
+      expect(again).toMatchObject({ code: 'FUNCTION_RUNTIME_UNAVAILABLE' });
+      await expect(pool.check()).rejects.toThrow();
+    } finally {
+      await pool.close();
+    }
+  });
+});

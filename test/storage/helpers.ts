@@ -1,0 +1,87 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { startApp, type TestApp } from '../helpers/app.js';
+import type { Backend } from '../helpers/db.js';
+import { startS3, type TestS3 } from './s3server.js';
+
+export type DriverKind = 'local' | 's3';
+
+export interface StorageTestApp extends TestApp {
+  s3: TestS3 | null;
+  admin: Record<string, string>;
+  json(method: string, p: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  createBucket(name: string, isPublic?: boolean): Promise<void>;
+  /** Multipart upload (POST without key, PUT with key). */
+  upload(bucket: string, o: { key?: string; path?: string; data: string | Uint8Array; type?: string; filename?: string; headers?: Record<string, string> }): Promise<Response>;
+  /** Files of the local driver (not counting its temp folder), as relative paths. */
+  localFiles(): string[];
+  /** Temp files of the local driver. */
+  localTemp(): string[];
+}
+
+export const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
+
+/** Plinth on a fresh database with the chosen storage driver (s3rver started for 's3'). */
+export async function startStorageApp(
+  backend: Backend,
+  driver: DriverKind,
+  env: Record<string, string> = {},
+  opts: { separateS3?: boolean } = {},
+): Promise<StorageTestApp> {
+  const s3 = driver === 's3' ? await startS3({ separate: opts.separateS3 }) : null;
+  let t: TestApp;
+  try {
+    t = await startApp(backend, { ...(s3?.env ?? {}), ...env });
+  } catch (err) {
+    await s3?.stop();
+    throw err;
+  }
+  const admin = { 'x-api-key': t.adminKey };
+  const root = path.join(t.dataDir, 'storage');
+  const walk = (dir: string, rel = ''): string[] => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    return entries.flatMap((e) =>
+      e.isDirectory() ? (e.name === '.tmp' && !rel ? [] : walk(path.join(dir, e.name), `${rel}${e.name}/`)) : [`${rel}${e.name}`],
+    );
+  };
+  const json: StorageTestApp['json'] = (method, p, body, headers = admin) =>
+    t.fetch(p, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  return {
+    ...t,
+    s3,
+    admin,
+    json,
+    async createBucket(name, isPublic = true) {
+      const r = await json('POST', '/api/storage/buckets', { bucketName: name, isPublic });
+      if (r.status !== 201) throw new Error(`create bucket: ${r.status} ${await r.text()}`);
+    },
+    upload(bucket, o) {
+      const fd = new FormData();
+      if (o.path !== undefined) fd.append('path', o.path);
+      fd.append('file', new Blob([o.data as BlobPart], { type: o.type ?? 'text/plain' }), o.filename ?? 'file.txt');
+      const url = o.key === undefined ? `/api/storage/buckets/${bucket}/objects` : `/api/storage/buckets/${bucket}/objects/${encodeKey(o.key)}`;
+      return t.fetch(url, { method: o.key === undefined ? 'POST' : 'PUT', headers: o.headers ?? admin, body: fd });
+    },
+    localFiles: () => walk(root),
+    localTemp: () => {
+      try {
+        return readdirSync(path.join(root, '.tmp'));
+      } catch {
+        return [];
+      }
+    },
+    async close() {
+      await t.close();
+      await s3?.stop();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+import { streamingSuite } from './streaming.js';
+
+streamingSuite('local');

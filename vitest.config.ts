@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    // 2 cores shared by the servers under test and Postgres: keep parallelism modest.
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  },
+});
