@@ -19,6 +19,8 @@ export interface PoolOptions {
   maxHosts?: number;
   /** A warm process unused this long is stopped. */
   idleMs?: number;
+  /** Where the pool's temp dir is made (default: the OS temp dir). */
+  tmpRoot?: string;
   /** Told about process exits and spawn failures (the app log). */
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
 }
@@ -71,8 +73,9 @@ export class HostPool implements FunctionRuntime {
   private readonly memoryWatch: NodeJS.Timeout;
 
   constructor(private readonly o: PoolOptions) {
-    removeStaleDirs();
-    this.baseDir = mkdtempSync(path.join(tmpdir(), DIR_PREFIX));
+    const root = o.tmpRoot ?? tmpdir();
+    removeStaleDirs(root);
+    this.baseDir = mkdtempSync(path.join(root, DIR_PREFIX));
     mkdirSync(path.join(this.baseDir, 'deno'));
     writeFileSync(path.join(this.baseDir, 'owner.pid'), String(process.pid));
     const idleMs = o.idleMs ?? 10 * 60_000;
@@ -367,11 +370,11 @@ function residentKiB(pid: number): number {
 }
 
 /** Removes the temp dirs of pools whose server died without cleaning up (e.g. kill -9). */
-function removeStaleDirs(): void {
+function removeStaleDirs(root: string): void {
   try {
-    for (const name of readdirSync(tmpdir())) {
+    for (const name of readdirSync(root)) {
       if (!name.startsWith(DIR_PREFIX)) continue;
-      const dir = path.join(tmpdir(), name);
+      const dir = path.join(root, name);
       let owner: number;
       try {
         owner = Number(readFileSync(path.join(dir, 'owner.pid'), 'utf8'));

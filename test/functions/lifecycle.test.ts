@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { denoBinary } from '../../src/functions/deno.js';
 import { HostPool } from '../../src/functions/pool.js';
@@ -25,7 +27,9 @@ const alive = (pid: number) => {
 
 describe('function processes', () => {
   it('exit when the server that started them is killed', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/functions/fixtures/pool-child.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // A temp root of its own, so pools started by other test files cannot sweep it first.
+    const root = mkdtempSync(path.join(tmpdir(), 'plinth-lifecycle-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/functions/fixtures/pool-child.ts', root], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (d) => {
@@ -48,8 +52,10 @@ describe('function processes', () => {
     expect(gone).toBe(true);
     // The next pool started on this machine removes the dead server's temp dir.
     expect(existsSync(dir!)).toBe(true);
-    await new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {} }).close();
+    expect(dir!.startsWith(root)).toBe(true);
+    await new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {}, tmpRoot: root }).close();
     expect(existsSync(dir!)).toBe(false);
+    rmSync(root, { recursive: true, force: true });
   });
 });
 
