@@ -2,7 +2,9 @@
 // the same handler served by a bare Deno.serve, interleaved in one run (goal: added p50
 // ≤ 2 ms, throughput ≥ 0.5×); then cold start: the first call after a deploy (goal p50 ≤ 50 ms),
 // and the first call after a code change of a warm function.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +23,22 @@ function denoChildren(pid: number): number[] {
   }
   return kids;
 }
+
+// A bare node:http relay: each request forwarded over a Unix socket (keep-alive), the answer
+// read whole and sent back.
+const RELAY = `import http from 'node:http';
+const [socketPath, port] = process.argv.slice(2);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+http.createServer((req, res) => {
+  const out = http.request({ agent, socketPath, method: req.method, path: req.url, headers: req.headers }, (r) => {
+    const chunks = [];
+    r.on('data', (c) => chunks.push(c));
+    r.on('end', () => { res.writeHead(r.statusCode, r.headers); res.end(Buffer.concat(chunks)); });
+  });
+  out.on('error', () => res.destroy());
+  req.pipe(out);
+}).listen(Number(port), '127.0.0.1');
+`;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -45,6 +63,18 @@ async function benchFunctions(): Promise<void> {
     const barePort = await freePort();
     const bare = await spawnServer(denoBinary(), ['run', '--allow-net', bareFile, String(barePort)], { port: barePort, env: { NO_COLOR: '1' } });
     servers.push(bare);
+    // The least any Node.js front can add: a bare node:http server relaying each request to
+    // the same handler on Deno.serve over a Unix socket, as Plinth relays to a function.
+    const sock = path.join(dir, 'bare.sock');
+    const bareUnixFile = path.join(dir, 'bare-unix.js');
+    writeFileSync(bareUnixFile, `Deno.serve({ path: Deno.args[0], onListen() { console.log('listening'); } }, ${HANDLER});\n`);
+    const bareUnix = spawn(denoBinary(), ['run', '--allow-net', `--allow-read=${sock}`, `--allow-write=${sock}`, bareUnixFile, sock], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await once(bareUnix.stdout!, 'data');
+    const proxyFile = path.join(dir, 'proxy.mjs');
+    writeFileSync(proxyFile, RELAY);
+    const proxyPort = await freePort();
+    const proxy = await spawnServer(process.execPath, [proxyFile, sock, String(proxyPort)], { port: proxyPort });
+    servers.push(proxy, { proc: bareUnix, pid: bareUnix.pid!, url: '', stop: async () => void bareUnix.kill() });
 
     const admin = { 'x-api-key': adminKey, 'content-type': 'application/json' };
     const deploy = async (slug: string, code: string) => {
@@ -72,6 +102,14 @@ async function benchFunctions(): Promise<void> {
         },
       ]);
     }
+
+    await compare('Trivial function: Plinth vs a bare node:http relay to Deno.serve, 16 connections (no goal: the floor for any Node.js front)', [
+      {
+        name: 'warm invocation, c=16',
+        baseline: { url: `${proxy.url}/`, pid: proxy.pid, seconds: 5, connections: 16 },
+        subject: { url: `${plinth.url}/functions/trivial`, pid: plinth.pid, seconds: 5, connections: 16 },
+      },
+    ]);
 
     // The function's own process: its CPU per call, measured on one more run.
     const hosts = denoChildren(plinth.pid);

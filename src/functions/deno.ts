@@ -47,7 +47,7 @@ export const DENIED_NET = [
 ];
 
 /** Command-line arguments of one host process (see runtime/host.js). */
-export function hostArgs(o: { socketPath: string; tmpDir: string; memoryMb: number }): string[] {
+export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
   return [
     'run',
     '--no-prompt',
@@ -58,15 +58,15 @@ export function hostArgs(o: { socketPath: string; tmpDir: string; memoryMb: numb
     `--v8-flags=--max-old-space-size=${o.memoryMb}`,
     '--allow-net',
     `--deny-net=${DENIED_NET.join(',')}`,
-    `--allow-read=${o.socketPath},${o.tmpDir}`,
-    `--allow-write=${o.socketPath},${o.tmpDir}`,
+    `--allow-read=${o.socketDir},${o.tmpDir}`,
+    `--allow-write=${o.socketDir},${o.tmpDir}`,
     '--deny-run',
     '--deny-ffi',
     '--deny-env',
     '--deny-sys',
     '--deny-import',
     HOST_SCRIPT,
-    o.socketPath,
+    o.socketDir,
     o.tmpDir,
   ];
 }

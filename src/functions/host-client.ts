@@ -115,15 +115,18 @@ export function sendToHost(
   });
 }
 
+/** A loaded version: `socket` is where a local host's worker takes its calls. */
+export type DeployResult = { loaded: true; socket: string | null } | { loaded: false };
+
 /**
- * Loads a function version into a host: 'ok', or 'load-error' when the module failed to
- * load (the host logged why). Transport failures reject with HostUnreachable.
+ * Loads a function version into a host; `loaded: false` when the module failed to load (the
+ * host logged why). Transport failures reject with HostUnreachable.
  */
 export function deployTo(
   target: HostTarget,
   payload: { version: string; code: string; secrets: Record<string, string> },
   timeoutMs: number,
-): Promise<'ok' | 'load-error'> {
+): Promise<DeployResult> {
   const body = JSON.stringify(payload);
   return new Promise((resolve, reject) => {
     const req = requestFor(target)(
@@ -138,11 +141,21 @@ export function deployTo(
         timeout: timeoutMs,
       },
       (res) => {
-        res.resume();
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          if (text.length < 4096) text += c;
+        });
         res.on('end', () => {
-          if (res.statusCode === 200) resolve('ok');
-          else if (res.statusCode === 422) resolve('load-error');
-          else reject(new HostUnreachable(new Error(`deploy answered ${res.statusCode}`)));
+          if (res.statusCode === 422) return resolve({ loaded: false });
+          if (res.statusCode !== 200) return reject(new HostUnreachable(new Error(`deploy answered ${res.statusCode}`)));
+          let socket: unknown = null;
+          try {
+            socket = (JSON.parse(text) as { socket?: unknown }).socket ?? null;
+          } catch {
+            // a remote runtime's answer carries no socket
+          }
+          resolve({ loaded: true, socket: typeof socket === 'string' ? socket : null });
         });
         res.on('error', (err) => reject(new HostUnreachable(err)));
       },

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { AppError } from '../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
-import { deployTo, HostUnreachable, NotDeployed, sendToHost } from './host-client.js';
+import { deployTo, HostUnreachable, sendToHost } from './host-client.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */
@@ -30,11 +30,22 @@ interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** One Deno process hosting (at most) one function, reached over its Unix socket. */
-export interface Host {
-  readonly pid: number;
+/** Where calls go: the Unix socket of the worker running the loaded version. */
+interface WorkerTarget {
   readonly socketPath: string;
   readonly agent: http.Agent;
+}
+
+/** One Deno process hosting (at most) one function, managed over its control socket. */
+export interface Host {
+  readonly pid: number;
+  /** The control socket (deploy, health). */
+  readonly socketPath: string;
+  readonly agent: http.Agent;
+  /** The worker serving the loaded version; null until one is loaded. */
+  worker: WorkerTarget | null;
+  /** Deploys to this process, one at a time, so the last one asked for is the one serving. */
+  deploys: Promise<unknown>;
   functionId: string | null;
   version: string | null;
   lastUsed: number;
@@ -145,12 +156,15 @@ export class HostPool implements FunctionRuntime {
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
     const host = await this.acquire(fn);
     host.lastUsed = Date.now();
+    const target = host.worker!;
     try {
-      return await sendToHost(host, fn, req, { timeoutMs: this.o.timeoutMs, onTimeout: () => this.kill(host) });
+      return await sendToHost(target, fn, req, { timeoutMs: this.o.timeoutMs, onTimeout: () => this.kill(host) });
     } catch (err) {
-      if (err instanceof NotDeployed) {
-        host.version = null;
-        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime restarted; try again.' });
+      // Sent to a worker that a newer version replaced in the meantime: that is no fault of
+      // the process. A call without a body goes again to the new worker.
+      if (err instanceof HostUnreachable && host.alive && host.worker !== target) {
+        if (!req.body) return this.invoke(fn, req);
+        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function was redeployed during the call; try again.' });
       }
       if (!(err instanceof HostUnreachable)) throw err;
       // The process died under the request, or its socket is gone: find out which.
@@ -214,7 +228,9 @@ export class HostPool implements FunctionRuntime {
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();
-    const result = await deployTo(host, { version: fn.version, code, secrets }, this.o.timeoutMs).catch(async (err: HostUnreachable) => {
+    const sent = host.deploys.then(() => deployTo(host, { version: fn.version, code, secrets }, this.o.timeoutMs));
+    host.deploys = sent.catch(() => {});
+    const result = await sent.catch(async (err: HostUnreachable) => {
       this.kill(host);
       const exit = await host.exited;
       if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
@@ -223,10 +239,13 @@ export class HostPool implements FunctionRuntime {
       }
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
     });
-    if (result === 'load-error') {
+    if (!result.loaded || !result.socket) {
       this.kill(host);
+      if (result.loaded) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
       throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
     }
+    // The replaced worker closes its connections itself once it has drained.
+    host.worker = { socketPath: result.socket, agent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
     host.version = fn.version;
     return host;
   }
@@ -257,9 +276,10 @@ export class HostPool implements FunctionRuntime {
   private spawn(): Promise<Host> {
     const n = ++this.seq;
     const tmpDir = path.join(this.baseDir, `t${n}`);
-    const socketPath = path.join(this.baseDir, `h${n}.sock`);
+    const socketDir = path.join(this.baseDir, `s${n}`);
     mkdirSync(tmpDir);
-    const proc = spawn(this.o.binary, hostArgs({ socketPath, tmpDir, memoryMb: this.o.memoryMb }), {
+    mkdirSync(socketDir);
+    const proc = spawn(this.o.binary, hostArgs({ socketDir, tmpDir, memoryMb: this.o.memoryMb }), {
       // A minimal environment: none of Plinth's secrets reach the function processes.
       env: {
         HOME: tmpDir,
@@ -275,8 +295,10 @@ export class HostPool implements FunctionRuntime {
     const exited = new Promise<Exit>((r) => (resolveExit = r));
     const host: Host = {
       pid: proc.pid ?? -1,
-      socketPath,
-      agent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+      socketPath: path.join(socketDir, 'control.sock'),
+      agent: new http.Agent({ keepAlive: true, maxSockets: 4 }),
+      worker: null,
+      deploys: Promise.resolve(),
       functionId: null,
       version: null,
       lastUsed: Date.now(),
@@ -331,10 +353,11 @@ export class HostPool implements FunctionRuntime {
         clearTimeout(timer);
         this.all.delete(host);
         host.agent.destroy();
+        host.worker?.agent.destroy();
         const wasAlive = host.alive;
         this.forget(host);
         rmSync(tmpDir, { recursive: true, force: true });
-        rmSync(socketPath, { force: true });
+        rmSync(socketDir, { recursive: true, force: true });
         if (!listening) {
           this.failures++;
           this.retryAt = Date.now() + Math.min(100 * 2 ** this.failures, MAX_BACKOFF_MS);

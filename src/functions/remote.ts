@@ -90,7 +90,7 @@ export class RemoteRuntime implements FunctionRuntime {
   private async deploy(fn: RuntimeFunction): Promise<void> {
     const { code, secrets } = await fn.load();
     const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets }, this.o.timeoutMs + 5000);
-    if (r === 'load-error') throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
+    if (!r.loaded) throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
     this.deployed.set(fn.id, fn.version);
   }
 

@@ -102,7 +102,7 @@ export class FunctionService {
   private async runtimeFunction(slug: string, head: FunctionHead): Promise<RuntimeFunction> {
     return {
       id: head.id,
-      version: sha(`${head.stamp}:${await this.secretsStamp()}`).slice(0, 24),
+      version: this.version(head.stamp, await this.secretsStamp()),
       load: async () => {
         const source = await this.store.code(head.id);
         if (source === null) throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
@@ -136,6 +136,20 @@ export class FunctionService {
     if (this.heads.size > 10_000) this.heads.clear();
     this.heads.set(slug, { head, at: Date.now() });
     return head;
+  }
+
+  // The version of a function: a hash of its save stamp and of all secrets, remembered so a
+  // warm call does not hash.
+  private readonly versions = new Map<string, string>();
+  private version(stamp: string, secrets: string): string {
+    const key = `${stamp}:${secrets}`;
+    let version = this.versions.get(key);
+    if (version === undefined) {
+      version = sha(key).slice(0, 24);
+      if (this.versions.size >= 10_000) this.versions.clear();
+      this.versions.set(key, version);
+    }
+    return version;
   }
 
   private async secretsStamp(): Promise<string> {

@@ -184,12 +184,19 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     expect(r.message).toMatch(/net access/);
   });
 
-  it("cannot reach the runtime's own socket", async () => {
-    const id = await fnId('probe');
-    const socket = (pool() as unknown as { byFunction: Map<string, { socketPath: string }> }).byFunction.get(id)!.socketPath;
-    const r = await probe('other', 'unix', { t: socket });
-    expect(r.ok).toBe(false);
-    expect(r.name).toMatch(PERMISSION);
+  it("cannot reach the runtime's sockets: another function's, or its own process's control socket", async () => {
+    await probe('probe', 'envHome');
+    type Hosts = { byFunction: Map<string, { socketPath: string; worker: { socketPath: string } | null }> };
+    const host = (pool() as unknown as Hosts).byFunction.get(await fnId('probe'))!;
+    for (const [fn, socket] of [
+      ['other', host.socketPath],
+      ['other', host.worker!.socketPath],
+      ['probe', host.socketPath],
+    ] as const) {
+      const r = await probe(fn, 'unix', { t: socket });
+      expect(r.ok).toBe(false);
+      expect(r.name).toMatch(PERMISSION);
+    }
   });
 
   it('keeps functions apart: globals are not shared', async () => {

@@ -1,24 +1,32 @@
 // Plinth function host: one Deno process per warm function, spawned by src/functions/pool.ts.
-// It listens on a Unix socket (the only path it may read and write besides the temp dir) and
-// runs the function in a Web Worker whose permissions are narrowed further: network as the
-// process allows it (public addresses only, via --deny-net), its temp dir, nothing else.
+// The process itself only manages; the function runs in a Web Worker with narrowed permissions
+// (network as the process allows it, i.e. public addresses only via --deny-net; its temp dir;
+// its own socket; nothing else) and that worker serves the calls itself, on a Unix socket of
+// its own, so a call never crosses between threads.
 // Plain JavaScript so Deno starts it without a type-check or transpile step.
 //
-// Protocol (HTTP over the socket):
-//   GET  /_plinth/health             200 when the host is up
-//   PUT  /_plinth/deploy             JSON {version, code, secrets}: (re)loads the worker;
-//                                    200 {ok:true}, or 422 {message} when the module fails to load
-//   any  /_plinth/invoke             one invocation; headers x-plinth-runtime-version (must match
-//                                    the deployed version, else 409) and x-plinth-runtime-url
-//                                    (the URL the function sees); all other headers, the method
-//                                    and the body are the function's Request. A thrown error is
-//                                    a 500 with x-plinth-runtime-outcome: threw.
+// Protocol (HTTP over Unix sockets in the socket dir given as the first argument):
+//   control.sock  GET /_plinth/health   200 when the host is up
+//                 PUT /_plinth/deploy   JSON {version, code, secrets}: loads the code in a new
+//                                       worker; 200 {ok: true, socket} naming the worker's socket,
+//                                       or 422 {message} when the module fails to load
+//   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
+//                                       sees; every other x-plinth-runtime-* header is dropped;
+//                                       the method, the other headers and the body are the
+//                                       function's Request, its Response is the answer. A thrown
+//                                       error is a 500 with x-plinth-runtime-outcome: threw.
 // Console output and errors go to stdout as JSON lines {level, message}.
 
-const [socketPath, tmpDir] = Deno.args;
-const MAX_LOG_CHARS = 8192;
+const [socketDir, tmpDir] = Deno.args;
+// A replaced worker keeps serving this long for calls already routed to it, then drains.
+const RETIRE_GRACE_MS = 2_000;
+// ...and is stopped after this long even if calls are still running.
+const RETIRE_AFTER_MS = 60_000;
 
-// Stack traces name the module by its data: URL; show a short name instead.
+// One log line to stdout, where Plinth reads it. The worker writes its console output with a
+// copy of this (see BOOT) before its answer leaves, so a log line never trails its response.
+// Stack traces name the module by its data: URL; a short name is shown instead.
+const MAX_LOG_CHARS = 8192;
 const DATA_URL = /data:text\/javascript;base64,[A-Za-z0-9+/=]+/g;
 
 function emit(level, message) {
@@ -28,50 +36,13 @@ function emit(level, message) {
 }
 
 // The worker bootstrap: replaces Deno.env with the function's secrets (the worker has no env
-// permission, so the process env stays unreadable), forwards console output, loads the code.
+// permission, so the process env stays unreadable), forwards console output, loads the code,
+// then serves calls on its socket.
 const BOOT = `
-let handler = null;
-// Request bodies arriving from the host: a chunk is asked for ('bpull') when the function reads.
-const bodies = new Map();
-// Response bodies being streamed: the host asks for each next chunk ('rpull') when its client
-// has taken the previous one, so a slow client never makes the function's output pile up.
-const streaming = new Map();
-function nextChunk(id) {
-  const s = streaming.get(id);
-  if (!s) return;
-  const p = s.next ?? s.reader.read();
-  s.next = null;
-  p.then(
-    (r) => {
-      if (!r.done) return postMessage({ t: 'chunk', id, chunk: r.value });
-      streaming.delete(id);
-      postMessage({ t: 'end', id });
-    },
-    () => {
-      streaming.delete(id);
-      postMessage({ t: 'end', id, failed: true });
-    },
-  );
-}
-// Sends the head and, when the body is already complete (a string, bytes, JSON), the whole
-// body in one message; a body still being produced follows chunk by chunk.
-async function sendResponse(id, res) {
-  const head = { t: 'res', id, status: res.status, statusText: res.statusText, headers: [...res.headers] };
-  if (!res.body) return postMessage({ ...head, chunks: [], done: true });
-  const reader = res.body.getReader();
-  const chunks = [];
-  for (;;) {
-    let r = null;
-    const p = reader.read().then((x) => (r = x));
-    for (let i = 0; i < 8 && r === null; i++) await null;
-    if (r === null) {
-      streaming.set(id, { reader, next: p });
-      return postMessage({ ...head, chunks, done: false });
-    }
-    if (r.done) return postMessage({ ...head, chunks, done: true });
-    chunks.push(r.value);
-  }
-}
+const MAX_LOG_CHARS = ${MAX_LOG_CHARS};
+const DATA_URL = ${DATA_URL};
+${emit}
+let server = null;
 function fmt(args) {
   return args.map((a) => {
     if (typeof a === 'string') return a;
@@ -81,65 +52,51 @@ function fmt(args) {
 }
 for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
   const name = level === 'log' ? 'info' : level === 'trace' ? 'debug' : level;
-  console[level] = (...args) => postMessage({ t: 'log', level: name, message: fmt(args) });
+  console[level] = (...args) => emit(name, fmt(args));
+}
+const log = console.error;
+const threw = () => new Response(null, { status: 500, headers: { 'x-plinth-runtime-outcome': 'threw' } });
+function serve(handler) {
+  return async (req) => {
+    const url = req.headers.get('x-plinth-runtime-url');
+    if (!url) return new Response('x-plinth-runtime-url is required', { status: 400 });
+    const headers = new Headers();
+    for (const [k, v] of req.headers) if (!k.startsWith('x-plinth-runtime-')) headers.append(k, v);
+    try {
+      const res = await handler(new Request(url, { method: req.method, headers, body: req.body, signal: req.signal }));
+      if (!(res instanceof Response)) throw new TypeError('The function must return a Response (got ' + typeof res + ').');
+      return res;
+    } catch (err) {
+      log(err?.stack ?? String(err));
+      return threw();
+    }
+  };
 }
 self.onmessage = async (e) => {
   const m = e.data;
-  if (m.t === 'init') {
-    const secrets = Object.freeze({ ...m.secrets });
-    const env = Object.freeze({
-      get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
-      has: (k) => Object.hasOwn(secrets, k),
-      toObject: () => ({ ...secrets }),
-      set: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
-      delete: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
-    });
-    Object.defineProperty(Deno, 'env', { value: env, configurable: false, writable: false });
-    try {
-      const mod = await import('data:text/javascript;base64,' + m.code);
-      if (typeof mod.default !== 'function') throw new TypeError('The code must export a default async function (req: Request) => Response.');
-      handler = mod.default;
-      postMessage({ t: 'ready' });
-    } catch (err) {
-      postMessage({ t: 'loadError', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
-    }
-    return;
+  if (m.t === 'retire') {
+    await server?.shutdown();
+    return postMessage({ t: 'retired' });
   }
-  if (m.t === 'req') {
-    let body = null;
-    if (m.stream) {
-      body = new ReadableStream({
-        pull: (c) => new Promise((resolve) => {
-          bodies.set(m.id, { c, resolve });
-          postMessage({ t: 'bpull', id: m.id });
-        }),
-      });
-    } else if (m.chunk) body = m.chunk;
-    try {
-      const req = new Request(m.url, { method: m.method, headers: m.headers, body, duplex: 'half' });
-      const res = await handler(req);
-      if (!(res instanceof Response)) throw new TypeError('The function must return a Response (got ' + typeof res + ').');
-      await sendResponse(m.id, res);
-    } catch (err) {
-      postMessage({ t: 'err', id: m.id, message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
-    }
-    return;
+  if (m.t !== 'init') return;
+  const secrets = Object.freeze({ ...m.secrets });
+  const env = Object.freeze({
+    get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
+    has: (k) => Object.hasOwn(secrets, k),
+    toObject: () => ({ ...secrets }),
+    set: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
+    delete: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
+  });
+  Object.defineProperty(Deno, 'env', { value: env, configurable: false, writable: false });
+  let handler;
+  try {
+    const mod = await import('data:text/javascript;base64,' + m.code);
+    if (typeof mod.default !== 'function') throw new TypeError('The code must export a default async function (req: Request) => Response.');
+    handler = mod.default;
+  } catch (err) {
+    return postMessage({ t: 'loadError', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
   }
-  if (m.t === 'rpull') return nextChunk(m.id);
-  if (m.t === 'cancel') {
-    const s = streaming.get(m.id);
-    streaming.delete(m.id);
-    s?.reader.cancel().catch(() => {});
-    return postMessage({ t: 'end', id: m.id });
-  }
-  // The next piece of a streamed request body.
-  const b = bodies.get(m.id);
-  if (!b) return;
-  bodies.delete(m.id);
-  if (m.t === 'bchunk') b.c.enqueue(m.chunk);
-  else if (m.failed) b.c.error(new Error('The request body was cut off.'));
-  else b.c.close();
-  b.resolve();
+  server = Deno.serve({ path: m.socket, onListen: () => postMessage({ t: 'ready' }), onError: threw }, serve(handler));
 };
 // Run the request and response machinery once while idle, so the first real call is not
 // the one paying for it.
@@ -153,25 +110,6 @@ self.onmessage = async (e) => {
 `;
 const BOOT_URL = 'data:text/javascript;base64,' + btoa(BOOT);
 
-// Workers by the version they run. A redeploy adds the new one and retires the others,
-// which finish the requests they already have, then stop.
-const workers = new Map();
-let version = null;
-let nextId = 1;
-const RETIRE_AFTER_MS = 60_000;
-const pending = new Map();
-// Response bodies still streaming from the worker, by request id: {c, resolve} of the pull
-// waiting for the next chunk.
-const streams = new Map();
-// Request bodies the worker reads from, by request id.
-const uploads = new Map();
-
-function endUpload(id) {
-  const rd = uploads.get(id);
-  uploads.delete(id);
-  rd?.cancel().catch(() => {});
-}
-
 function b64(text) {
   const bytes = new TextEncoder().encode(text);
   let s = '';
@@ -179,26 +117,17 @@ function b64(text) {
   return btoa(s);
 }
 
-// Counts what a worker still owes (answers and streamed bodies); a retired worker stops at 0.
-function settle(w) {
-  w.open--;
-  if (w.retired && w.open <= 0) w.terminate();
-}
-
-function retire(w) {
-  w.retired = true;
-  if (w.open <= 0) return w.terminate();
-  setTimeout(() => w.terminate(), RETIRE_AFTER_MS);
-}
-
+// Each worker gets a socket of its own, fixed when it is created (its permissions name it).
+let seq = 0;
 function newWorker() {
-  return new Worker(BOOT_URL, {
+  const socket = `${socketDir}/w${++seq}.sock`;
+  const w = new Worker(BOOT_URL, {
     type: 'module',
     deno: {
       permissions: {
         net: 'inherit',
-        read: [tmpDir],
-        write: [tmpDir],
+        read: [tmpDir, socket],
+        write: [tmpDir, socket],
         env: false,
         run: false,
         ffi: false,
@@ -207,153 +136,62 @@ function newWorker() {
       },
     },
   });
+  w.socket = socket;
+  // An error the function did not catch outside a call (e.g. in a timer): log it and keep
+  // the worker, as Deno.serve would keep serving.
+  w.onerror = (e) => {
+    e.preventDefault();
+    emit('error', e.message);
+  };
+  return w;
 }
 
-// A worker started with the process, before any code arrives: a cold start then only loads
-// the function's module. Later redeploys start a fresh worker.
+// The worker serving now, and one started before any code arrives: a cold start (and a code
+// change) then only loads the function's module.
+let current = null;
+let version = null;
 let standby = newWorker();
+
+// A replaced worker finishes the calls it has (Deno.serve's graceful shutdown), then stops.
+function retire(w) {
+  const stop = setTimeout(() => w.terminate(), RETIRE_AFTER_MS);
+  setTimeout(() => w.postMessage({ t: 'retire' }), RETIRE_GRACE_MS);
+  w.onmessage = (e) => {
+    if (e.data.t === 'retired') {
+      clearTimeout(stop);
+      w.terminate();
+    }
+  };
+}
 
 function deploy({ version: v, code, secrets }) {
   const w = standby ?? newWorker();
   standby = null;
-  w.open = 0;
-  w.retired = false;
   return new Promise((resolve) => {
     w.onmessage = (e) => {
       const m = e.data;
       if (m.t === 'ready') {
-        for (const [old, ow] of workers) {
-          workers.delete(old);
-          retire(ow);
-        }
-        workers.set(v, w);
+        if (current) retire(current);
+        current = w;
         version = v;
         // Get the next worker ready for a code or secret change, once this one has settled in.
         setTimeout(() => {
-          if (workers.get(version) === w && !standby) standby = newWorker();
+          if (current === w && !standby) standby = newWorker();
         }, 1000);
-        resolve({ ok: true });
+        resolve({ ok: true, socket: w.socket });
       } else if (m.t === 'loadError') {
         emit('error', m.stack);
         w.terminate();
         resolve({ ok: false, message: m.message });
-      } else if (m.t === 'log') emit(m.level, m.message);
-      else if (m.t === 'chunk') {
-        const s = streams.get(m.id);
-        if (!s) return;
-        s.c.enqueue(m.chunk);
-        s.resolve?.();
-        s.resolve = null;
-      } else if (m.t === 'end') {
-        const s = streams.get(m.id);
-        streams.delete(m.id);
-        endUpload(m.id);
-        if (s) {
-          if (m.failed) s.c.error(new Error('The function failed while streaming its response.'));
-          else s.c.close();
-          s.resolve?.();
-        }
-        settle(w);
-      } else if (m.t === 'bpull') {
-        const rd = uploads.get(m.id);
-        if (!rd) return w.postMessage({ t: 'bend', id: m.id, failed: true });
-        rd.read().then(
-          (r) => {
-            if (r.done) {
-              uploads.delete(m.id);
-              w.postMessage({ t: 'bend', id: m.id });
-            } else w.postMessage({ t: 'bchunk', id: m.id, chunk: r.value }, [r.value.buffer]);
-          },
-          () => {
-            uploads.delete(m.id);
-            w.postMessage({ t: 'bend', id: m.id, failed: true });
-          },
-        );
-      } else if (m.t === 'res' || m.t === 'err') {
-        const p = pending.get(m.id);
-        if (!p) return;
-        pending.delete(m.id);
-        if (m.t === 'err' || m.done) {
-          endUpload(m.id);
-          settle(w);
-        }
-        if (m.t === 'res') p.resolve(m);
-        else {
-          emit('error', m.stack);
-          p.reject(Object.assign(new Error(m.message), { threw: true }));
-        }
       }
     };
-    // An error the function did not catch outside a request (e.g. in a timer): log it and
-    // keep the worker, as Deno.serve would keep serving.
-    w.onerror = (e) => {
-      e.preventDefault();
-      emit('error', e.message);
-    };
     // TMPDIR tells the function where it may read and write files.
-    w.postMessage({ t: 'init', code: b64(code), secrets: { TMPDIR: tmpDir, ...secrets } });
+    w.postMessage({ t: 'init', code: b64(code), socket: w.socket, secrets: { TMPDIR: tmpDir, ...secrets } });
   });
 }
 
-function plain(status, body, headers = {}) {
-  return new Response(body === undefined ? null : JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-}
-
-// Bodies up to this size are read whole and sent in one message; larger ones stream.
-const INLINE_BODY = 256 * 1024;
-
-async function invoke(req) {
-  const w = workers.get(req.headers.get('x-plinth-runtime-version'));
-  if (!w) return plain(409, { message: 'not deployed' }, { 'x-plinth-runtime-outcome': 'not-deployed' });
-  const url = req.headers.get('x-plinth-runtime-url');
-  if (!url) return plain(400, { message: 'x-plinth-runtime-url is required' });
-  const headers = [];
-  for (const [k, v] of req.headers) if (!k.startsWith('x-plinth-runtime-')) headers.push([k, v]);
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== null;
-  const id = nextId++;
-  w.open++;
-  const result = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
-  const base = { t: 'req', id, method: req.method, url, headers };
-  const length = Number(req.headers.get('content-length') ?? NaN);
-  if (!hasBody) w.postMessage(base);
-  else if (length <= INLINE_BODY) {
-    const chunk = new Uint8Array(await req.arrayBuffer());
-    w.postMessage({ ...base, chunk }, [chunk.buffer]);
-  } else {
-    uploads.set(id, req.body.getReader());
-    w.postMessage({ ...base, stream: true });
-  }
-  try {
-    const m = await result;
-    let body = null;
-    if (m.done) body = m.chunks.length === 1 ? m.chunks[0] : m.chunks.length ? new Blob(m.chunks) : null;
-    else {
-      body = new ReadableStream({
-        start(c) {
-          for (const chunk of m.chunks) c.enqueue(chunk);
-          streams.set(id, { c, resolve: null });
-        },
-        pull() {
-          const s = streams.get(id);
-          if (!s) return;
-          return new Promise((resolve) => {
-            s.resolve = resolve;
-            w.postMessage({ t: 'rpull', id });
-          });
-        },
-        cancel() {
-          streams.delete(id);
-          w.postMessage({ t: 'cancel', id });
-        },
-      });
-    }
-    return new Response(body, { status: m.status, statusText: m.statusText, headers: m.headers });
-  } catch (err) {
-    return plain(500, undefined, { 'x-plinth-runtime-outcome': err.threw ? 'threw' : 'aborted' });
-  }
+function plain(status, body) {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 }
 
 // Plinth holds our stdin open; when it goes away (even killed), stdin ends and so do we.
@@ -362,16 +200,12 @@ async function invoke(req) {
   Deno.exit(0);
 })();
 
-Deno.serve(
-  { path: socketPath, onListen: () => emit('host', 'listening') },
-  async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === '/_plinth/invoke') return invoke(req);
-    if (path === '/_plinth/health') return plain(200, { ok: true, version });
-    if (path === '/_plinth/deploy' && req.method === 'PUT') {
-      const r = await deploy(await req.json());
-      return plain(r.ok ? 200 : 422, r);
-    }
-    return plain(404, { message: 'unknown host path' });
-  },
-);
+Deno.serve({ path: `${socketDir}/control.sock`, onListen: () => emit('host', 'listening') }, async (req) => {
+  const path = new URL(req.url).pathname;
+  if (path === '/_plinth/health') return plain(200, { ok: true, version });
+  if (path === '/_plinth/deploy' && req.method === 'PUT') {
+    const r = await deploy(await req.json());
+    return plain(r.ok ? 200 : 422, r);
+  }
+  return plain(404, { message: 'unknown host path' });
+});
