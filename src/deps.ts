@@ -24,8 +24,16 @@ export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ).version;
 
-/** A named readiness probe for GET /api/health?checks=true; throws when the part is down. */
-export type HealthCheck = () => Promise<void>;
+/**
+ * A named probe for GET /api/health?checks=true; `run` throws when the part is down. A
+ * required part down makes the answer 503; an optional one (a third-party upstream such as
+ * the AI provider or the mail server) is reported without failing readiness, since
+ * restarting or removing this instance would not bring it back.
+ */
+export interface HealthCheck {
+  run: () => Promise<void>;
+  required: boolean;
+}
 
 /** Everything the app needs, built once by the composition root and passed down. */
 export interface Deps {
@@ -83,20 +91,23 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       redis = r;
     }
     const healthChecks: Record<string, HealthCheck> = {
-      database: async () => {
-        await db.query('select 1');
+      database: {
+        run: async () => {
+          await db.query('select 1');
+        },
+        required: true,
       },
     };
     const schema = new SchemaCache(db);
     const records = new RecordsService(db, schema);
     const tables = new TablesService(db, schema);
-    if (redis) healthChecks.redis = async () => void (await redis!.ping());
+    if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: true };
     const storage = createStorage(config, db, credentials.jwtSecret);
     closers.push(async () => storage.driver.close?.());
-    healthChecks.storage = () => storage.driver.check();
+    healthChecks.storage = { run: () => storage.driver.check(), required: true };
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
-    if (mailer instanceof SmtpMailer) healthChecks.smtp = () => mailer.verify();
+    if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
     const auth = new AuthService({
       db,
       tokens,
@@ -108,10 +119,10 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
     });
     const ai = createAiGateway(config.ai, db);
     closers.push(() => ai.close());
-    if (ai.configured) healthChecks.ai = () => ai.ping();
+    if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
-    healthChecks.functions = () => functions.runtime.check();
+    healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     return {
       config,
       version: VERSION,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
-import { USER_SHAPE, call, expectError, uniqueEmail } from './util.js';
+import { call } from '../helpers/http.js';
+import { USER_SHAPE, expectError, uniqueEmail } from './util.js';
 
 describe.each(backends())('admin user management (%s)', (backend) => {
   let t: TestApp;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { startSmtp } from './smtp.js';
-import { USER_SHAPE, call, expectError, uniqueEmail } from './util.js';
+import { call } from '../helpers/http.js';
+import { USER_SHAPE, expectError, uniqueEmail } from './util.js';
 
 describe.each(backends())('email verification and password reset (%s)', (backend) => {
   let t: TestApp;

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { backends } from '../helpers/db.js';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { call, expectError, uniqueEmail } from './util.js';
+import { call } from '../helpers/http.js';
+import { expectError, uniqueEmail } from './util.js';
 
 describe.each(backends())('sign-in brute-force guard (%s)', (backend) => {
   let t: TestApp;

@@ -2,7 +2,8 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
-import { call, expectError, uniqueEmail } from './util.js';
+import { call } from '../helpers/http.js';
+import { expectError, uniqueEmail } from './util.js';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { admin, anon, call, sql } from './helpers.js';
+import { call } from '../helpers/http.js';
+import { admin, anon, sql } from './helpers.js';
 import { HOSTILE, body, queryString, rng } from './hostile.js';
 
 const COLUMNS = ['id', 'owner', 'name', 'n', 'score', 'ok', 'at', 'day', 'meta', 'created_at'];

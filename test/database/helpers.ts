@@ -1,31 +1,5 @@
 import type { TestApp } from '../helpers/app.js';
-
-/** JSON request helper: returns status, parsed body (or null) and headers. */
-export async function call(
-  t: TestApp,
-  method: string,
-  path: string,
-  opts: { headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
-): Promise<{ status: number; body: any; headers: Headers; text: string }> {
-  const headers: Record<string, string> = { ...opts.headers };
-  let body: string | undefined;
-  if (opts.rawBody !== undefined) {
-    body = opts.rawBody;
-    headers['content-type'] ??= 'application/json';
-  } else if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] = 'application/json';
-  }
-  const res = await t.fetch(path, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed, headers: res.headers, text };
-}
+import { call } from '../helpers/http.js';
 
 export const admin = (t: TestApp) => ({ 'x-api-key': t.adminKey });
 export const anon = (t: TestApp) => ({ apikey: t.anonKey });

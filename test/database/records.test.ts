@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { admin, call, envelope } from './helpers.js';
+import { call } from '../helpers/http.js';
+import { admin, envelope } from './helpers.js';
 
 describe.each(backends())('records API (%s)', (backend) => {
   let t: TestApp;
@@ -189,7 +190,7 @@ describe.each(backends())('records API (%s)', (backend) => {
     r = await call(t, 'POST', '/api/database/records/items', { headers: h(), body: [{ name: 'c2', code: 'dup' }] });
     expect(r.status).toBe(409);
     expect(envelope(r).error).toBe('ALREADY_EXISTS');
-    r = await call(t, 'POST', '/api/database/records/items', { headers: h(), rawBody: '{"name":' });
+    r = await call(t, 'POST', '/api/database/records/items', { headers: h(), raw: '{"name":' });
     expect(r.status).toBe(400);
     envelope(r);
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { admin, anon, call, envelope, sql } from './helpers.js';
+import { call } from '../helpers/http.js';
+import { admin, anon, envelope, sql } from './helpers.js';
 
 type User = Awaited<ReturnType<typeof createTestUser>>;
 

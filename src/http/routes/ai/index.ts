@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Type, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallContext } from '../../../ai/gateway.js';
 import { ClientGoneError } from '../../../ai/upstream.js';
@@ -92,10 +92,6 @@ const UsageReport = Type.Object({
   ),
 });
 
-// The app's Ajv coerces types (42 → "42", null → ""), which is right for query strings but
-// would turn a wrong message into another one: AI bodies are checked strictly by TypeBox.
-const strict = { validatorCompiler: TypeBoxValidatorCompiler };
-
 // Vision prompts carry images as data URLs inside the messages: allow more than the app-wide limit.
 const CHAT_BODY_LIMIT = 20 * 1024 * 1024;
 
@@ -147,7 +143,6 @@ export const aiRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/ai/chat/completions',
     {
       config: { access: 'any' },
-      ...strict,
       bodyLimit: Math.max(deps.config.bodyLimitBytes, CHAT_BODY_LIMIT),
       schema: {
         tags: ['ai'],
@@ -174,7 +169,6 @@ export const aiRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/ai/images/generations',
     {
       config: { access: 'any' },
-      ...strict,
       schema: { tags: ['ai'], summary: 'Image generation through the OpenAI-compatible upstream', body: ImagesBody, response: { 200: ImagesAnswer } },
     },
     async (request, reply) => unlessGone(request, reply, () => gateway.images(callContext(request, reply), request.body)),

@@ -1,4 +1,4 @@
-import { Type, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AUTH_BODY_LIMIT, Code, Email, NewPassword, SignedIn, Success, authContext } from './schemas.js';
 
@@ -6,8 +6,6 @@ const SENT = 'If the address belongs to an account that needs it, a code has bee
 
 /** Email verification and password reset with 6-digit codes sent by email. */
 export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
-  // Bodies are checked as sent: no coercion (an array or number is not a string here).
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
   const auth = deps.auth;
   const common = { bodyLimit: AUTH_BODY_LIMIT, config: { access: 'public' as const } };
 

@@ -1,4 +1,4 @@
-import { Type, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import {
@@ -16,8 +16,6 @@ import {
 
 /** Sign-up, sign-in, current user, refresh and sign-out. */
 export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
-  // Bodies are checked as sent: no coercion (an array or number is not a string here).
-  app.setValidatorCompiler(TypeBoxValidatorCompiler);
   const auth = deps.auth;
 
   app.post(

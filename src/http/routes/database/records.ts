@@ -74,47 +74,6 @@ export const recordRoutes: RoutePlugin = async (app, { deps }) => {
     },
   );
 
-  app.patch(
-    '/api/database/records/:table',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Update the records matching the filters (at least one filter)',
-        description: FILTERS,
-        params: TableParams,
-        headers: PreferHeaders,
-        body: Row,
-        response: { 200: Rows, 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const body = await records.update(request.identity, request.params.table, rawQuery(request), request.body, prefer);
-      return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-    },
-  );
-
-  app.delete(
-    '/api/database/records/:table',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Delete the records matching the filters (at least one filter)',
-        description: FILTERS,
-        params: TableParams,
-        headers: PreferHeaders,
-        response: { 200: Rows, 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const body = await records.delete(request.identity, request.params.table, rawQuery(request), prefer);
-      return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-    },
-  );
-
   // ---- short path ----
   app.get(
     '/api/db/:table',
@@ -157,46 +116,49 @@ export const recordRoutes: RoutePlugin = async (app, { deps }) => {
     },
   );
 
-  app.patch(
-    '/api/db/:table',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Update the records matching the filters; 204 unless Prefer: return=representation',
-        description: FILTERS,
-        params: TableParams,
-        headers: PreferHeaders,
-        body: Row,
-        response: { 200: Rows, 204: Type.Null() },
+  // ---- both paths: update and delete behave the same on each ----
+  for (const url of ['/api/database/records/:table', '/api/db/:table']) {
+    app.patch(
+      url,
+      {
+        config: any,
+        schema: {
+          tags: ['records'],
+          summary: 'Update the records matching the filters (at least one); 204 unless Prefer: return=representation',
+          description: FILTERS,
+          params: TableParams,
+          headers: PreferHeaders,
+          body: Row,
+          response: { 200: Rows, 204: Type.Null() },
+        },
       },
-    },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const body = await records.update(request.identity, request.params.table, rawQuery(request), request.body, prefer);
-      return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-    },
-  );
+      async (request, reply) => {
+        const prefer = parsePrefer(request.headers.prefer);
+        const body = await records.update(request.identity, request.params.table, rawQuery(request), request.body, prefer);
+        return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
+      },
+    );
 
-  app.delete(
-    '/api/db/:table',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Delete the records matching the filters; 204 unless Prefer: return=representation',
-        description: FILTERS,
-        params: TableParams,
-        headers: PreferHeaders,
-        response: { 200: Rows, 204: Type.Null() },
+    app.delete(
+      url,
+      {
+        config: any,
+        schema: {
+          tags: ['records'],
+          summary: 'Delete the records matching the filters (at least one); 204 unless Prefer: return=representation',
+          description: FILTERS,
+          params: TableParams,
+          headers: PreferHeaders,
+          response: { 200: Rows, 204: Type.Null() },
+        },
       },
-    },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const body = await records.delete(request.identity, request.params.table, rawQuery(request), prefer);
-      return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-    },
-  );
+      async (request, reply) => {
+        const prefer = parsePrefer(request.headers.prefer);
+        const body = await records.delete(request.identity, request.params.table, rawQuery(request), prefer);
+        return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
+      },
+    );
+  }
 
   app.post(
     '/api/db/rpc/:fn',

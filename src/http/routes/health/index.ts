@@ -40,20 +40,20 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
       const entries = await Promise.all(
         Object.entries(deps.healthChecks).map(async ([name, check]) => {
           try {
-            await withTimeout(check());
-            return [name, { status: 'ok' }] as const;
+            await withTimeout(check.run());
+            return [name, { status: 'ok' }, check.required] as const;
           } catch (err) {
             request.log.warn({ err, check: name }, 'health check failed');
-            return [name, { status: 'down', message: `${name} is not reachable` }] as const;
+            return [name, { status: 'down', message: `${name} is not reachable` }, check.required] as const;
           }
         }),
       );
-      const down = entries.some(([, c]) => c.status !== 'ok');
+      const down = entries.some(([, c, required]) => required && c.status !== 'ok');
       return reply.status(down ? 503 : 200).send({
         status: down ? 'degraded' : 'ok',
         ...base,
         timestamp: new Date().toISOString(),
-        checks: Object.fromEntries(entries),
+        checks: Object.fromEntries(entries.map(([name, c]) => [name, c])),
       });
     },
   );
