@@ -6,7 +6,18 @@ import type { AccessClaims, TokenSigner } from './tokens.js';
 /** Who is calling. Every route reads this; it is resolved once per request. */
 export type Identity =
   | { kind: 'admin' }
-  | { kind: 'user'; userId: string; email: string; sessionId: string; claims: AccessClaims }
+  | {
+      kind: 'user';
+      userId: string;
+      email: string;
+      sessionId: string;
+      claims: AccessClaims;
+      /**
+       * Whether the session was found live. False only when the route asked to check it in
+       * its own transaction (withCaller does it there, saving a round trip).
+       */
+      sessionChecked: boolean;
+    }
   | { kind: 'anon' }
   | { kind: 'none' };
 
@@ -20,15 +31,20 @@ export interface CredentialHeaders {
 /** Answers whether a session is still live (not signed out, user not deleted). */
 export type SessionCheck = (sessionId: string, userId: string) => Promise<boolean>;
 
+/** The condition of a live session, for ids $1 (session) and $2 (user) shifted by `at`. */
+export function liveSessionSql(at = 0): string {
+  return `exists (select 1 from auth.sessions where id = $${at + 1} and user_id = $${at + 2} and revoked_at is null and expires_at > now())`;
+}
+
 export function dbSessionCheck(db: Queryable): SessionCheck {
   return async (sessionId, userId) => {
-    const { rows } = await db.query(
-      'select 1 from auth.sessions where id = $1 and user_id = $2 and revoked_at is null and expires_at > now()',
-      [sessionId, userId],
-    );
-    return rows.length === 1;
+    const { rows } = await db.query<{ live: boolean }>(`select ${liveSessionSql()} as live`, [sessionId, userId]);
+    return rows[0]?.live === true;
   };
 }
+
+/** The answer to a token whose session was signed out, expired or whose user is gone. */
+export const sessionEnded = () => new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended.' });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,7 +68,11 @@ export class IdentityResolver {
     private readonly sessionIsLive: SessionCheck,
   ) {}
 
-  async resolve(headers: CredentialHeaders): Promise<Identity> {
+  /**
+   * `deferSessionCheck`: leave the session check of a user token to the caller's transaction
+   * (see withCaller); the identity then says `sessionChecked: false`.
+   */
+  async resolve(headers: CredentialHeaders, opts: { deferSessionCheck?: boolean } = {}): Promise<Identity> {
     const auth = single(headers.authorization);
     const xApiKey = single(headers['x-api-key']);
     const apikey = single(headers.apikey);
@@ -61,11 +81,20 @@ export class IdentityResolver {
       if (!m) {
         throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
       }
-      return this.fromBearer(m[1]!);
+      return this.fromBearer(m[1]!, opts.deferSessionCheck === true);
     }
     if (xApiKey !== undefined) return this.fromKey(xApiKey);
     if (apikey !== undefined) return this.fromKey(apikey);
     return { kind: 'none' };
+  }
+
+  /**
+   * For a user identity whose session check was deferred: throws INVALID_TOKEN when the
+   * session has ended. Anything else passes.
+   */
+  async assertSessionLive(identity: Identity): Promise<void> {
+    if (identity.kind !== 'user' || identity.sessionChecked) return;
+    if (!(await this.sessionIsLive(identity.sessionId, identity.userId))) throw sessionEnded();
   }
 
   private fromKey(key: string): Identity {
@@ -74,16 +103,14 @@ export class IdentityResolver {
     throw new AppError('INVALID_API_KEY');
   }
 
-  private async fromBearer(token: string): Promise<Identity> {
+  private async fromBearer(token: string, deferSessionCheck: boolean): Promise<Identity> {
     if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
     const claims = await this.tokens.verify(token);
     if (claims.role === 'project_admin') return { kind: 'admin' };
     if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) {
       throw new AppError('INVALID_TOKEN');
     }
-    if (!(await this.sessionIsLive(claims.sid, claims.sub))) {
-      throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended.' });
-    }
-    return { kind: 'user', userId: claims.sub, email: claims.email, sessionId: claims.sid, claims };
+    if (!deferSessionCheck && !(await this.sessionIsLive(claims.sid, claims.sub))) throw sessionEnded();
+    return { kind: 'user', userId: claims.sub, email: claims.email, sessionId: claims.sid, claims, sessionChecked: !deferSessionCheck };
   }
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Identity } from '../auth/identity.js';
+import { liveSessionSql, sessionEnded, type Identity } from '../auth/identity.js';
 import type { Db, Queryable } from './types.js';
 
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
@@ -21,10 +21,15 @@ export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryab
           : ['anon', '{"role":"anon"}'];
       // set_config(..., true) is SET LOCAL: every setting ends with the transaction. The
       // statement timeout keeps one client's expensive filter from holding a connection.
-      await tx.query(
-        `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`,
-        [role, claims, STATEMENT_TIMEOUT],
+      // A user's session not checked yet is checked here, in the same round trip (table
+      // privileges are checked when the statement starts, before the role changes).
+      const checkSession = identity.kind === 'user' && !identity.sessionChecked;
+      const { rows } = await tx.query<{ live: boolean }>(
+        `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)` +
+          (checkSession ? `, ${liveSessionSql(3)} as live` : ''),
+        checkSession ? [role, claims, STATEMENT_TIMEOUT, identity.sessionId, identity.userId] : [role, claims, STATEMENT_TIMEOUT],
       );
+      if (checkSession && rows[0]?.live !== true) throw sessionEnded();
     }
     return fn(tx);
   });

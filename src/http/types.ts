@@ -16,6 +16,11 @@ export type Access = 'open' | 'public' | 'any' | 'user' | 'admin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /**
+     * The handler runs every database access through withCaller, which checks a user
+     * token's session in its own transaction: the identity hook then skips that lookup.
+     */
+    sessionCheckInTransaction?: boolean;
   }
   interface FastifyRequest {
     identity: Identity;

@@ -63,6 +63,9 @@ describe.skipIf(!REDIS)('sign-in guard shared through Redis by two instances', (
   let one: TestApp;
   let two: TestApp;
   const email = uniqueEmail('bf-redis');
+  // Addresses of this run only: the counters live in a Redis that other runs share.
+  const net = `10.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+  const ips = [...Array.from({ length: 10 }, (_, i) => `${net}.${i}`), `${net}.250`];
   beforeAll(async () => {
     const env = { REDIS_URL: REDIS ?? '', TRUST_PROXY: 'true' };
     one = await startApp('pglite', env);
@@ -72,18 +75,18 @@ describe.skipIf(!REDIS)('sign-in guard shared through Redis by two instances', (
     await one?.close();
     await two?.close();
     const r = new Redis(REDIS!);
-    await r.del(`plinth-auth:signin:e:${sha256Hex(email).slice(0, 32)}`);
+    await r.del(`plinth-auth:signin:e:${sha256Hex(email).slice(0, 32)}`, ...ips.map((ip) => `plinth-auth:signin:ip:${ip}`));
     await r.quit();
   });
 
   it('failures on either instance count toward one limit per email', async () => {
     for (let i = 0; i < 10; i++) {
       const t = i % 2 ? two : one;
-      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': `10.7.0.${i}` } });
+      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': ips[i]! } });
       expectError(a, 401, 'INVALID_CREDENTIALS');
     }
     for (const t of [one, two]) {
-      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': '10.7.1.1' } });
+      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': ips[10]! } });
       expectError(a, 429, 'RATE_LIMITED');
     }
   });

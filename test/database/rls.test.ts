@@ -50,6 +50,28 @@ describe.each(backends())('row-level security (%s)', (backend) => {
 
   const bodies = (r: { body: any }) => (r.body as Array<{ body: string }>).map((x) => x.body).sort();
 
+  it("refuses a signed-out user's token on every records route, changing nothing", async () => {
+    const gone = await createTestUser(t);
+    const out = await call(t, 'POST', '/api/auth/signout', { headers: gone.auth });
+    expect(out.status).toBe(200);
+    const attempts: Array<[string, string, unknown?]> = [
+      ['GET', '/api/database/records/notes'],
+      ['GET', '/api/db/notes'],
+      ['POST', '/api/database/records/notes', [{ body: 'after sign-out' }]],
+      ['POST', '/api/db/notes', { body: 'after sign-out' }],
+      ['PATCH', `/api/db/notes?id=eq.${aRow}`, { body: 'after sign-out' }],
+      ['DELETE', `/api/database/records/notes?id=eq.${aRow}`],
+      ['POST', '/api/db/rpc/no_such_function', {}],
+    ];
+    for (const [method, path, body] of attempts) {
+      const r = await call(t, method, path, { headers: gone.auth, body });
+      expect(r.status, `${method} ${path}`).toBe(401);
+      expect(envelope(r).error).toBe('INVALID_TOKEN');
+    }
+    const left = await sql(t, `select count(*)::int as n from public.notes where body = 'after sign-out' or (id = $1 and body = 'a private')`, [aRow]);
+    expect(left.rows[0].n).toBe(1);
+  });
+
   it('a user reads only their own rows on both paths', async () => {
     for (const p of ['/api/database/records/notes', '/api/db/notes']) {
       const r = await call(t, 'GET', p, { headers: a.auth });

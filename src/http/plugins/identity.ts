@@ -18,9 +18,20 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
   app.addHook('onRoute', (route) => {
     const access: Access = route.config?.access ?? 'admin';
     if (access === 'open') return;
+    const deferSessionCheck = route.config?.sessionCheckInTransaction === true;
+    if (deferSessionCheck) {
+      // The session is checked in the handler's transaction; a request refused before it
+      // gets there (unknown table, bad filter, bad body) checks it here first, so a
+      // signed-out token is always answered 401, never with facts about the schema.
+      route.errorHandler = async (error, request) => {
+        const status = error instanceof AppError ? error.status : (error as { statusCode?: number }).statusCode;
+        if (status !== 401 && request.identity) await resolver.assertSessionLive(request.identity);
+        throw error;
+      };
+    }
     const resolve: onRequestHookHandler = (request, _reply, done) => {
       if (access === 'public' && !hasCredential(request)) return done();
-      resolver.resolve(request.headers).then(
+      resolver.resolve(request.headers, { deferSessionCheck }).then(
         (identity) => {
           request.identity = identity;
           done();

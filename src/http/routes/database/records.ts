@@ -11,7 +11,9 @@ const PreferHeaders = Type.Object({
 });
 const FILTERS =
   'Filters are <column>=<op>.<value> with op eq, neq, gt, gte, lt, lte, like, ilike, in, is (and not.<op>); or=(...), and=(...); select, order (col.asc|desc[.nullsfirst|.nullslast], several keys), limit (1-1000, default 100), offset.';
-const any = { access: 'any' as const };
+// Every records handler reaches the database only through withCaller, which checks the
+// session of a user token in the same transaction.
+const any = { access: 'any' as const, sessionCheckInTransaction: true };
 
 /** The raw query string: filters keep their order and repeated keys (the bounded parser reads it). */
 function rawQuery(request: FastifyRequest): string {

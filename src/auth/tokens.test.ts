@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { SignJWT } from 'jose';
+import { TokenSigner } from './tokens.js';
+
+const SECRET = 'a-test-secret-that-is-long-enough-for-hs256-000000';
+const claims = { sub: '00000000-0000-4000-8000-000000000001', email: 'a@example.com', role: 'authenticated' as const, sid: '00000000-0000-4000-8000-000000000002' };
+
+describe('TokenSigner', () => {
+  it('verifies its own tokens, again from memory, and refuses them once expired', async () => {
+    const signer = new TokenSigner(SECRET, 1);
+    const token = await signer.sign(claims);
+    const first = await signer.verify(token);
+    expect(first).toMatchObject(claims);
+    expect(await signer.verify(token)).toBe(first);
+    await new Promise((r) => setTimeout(r, (first.exp - Date.now() / 1000) * 1000 + 50));
+    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'INVALID_TOKEN', message: 'The access token has expired.' });
+    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('refuses a token signed with another secret, even after a good one was seen', async () => {
+    const signer = new TokenSigner(SECRET, 60);
+    await signer.verify(await signer.sign(claims));
+    const forged = await new TokenSigner(`${SECRET}-other`, 60).sign(claims);
+    await expect(signer.verify(forged)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    const otherAlg = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS512' }).setIssuer('plinth').setIssuedAt().setExpirationTime('1m').sign(new TextEncoder().encode(SECRET.repeat(2)));
+    await expect(signer.verify(otherAlg)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+});
