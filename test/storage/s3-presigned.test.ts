@@ -7,19 +7,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import type { UploadStrategy } from '../../src/storage/service.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
 
-interface Strategy {
-  method: string;
-  uploadUrl: string;
-  fields: Record<string, string>;
-  key: string;
-  confirmRequired: boolean;
-  confirmUrl: string;
-  expiresAt: string;
-}
 
-async function postForm(s: Strategy, data: Buffer, type: string): Promise<Response> {
+async function postForm(s: UploadStrategy, data: Buffer, type: string): Promise<Response> {
   const fd = new FormData();
   for (const [k, v] of Object.entries(s.fields)) fd.append(k, v);
   fd.append('file', new Blob([data as BlobPart], { type }), 'upload.bin');
@@ -32,7 +24,7 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
   let b: Record<string, string>;
   const as = (h: Record<string, string>, method: string, path: string, body?: unknown) =>
     t.fetch(path, { method, headers: { ...h, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const strategy = async (h: Record<string, string>, body: object): Promise<Strategy> => {
+  const strategy = async (h: Record<string, string>, body: object): Promise<UploadStrategy> => {
     const r = await as(h, 'POST', '/api/storage/buckets/up/upload-strategy', body);
     expect(r.status).toBe(200);
     return r.json();
@@ -137,7 +129,7 @@ describe('S3 presigned upload over MAX_UPLOAD_BYTES', () => {
     let r = await t.json('POST', '/api/storage/buckets/small/upload-strategy', { filename: 'big.bin', size: 2048 });
     expect(r.status).toBe(413);
     r = await t.json('POST', '/api/storage/buckets/small/upload-strategy', { filename: 'big.bin' });
-    const s: Strategy = await r.json();
+    const s: UploadStrategy = await r.json();
     const policy = JSON.parse(Buffer.from(s.fields.Policy!, 'base64').toString());
     expect(policy.conditions).toContainEqual(['content-length-range', 0, 1024]);
     // A real S3 refuses this POST by its policy; s3rver stores it, so confirm must catch it.

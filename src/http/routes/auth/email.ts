@@ -1,18 +1,17 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
-import { AUTH_BODY_LIMIT, Code, Email, NewPassword, SignedIn, Success, authContext } from './schemas.js';
+import { Code, Email, NewPassword, PUBLIC_AUTH_ROUTE, SignedIn, Success, authContext } from './schemas.js';
 
 const SENT = 'If the address belongs to an account that needs it, a code has been sent to it.';
 
 /** Email verification and password reset with 6-digit codes sent by email. */
 export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   const auth = deps.auth;
-  const common = { bodyLimit: AUTH_BODY_LIMIT, config: { access: 'public' as const } };
 
   app.post(
     '/api/auth/email/send-verification',
     {
-      ...common,
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Send a new verification code (answers the same for unknown addresses)',
@@ -29,7 +28,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/verify',
     {
-      ...common,
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Verify the email address with the emailed code; signs the user in',
@@ -43,7 +42,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/send-reset-password',
     {
-      ...common,
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Send a password reset code (answers the same for unknown addresses)',
@@ -60,7 +59,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/reset-password',
     {
-      ...common,
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: "Set a new password with the emailed code; ends the user's other sessions",

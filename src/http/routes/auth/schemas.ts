@@ -29,8 +29,11 @@ export const SignedIn = Type.Object({
   refreshToken: Type.String(),
 });
 
-/** Auth bodies are small; anything larger is refused before it is parsed. */
-export const AUTH_BODY_LIMIT = 16 * 1024;
+/**
+ * Route options of the auth endpoints that need no credential: auth bodies are small, so
+ * anything over 16 KiB is refused before it is parsed.
+ */
+export const PUBLIC_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const } };
 
 export function authContext(request: FastifyRequest): AuthContext {
   const ua = request.headers['user-agent'];

@@ -2,10 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import {
-  AUTH_BODY_LIMIT,
   Email,
   GivenPassword,
   NewPassword,
+  PUBLIC_AUTH_ROUTE,
   RefreshToken,
   SignedIn,
   Success,
@@ -21,8 +21,7 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/signup',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
-      config: { access: 'public' },
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Create an account; signs in at once unless email verification is required',
@@ -43,8 +42,7 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/signin',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
-      config: { access: 'public' },
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Sign in with email and password',
@@ -72,8 +70,7 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/refresh',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
-      config: { access: 'public' },
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Trade a refresh token for a new access and refresh token (the old one is spent)',
@@ -103,8 +100,7 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/signout',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
-      config: { access: 'public' },
+      ...PUBLIC_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'End the session of the bearer access token (or of the refresh token in the body)',
