@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { AppError } from './errors/index.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import AjvCompiler from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
 import type { RoutePlugin } from './http/types.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
+import { registerCors } from './http/plugins/cors.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { healthRoutes } from './http/routes/health/index.js';
@@ -18,16 +18,6 @@ import { authRoutes } from './http/routes/auth/index.js';
 import { tableRoutes } from './http/routes/database/tables.js';
 import { recordRoutes } from './http/routes/database/records.js';
 import { functionRoutes } from './http/routes/functions/index.js';
-
-export const EXPOSED_HEADERS = [
-  'X-Total-Count',
-  'Content-Range',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'X-Request-Id',
-  'Retry-After',
-];
 
 /** Every route module, in registration order. */
 const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, aiRoutes, tableRoutes, recordRoutes, storageRoutes, functionRoutes];
@@ -92,13 +82,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     reply.header('x-request-id', request.id);
     done();
   });
-  await app.register(cors, {
-    origin: config.corsOrigins ? [...config.corsOrigins] : true,
-    credentials: Boolean(config.corsOrigins),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    exposedHeaders: EXPOSED_HEADERS,
-    maxAge: 600,
-  });
+  registerCors(app, config.corsOrigins);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);
   await app.register(swagger, {

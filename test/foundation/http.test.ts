@@ -121,6 +121,17 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-methods')).toContain('PATCH');
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(pre.headers.get('access-control-allow-headers')).toBe('authorization,content-type,prefer');
+    expect(pre.headers.get('access-control-max-age')).toBe('600');
+    // Answered before identity: an admin route's preflight needs no credential.
+    const admin = await t.fetch('/api/_probe/admin', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    expect(admin.status).toBe(204);
+    // Every origin, so no credentials; the answer varies by Origin; none without one.
+    expect(r.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(r.headers.get('vary')).toMatch(/origin/i);
+    const plain = await t.fetch('/api/health');
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+    expect(plain.headers.get('vary')).toMatch(/origin/i);
   });
 
   describe('identity and access', () => {
@@ -178,7 +189,12 @@ describe('CORS_ORIGINS restricts origins', () => {
   it('allows a listed origin and not another', async () => {
     const good = await t.fetch('/api/health', { headers: { origin: 'https://good.example' } });
     expect(good.headers.get('access-control-allow-origin')).toBe('https://good.example');
+    expect(good.headers.get('access-control-allow-credentials')).toBe('true');
     const bad = await t.fetch('/api/health', { headers: { origin: 'https://evil.example' } });
     expect(bad.headers.get('access-control-allow-origin')).toBeNull();
+    expect(bad.headers.get('access-control-expose-headers')).toBeNull();
+    const badPre = await t.fetch('/api/health', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    expect(badPre.headers.get('access-control-allow-origin')).toBeNull();
+    expect(badPre.headers.get('access-control-allow-methods')).toBeNull();
   });
 });
