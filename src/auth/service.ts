@@ -96,9 +96,15 @@ export class AuthService {
   }
 
   /** The user behind a live session (the identity layer has checked the session). */
-  async currentUser(userId: string): Promise<User> {
-    const row = await users.userById(this.d.db, userId);
-    if (!row) throw new AppError('INVALID_TOKEN', { message: 'The user of this access token no longer exists.' });
+  /**
+   * The signed-in user. A session not checked yet (the route defers it) is checked in the
+   * same query: an ended session or a deleted user is INVALID_TOKEN either way.
+   */
+  async currentUser(caller: { userId: string; sessionId: string; sessionChecked: boolean }): Promise<User> {
+    const row = caller.sessionChecked
+      ? await users.userById(this.d.db, caller.userId)
+      : await users.userOfLiveSession(this.d.db, caller.userId, caller.sessionId);
+    if (!row) throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended, or its user no longer exists.' });
     return users.toUser(row);
   }
 

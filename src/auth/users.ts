@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { liveSessionSql } from './identity.js';
 
 /** A user as the API shows it. */
 export interface User {
@@ -41,6 +42,12 @@ export async function userByEmail(db: Queryable, email: string): Promise<UserRow
 
 export async function userById(db: Queryable, id: string): Promise<UserRow | null> {
   const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+/** The user of a live session: null when the session ended or the user is gone. */
+export async function userOfLiveSession(db: Queryable, id: string, sessionId: string): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where id = $2 and ${liveSessionSql()}`, [sessionId, id]);
   return rows[0] ?? null;
 }
 

@@ -17,10 +17,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
     /**
-     * The handler runs every database access through withCaller, which checks a user
-     * token's session in its own transaction: the identity hook then skips that lookup.
+     * The handler checks a user token's session itself, in a query it runs anyway (records:
+     * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
      */
-    sessionCheckInTransaction?: boolean;
+    handlerChecksSession?: boolean;
   }
   interface FastifyRequest {
     identity: Identity;

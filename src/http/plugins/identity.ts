@@ -18,7 +18,7 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
   app.addHook('onRoute', (route) => {
     const access: Access = route.config?.access ?? 'admin';
     if (access === 'open') return;
-    const deferSessionCheck = route.config?.sessionCheckInTransaction === true;
+    const deferSessionCheck = route.config?.handlerChecksSession === true;
     if (deferSessionCheck) {
       // The session is checked in the handler's transaction; a request refused before it
       // gets there (unknown table, bad filter, bad body) checks it here first, so a

@@ -13,7 +13,7 @@ const FILTERS =
   'Filters are <column>=<op>.<value> with op eq, neq, gt, gte, lt, lte, like, ilike, in, is (and not.<op>); or=(...), and=(...); select, order (col.asc|desc[.nullsfirst|.nullslast], several keys), limit (1-1000, default 100), offset.';
 // Every records handler reaches the database only through withCaller, which checks the
 // session of a user token in the same transaction.
-const any = { access: 'any' as const, sessionCheckInTransaction: true };
+const any = { access: 'any' as const, handlerChecksSession: true };
 
 /** The raw query string: filters keep their order and repeated keys (the bounded parser reads it). */
 function rawQuery(request: FastifyRequest): string {
