@@ -13,8 +13,8 @@ export type Identity =
       sessionId: string;
       claims: AccessClaims;
       /**
-       * Whether the session was found live. False only when the route asked to check it in
-       * its own transaction (withCaller does it there, saving a round trip).
+       * Whether the session was found live. False only when the route checks it itself, in
+       * a query it runs anyway (`handlerChecksSession`: withCaller, the user read).
        */
       sessionChecked: boolean;
     }
@@ -69,7 +69,7 @@ export class IdentityResolver {
   ) {}
 
   /**
-   * `deferSessionCheck`: leave the session check of a user token to the caller's transaction
+   * `deferSessionCheck`: leave the session check of a user token to the route's handler
    * (see withCaller); the identity then says `sessionChecked: false`.
    */
   async resolve(headers: CredentialHeaders, opts: { deferSessionCheck?: boolean } = {}): Promise<Identity> {
