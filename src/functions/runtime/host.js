@@ -63,7 +63,7 @@ function serve(handler) {
     const headers = new Headers();
     for (const [k, v] of req.headers) if (!k.startsWith('x-plinth-runtime-')) headers.append(k, v);
     try {
-      const res = await handler(new Request(url, { method: req.method, headers, body: req.body, signal: req.signal }));
+      const res = await handler(new Request(url, { method: req.method, headers, body: req.body }));
       if (!(res instanceof Response)) throw new TypeError('The function must return a Response (got ' + typeof res + ').');
       return res;
     } catch (err) {
