@@ -44,8 +44,6 @@ export interface Host {
   readonly agent: http.Agent;
   /** The worker serving the loaded version; null until one is loaded. */
   worker: WorkerTarget | null;
-  /** Deploys to this process, one at a time, so the last one asked for is the one serving. */
-  deploys: Promise<unknown>;
   functionId: string | null;
   version: string | null;
   lastUsed: number;
@@ -73,7 +71,8 @@ const MAX_BACKOFF_MS = 5_000;
 export class HostPool implements FunctionRuntime {
   private readonly baseDir: string;
   private readonly byFunction = new Map<string, Host>();
-  private readonly deploying = new Map<string, Promise<Host>>();
+  /** The deploy under way per function (one at a time: the last one asked for serves). */
+  private readonly deploying = new Map<string, { version: string; host: Promise<Host> }>();
   private readonly all = new Set<Host>();
   private spare: Promise<Host> | null = null;
   private failures = 0;
@@ -202,19 +201,25 @@ export class HostPool implements FunctionRuntime {
 
   /** The warm process of `fn` at its current version, deploying it first if needed. */
   private async acquire(fn: RuntimeFunction): Promise<Host> {
-    const current = this.byFunction.get(fn.id);
-    if (current?.alive && current.version === fn.version) return current;
-    const key = `${fn.id}\0${fn.version}`;
-    let p = this.deploying.get(key);
-    if (!p) {
+    for (;;) {
+      const current = this.byFunction.get(fn.id);
+      if (current?.alive && current.version === fn.version) return current;
+      const pending = this.deploying.get(fn.id);
+      if (pending?.version === fn.version) return pending.host;
+      if (pending) {
+        // Another version of this function is being loaded (e.g. a save and a call that saw
+        // a newer secret): let it finish, then look again, so two loads never race.
+        await pending.host.catch(() => {});
+        continue;
+      }
       // The next spare starts after this deploy, not during it: both compete for the CPU.
-      p = this.deploy(fn, current?.alive ? current : null).finally(() => {
-        this.deploying.delete(key);
+      const host: Promise<Host> = this.deploy(fn, current?.alive ? current : null).finally(() => {
+        if (this.deploying.get(fn.id)?.host === host) this.deploying.delete(fn.id);
         this.warm();
       });
-      this.deploying.set(key, p);
+      this.deploying.set(fn.id, { version: fn.version, host });
+      return host;
     }
-    return p;
   }
 
   private async deploy(fn: RuntimeFunction, reuse: Host | null): Promise<Host> {
@@ -228,9 +233,7 @@ export class HostPool implements FunctionRuntime {
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();
-    const sent = host.deploys.then(() => deployTo(host, { version: fn.version, code, secrets }, this.o.timeoutMs));
-    host.deploys = sent.catch(() => {});
-    const result = await sent.catch(async (err: HostUnreachable) => {
+    const result = await deployTo(host, { version: fn.version, code, secrets }, this.o.timeoutMs).catch(async (err: HostUnreachable) => {
       this.kill(host);
       const exit = await host.exited;
       if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
@@ -298,7 +301,6 @@ export class HostPool implements FunctionRuntime {
       socketPath: path.join(socketDir, 'control.sock'),
       agent: new http.Agent({ keepAlive: true, maxSockets: 4 }),
       worker: null,
-      deploys: Promise.resolve(),
       functionId: null,
       version: null,
       lastUsed: Date.now(),

@@ -4,6 +4,7 @@ import type { Identity, IdentityResolver } from '../../auth/identity.js';
 import type { Access } from '../types.js';
 
 const FAILED = Symbol('identityError');
+const RESOLVED = Symbol('identity');
 type WithFailure = FastifyRequest & { [FAILED]?: AppError };
 
 /**
@@ -14,7 +15,16 @@ type WithFailure = FastifyRequest & { [FAILED]?: AppError };
  * function execution) get none at all.
  */
 export function registerIdentity(app: FastifyInstance, resolver: IdentityResolver): void {
-  app.decorateRequest('identity', null as never);
+  // Requests to open routes and unknown paths read as "nobody" until a hook resolves them
+  // (a getter rather than one more hook on every request).
+  app.decorateRequest('identity', {
+    getter(this: FastifyRequest & { [RESOLVED]?: Identity }) {
+      return this[RESOLVED] ?? NONE;
+    },
+    setter(this: FastifyRequest & { [RESOLVED]?: Identity }, identity: Identity) {
+      this[RESOLVED] = identity;
+    },
+  } as never);
   app.addHook('onRoute', (route) => {
     const access: Access = route.config?.access ?? 'admin';
     if (access === 'open') return;
@@ -55,11 +65,6 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
     };
     route.onRequest = [resolve, ...asArray(route.onRequest)];
     route.preHandler = [...asArray(route.preHandler), check];
-  });
-  // Requests to open routes and unknown paths still read as "nobody".
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.identity ??= NONE;
-    done();
   });
 }
 
