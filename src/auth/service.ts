@@ -97,13 +97,11 @@ export class AuthService {
 
   /** The user behind a live session (the identity layer has checked the session). */
   /**
-   * The signed-in user. A session not checked yet (the route defers it) is checked in the
-   * same query: an ended session or a deleted user is INVALID_TOKEN either way.
+   * The signed-in user, read together with the check that the session is live (the route
+   * leaves that check to this query): an ended session or a deleted user is INVALID_TOKEN.
    */
-  async currentUser(caller: { userId: string; sessionId: string; sessionChecked: boolean }): Promise<User> {
-    const row = caller.sessionChecked
-      ? await users.userById(this.d.db, caller.userId)
-      : await users.userOfLiveSession(this.d.db, caller.userId, caller.sessionId);
+  async currentUser(caller: { userId: string; sessionId: string }): Promise<User> {
+    const row = await users.userOfLiveSession(this.d.db, caller.userId, caller.sessionId);
     if (!row) throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended, or its user no longer exists.' });
     return users.toUser(row);
   }
