@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PLINTH, compare, freePort, median, requireWrk, rssMiB, spawnServer } from './lib.js';
+import { PLINTH, compare, freePort, median, pinnedCpus, requireWrk, rssMiB, spawnServer } from './lib.js';
 
 async function benchFoundation(): Promise<void> {
   await requireWrk();
@@ -23,20 +23,22 @@ async function benchFoundation(): Promise<void> {
       await s.stop();
     }
 
+    // Both servers on one CPU, wrk on another (when the machine has two).
+    const cpus = await pinnedCpus();
     port = await freePort();
-    const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, { env: { ...env, PORT: String(port) }, port, readyPath: '/api/health' });
+    const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, { env: { ...env, PORT: String(port) }, port, readyPath: '/api/health', cpu: cpus?.server });
     await new Promise((r) => setTimeout(r, 2000));
     const idleRss = rssMiB(plinth.pid);
     const basePort = await freePort();
-    const base = await spawnServer(process.execPath, ['bench/baseline-health.mjs'], { env: { PORT: String(basePort) }, port: basePort });
+    const base = await spawnServer(process.execPath, ['bench/baseline-health.mjs'], { env: { PORT: String(basePort) }, port: basePort, cpu: cpus?.server });
     try {
-      await compare('GET /api/health vs bare node:http (goal ≥ 0.8×)', [
-        {
-          name: 'health',
-          baseline: { url: `${base.url}/api/health`, pid: base.pid, seconds: 5, connections: 32 },
-          subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, seconds: 5, connections: 32 },
-        },
-      ]);
+      const title = `GET /api/health vs bare node:http (goal ≥ 0.8×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`;
+      const run = { seconds: 5, connections: 32, cpu: cpus?.load };
+      await compare(
+        title,
+        [{ name: 'health', baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run }, subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, ...run } }],
+        5,
+      );
     } finally {
       await base.stop();
       await plinth.stop();

@@ -21,6 +21,8 @@ export interface LoadOptions {
   threads?: number;
   /** The server's pid: its CPU time over the run gives CPU ms per request. */
   pid?: number;
+  /** Runs wrk on this CPU only (see `pinnedCpus`). */
+  cpu?: number;
 }
 
 export interface LoadResult {
@@ -77,6 +79,27 @@ function requestLua(o: LoadOptions): string {
   return lines.join('\n');
 }
 
+/**
+ * CPUs for a single-process server and its load generator, when the machine has two or more:
+ * unpinned, wrk and the server fight over the same cores and the heavier server loses more
+ * than its own cost. Pinned, each has a core of its own. Null where taskset is missing.
+ */
+export async function pinnedCpus(): Promise<{ server: number; load: number } | null> {
+  const { availableParallelism } = await import('node:os');
+  if (availableParallelism() < 2) return null;
+  try {
+    await run('taskset', ['-c', '0', 'true']);
+    return { server: 1, load: 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** A command line, run on one CPU when `cpu` is given. */
+function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, string[]] {
+  return cpu === undefined ? [cmd, args] : ['taskset', ['-c', String(cpu), cmd, ...args]];
+}
+
 /** One wrk run against `url`. */
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const seconds = o.seconds ?? 5;
@@ -90,7 +113,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     luaFile(o.lua ?? requestLua(o)),
     o.url,
   ];
-  const { stdout } = await run('wrk', args, { maxBuffer: 1 << 20 });
+  const { stdout } = await run(...pinned(o.cpu, 'wrk', args), { maxBuffer: 1 << 20 });
   const cpu1 = o.pid ? cpuMs(o.pid) : 0;
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
@@ -142,6 +165,9 @@ export async function compare(title: string, cases: Case[], rounds = 3): Promise
   for (const c of cases) {
     const b: LoadResult[] = [];
     const s: LoadResult[] = [];
+    // Warm up both (JIT, connection pools) before anything counts.
+    await load({ ...c.baseline, seconds: 2 });
+    await load({ ...c.subject, seconds: 2 });
     for (let i = 0; i < rounds; i++) {
       b.push(await load(c.baseline));
       s.push(await load(c.subject));
@@ -178,10 +204,10 @@ export interface Server {
 export async function spawnServer(
   cmd: string,
   args: string[],
-  opts: { env?: Record<string, string | undefined>; port: number; readyPath?: string; timeoutMs?: number; cwd?: string },
+  opts: { env?: Record<string, string | undefined>; port: number; readyPath?: string; timeoutMs?: number; cwd?: string; cpu?: number },
 ): Promise<Server & { readyMs: number }> {
   const started = performance.now();
-  const proc = spawn(cmd, args, {
+  const proc = spawn(...pinned(opts.cpu, cmd, args), {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', 'pipe'],
     cwd: opts.cwd,

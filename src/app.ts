@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { AppError } from './errors/index.js';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import AjvCompiler from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -11,6 +11,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/err
 import { registerCors } from './http/plugins/cors.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { requestLogger } from './http/request-logger.js';
 import { healthRoutes } from './http/routes/health/index.js';
 import { storageRoutes } from './http/routes/storage/index.js';
 import { aiRoutes } from './http/routes/ai/index.js';
@@ -40,19 +41,22 @@ function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
 }
 
 export interface AppOptions {
-  logger?: FastifyServerOptions['logger'];
+  /** Where log lines go (default stdout); false turns logging off. */
+  logStream?: NodeJS.WritableStream | false;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger: opts.logger ?? {
+    logger: opts.logStream !== false && {
       level: config.logLevel,
       serializers: {
         req: (req) => ({ method: req.method, url: String(req.url).replace(SECRET_PARAMS, '$1[redacted]'), ip: req.ip }),
       },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: (req) => {

@@ -17,19 +17,26 @@ const LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 export class FunctionLogs {
   private buffer: Array<{ functionId: string; level: string; message: string; at: Date }> = [];
   private flushing: Promise<void> | null = null;
-  private readonly timer: NodeJS.Timeout;
+  /** The flush due for what is buffered (none while nothing is: an idle server stays asleep). */
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Queryable,
     private readonly opts: { keep?: number; flushMs?: number; onError?: (err: unknown) => void } = {},
-  ) {
-    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 250);
-    this.timer.unref();
-  }
+  ) {}
 
   add(functionId: string, level: string, message: string): void {
     if (this.buffer.length >= 10_000) return; // a flood while the database is slow: drop rather than grow
     this.buffer.push({ functionId, level: LEVELS.has(level) ? level : 'info', message, at: new Date() });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      // A batch holds at most 1000 lines: what is left waits for the next turn.
+      void this.flush().then(() => this.buffer.length && this.schedule());
+    }, this.opts.flushMs ?? 250).unref();
   }
 
   /** Writes what is buffered; resolves when it is stored. */
@@ -76,7 +83,8 @@ export class FunctionLogs {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     await this.flush();
   }
 }

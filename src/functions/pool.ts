@@ -80,7 +80,8 @@ export class HostPool implements FunctionRuntime {
   private closed = false;
   private seq = 0;
   private readonly sweeper: NodeJS.Timeout;
-  private readonly memoryWatch: NodeJS.Timeout;
+  /** Runs only while some function is warm: an idle server stays asleep. */
+  private memoryWatch: NodeJS.Timeout | null = null;
 
   constructor(private readonly o: PoolOptions) {
     const root = o.tmpRoot ?? tmpdir();
@@ -94,13 +95,20 @@ export class HostPool implements FunctionRuntime {
       for (const h of this.byFunction.values()) if (now - h.lastUsed > idleMs) this.kill(h);
     }, Math.min(idleMs, 60_000));
     this.sweeper.unref();
-    // V8's heap limit (--max-old-space-size) does not count ArrayBuffers and other memory
-    // outside the JS heap, so the resident size of each process is watched as well.
-    this.memoryWatch = setInterval(() => this.checkMemory(), MEMORY_CHECK_MS);
-    this.memoryWatch.unref();
+  }
+
+  // V8's heap limit (--max-old-space-size) does not count ArrayBuffers and other memory
+  // outside the JS heap, so the resident size of each warm process is watched as well.
+  private watchMemory(): void {
+    this.memoryWatch ??= setInterval(() => this.checkMemory(), MEMORY_CHECK_MS).unref();
   }
 
   private checkMemory(): void {
+    if (this.byFunction.size === 0 && this.memoryWatch) {
+      clearInterval(this.memoryWatch);
+      this.memoryWatch = null;
+      return;
+    }
     const limit = (this.o.memoryMb + PROCESS_BASE_MIB) * 1024;
     for (const h of this.byFunction.values()) {
       if (!h.alive || residentKiB(h.pid) <= limit) continue;
@@ -179,7 +187,7 @@ export class HostPool implements FunctionRuntime {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    clearInterval(this.memoryWatch);
+    if (this.memoryWatch) clearInterval(this.memoryWatch);
     const waits = [...this.all].map((h) => {
       this.kill(h);
       return h.exited;
@@ -230,6 +238,7 @@ export class HostPool implements FunctionRuntime {
       const old = this.byFunction.get(fn.id);
       if (old && old !== host) this.kill(old);
       this.byFunction.set(fn.id, host);
+      this.watchMemory();
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();

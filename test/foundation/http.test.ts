@@ -2,6 +2,7 @@
 // identity and access levels. A few probe routes are added to the real app to exercise
 // body parsing and failures that the product routes reach only indirectly.
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from '@fastify/type-provider-typebox';
 import { startApp, createTestUser, type TestApp } from '../helpers/app.js';
@@ -196,5 +197,57 @@ describe('CORS_ORIGINS restricts origins', () => {
     const badPre = await t.fetch('/api/health', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
     expect(badPre.headers.get('access-control-allow-origin')).toBeNull();
     expect(badPre.headers.get('access-control-allow-methods')).toBeNull();
+  });
+});
+
+describe('request logs', () => {
+  const lines: Array<Record<string, any>> = [];
+  let t: TestApp;
+  beforeAll(async () => {
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+        cb();
+      },
+    });
+    t = await startApp('pglite', { LOG_LEVEL: 'info' }, (app) => {
+      app.get('/api/_probe/boom', { config: { access: 'open' } }, async () => {
+        throw new Error('internal detail');
+      });
+    }, stream);
+  });
+  afterAll(() => t?.close());
+
+  const linesOf = (reqId: string) => lines.filter((l) => l.reqId === reqId);
+
+  it('carry the request id on every line of a request, and mask secrets in URLs', async () => {
+    const ok = await t.fetch('/api/health?token=s3cr3t-value&x=1', { headers: { 'x-request-id': 'trace-ok' } });
+    expect(ok.status).toBe(200);
+    const failed = await t.fetch('/api/_probe/boom', { headers: { 'x-request-id': 'trace-500' } });
+    expect(failed.status).toBe(500);
+    const refused = await t.fetch('/api/database/tables', { headers: { 'x-request-id': 'trace-401' } });
+    expect(refused.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 50)); // "request completed" is written after the answer
+
+    expect(linesOf('trace-ok').map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
+    expect(linesOf('trace-ok')[0]!.req).toEqual({ method: 'GET', url: '/api/health?token=[redacted]&x=1', ip: '127.0.0.1' });
+    expect(linesOf('trace-ok')[1]!.res).toEqual({ statusCode: 200 });
+    expect(linesOf('trace-500').map((l) => l.msg)).toEqual(['incoming request', 'unhandled error', 'request completed']);
+    expect(linesOf('trace-500')[1]!.err.message).toBe('internal detail');
+    expect(linesOf('trace-401').some((l) => l.code === 'UNAUTHORIZED')).toBe(true);
+    expect(JSON.stringify(lines)).not.toContain('s3cr3t-value');
+    // Every request line has an id; only the process's own lines (listening, shutdown) have none.
+    expect(lines.filter((l) => l.req || l.res || l.err || l.code).every((l) => typeof l.reqId === 'string')).toBe(true);
+  });
+
+  it('are not written below the level', async () => {
+    const quiet = await startApp('pglite', { LOG_LEVEL: 'warn' }, undefined, new Writable({ write: (c, _e, cb) => (lines.push({ quiet: String(c) }), cb()) }));
+    try {
+      expect((await quiet.fetch('/api/health')).status).toBe(200);
+      expect((await quiet.fetch('/api/no-such-route')).status).toBe(404);
+    } finally {
+      await quiet.close();
+    }
+    expect(lines.filter((l) => l.quiet)).toEqual([]);
   });
 });

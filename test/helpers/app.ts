@@ -31,6 +31,8 @@ export async function startApp(
   env: Record<string, string> = {},
   /** Adds test-only routes before the app starts listening. */
   extend?: (app: FastifyInstance) => void,
+  /** Receives the server's log lines (LOG_LEVEL applies); by default logging is off. */
+  logStream?: NodeJS.WritableStream,
 ): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-test-'));
   const adminKey = newAdminKey();
@@ -45,7 +47,7 @@ export async function startApp(
     ...env,
   });
   const deps = await buildDeps(config, { db });
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logStream: logStream ?? false });
   extend?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();

@@ -1,4 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Deps } from '../../../deps.js';
 import type { RoutePlugin } from '../../types.js';
 
 const Health = Type.Object({
@@ -35,26 +37,37 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
         response: { 200: Health, 503: Health },
       },
     },
-    async (request, reply) => {
-      if (!request.query.checks) return { status: 'ok', ...base, timestamp: new Date().toISOString() };
-      const entries = await Promise.all(
-        Object.entries(deps.healthChecks).map(async ([name, check]) => {
-          try {
-            await withTimeout(check.run());
-            return [name, { status: 'ok' }, check.required] as const;
-          } catch (err) {
-            request.log.warn({ err, check: name }, 'health check failed');
-            return [name, { status: 'down', message: `${name} is not reachable` }, check.required] as const;
-          }
-        }),
-      );
-      const down = entries.some(([, c, required]) => required && c.status !== 'ok');
-      return reply.status(down ? 503 : 200).send({
-        status: down ? 'degraded' : 'ok',
-        ...base,
-        timestamp: new Date().toISOString(),
-        checks: Object.fromEntries(entries.map(([name, c]) => [name, c])),
+    (request, reply) => {
+      // Plain liveness answers synchronously: no promise on the hot path of load balancers.
+      if (!request.query.checks) {
+        reply.send({ status: 'ok', ...base, timestamp: new Date().toISOString() });
+        return;
+      }
+      return runChecks(deps.healthChecks, request.log).then(({ down, checks }) => {
+        reply.status(down ? 503 : 200).send({ status: down ? 'degraded' : 'ok', ...base, timestamp: new Date().toISOString(), checks });
       });
     },
   );
 };
+
+/** Runs every check at once; `down` when a required one failed. */
+async function runChecks(
+  healthChecks: Deps['healthChecks'],
+  log: FastifyBaseLogger,
+): Promise<{ down: boolean; checks: Record<string, { status: string; message?: string }> }> {
+  const entries = await Promise.all(
+    Object.entries(healthChecks).map(async ([name, check]) => {
+      try {
+        await withTimeout(check.run());
+        return [name, { status: 'ok' }, check.required] as const;
+      } catch (err) {
+        log.warn({ err, check: name }, 'health check failed');
+        return [name, { status: 'down', message: `${name} is not reachable` }, check.required] as const;
+      }
+    }),
+  );
+  return {
+    down: entries.some(([, c, required]) => required && c.status !== 'ok'),
+    checks: Object.fromEntries(entries.map(([name, c]) => [name, c])),
+  };
+}
