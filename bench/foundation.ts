@@ -33,11 +33,11 @@ async function benchFoundation(): Promise<void> {
     const base = await spawnServer(process.execPath, ['bench/baseline-health.mjs'], { env: { PORT: String(basePort) }, port: basePort, cpu: cpus?.server });
     try {
       const title = `GET /api/health vs bare node:http (goal ≥ 0.8×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`;
-      const run = { seconds: 5, connections: 32, cpu: cpus?.load };
+      const run = { seconds: 3, connections: 32, cpu: cpus?.load };
       await compare(
         title,
         [{ name: 'health', baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run }, subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, ...run } }],
-        5,
+        9,
       );
     } finally {
       await base.stop();
