@@ -68,12 +68,11 @@ export async function benchAi(): Promise<void> {
       seconds: 4,
       connections,
     });
-    // Warm both paths (JIT, connection pool to the upstream).
-    for (let i = 0; i < 200; i++) {
-      const r = await fetch(`${plinth.url}/api/ai/chat/completions`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: BODY });
-      if (r.status !== 200) throw new Error(`warm-up call failed: ${r.status} ${await r.text()}`);
-      await r.arrayBuffer();
-    }
+    // One call first, so a broken setup stops here instead of showing up as wrk errors
+    // (compare() warms both paths up itself).
+    const r = await fetch(`${plinth.url}/api/ai/chat/completions`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: BODY });
+    if (r.status !== 200) throw new Error(`first call failed: ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
     const results = await compare('POST /api/ai/chat/completions: direct to the upstream vs through Plinth (goal: added p50 ≤ 2 ms)', [
       { name: 'chat, user token, 1 connection (latency)', baseline: direct(BODY, 1), subject: through(BODY, 1) },
       // The admin key needs no session lookup: the difference to the line above is identity, not the gateway.

@@ -2,7 +2,7 @@
 // server's CPU time from /proc, interleaved rounds with medians, and a printed ratio.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -85,7 +85,6 @@ function requestLua(o: LoadOptions): string {
  * than its own cost. Pinned, each has a core of its own. Null where taskset is missing.
  */
 export async function pinnedCpus(): Promise<{ server: number; load: number } | null> {
-  const { availableParallelism } = await import('node:os');
   if (availableParallelism() < 2) return null;
   try {
     await run('taskset', ['-c', '0', 'true']);

@@ -1,17 +1,11 @@
-import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
+import { jsonLines } from '../../test/helpers/log.js';
 import { requestLogger } from './request-logger.js';
 
 /** A real pino logger (Fastify's) writing JSON lines into an array. */
 function pinoInto(level: string) {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-      cb();
-    },
-  });
+  const { stream, lines } = jsonLines();
   const log = Fastify({ logger: { level, stream } }).log;
   return { log, lines };
 }

@@ -2,11 +2,11 @@
 // identity and access levels. A few probe routes are added to the real app to exercise
 // body parsing and failures that the product routes reach only indirectly.
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from '@fastify/type-provider-typebox';
 import { startApp, createTestUser, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { jsonLines } from '../helpers/log.js';
 
 function expectEnvelope(body: any, status: number, code: string) {
   expect(body).toEqual({ statusCode: status, error: code, message: expect.any(String), nextActions: expect.any(String) });
@@ -201,15 +201,9 @@ describe('CORS_ORIGINS restricts origins', () => {
 });
 
 describe('request logs', () => {
-  const lines: Array<Record<string, any>> = [];
+  const { stream, lines } = jsonLines();
   let t: TestApp;
   beforeAll(async () => {
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-        cb();
-      },
-    });
     t = await startApp('pglite', { LOG_LEVEL: 'info' }, (app) => {
       app.get('/api/_probe/boom', { config: { access: 'open' } }, async () => {
         throw new Error('internal detail');
@@ -241,13 +235,14 @@ describe('request logs', () => {
   });
 
   it('are not written below the level', async () => {
-    const quiet = await startApp('pglite', { LOG_LEVEL: 'warn' }, undefined, new Writable({ write: (c, _e, cb) => (lines.push({ quiet: String(c) }), cb()) }));
+    const quietLog = jsonLines();
+    const quiet = await startApp('pglite', { LOG_LEVEL: 'warn' }, undefined, quietLog.stream);
     try {
       expect((await quiet.fetch('/api/health')).status).toBe(200);
       expect((await quiet.fetch('/api/no-such-route')).status).toBe(404);
     } finally {
       await quiet.close();
     }
-    expect(lines.filter((l) => l.quiet)).toEqual([]);
+    expect(quietLog.lines).toEqual([]);
   });
 });
