@@ -24,19 +24,23 @@ function denoChildren(pid: number): number[] {
   return kids;
 }
 
-// A bare node:http relay: each request forwarded over a Unix socket (keep-alive), the answer
-// read whole and sent back.
+// A bare node:http relay: each request forwarded over a Unix socket (keep-alive) with undici,
+// the client Plinth uses, the answer read whole and sent back.
 const RELAY = `import http from 'node:http';
+import { Pool } from '${import.meta.resolve('undici')}';
 const [socketPath, port] = process.argv.slice(2);
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const pool = new Pool('http://localhost', { socketPath, connections: 256 });
 http.createServer((req, res) => {
-  const out = http.request({ agent, socketPath, method: req.method, path: req.url, headers: req.headers }, (r) => {
-    const chunks = [];
-    r.on('data', (c) => chunks.push(c));
-    r.on('end', () => { res.writeHead(r.statusCode, r.headers); res.end(Buffer.concat(chunks)); });
+  let status = 0;
+  let headers = {};
+  const chunks = [];
+  pool.dispatch({ path: req.url, method: req.method, headers: req.headers, body: req.method === 'GET' || req.method === 'HEAD' ? null : req }, {
+    onRequestStart() {},
+    onResponseStart(_c, s, h) { status = s; headers = h; },
+    onResponseData(_c, chunk) { chunks.push(chunk); },
+    onResponseEnd() { res.writeHead(status, headers); res.end(Buffer.concat(chunks)); },
+    onResponseError() { res.destroy(); },
   });
-  out.on('error', () => res.destroy());
-  req.pipe(out);
 }).listen(Number(port), '127.0.0.1');
 `;
 

@@ -1,43 +1,73 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
 import { AppError } from '../errors/index.js';
 import type { InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
 
-/** Where a host is reached: a Unix socket (local pool) or host:port (remote runtime). */
+/** Where a host is reached: a connection pool to it, and how its protocol paths are written. */
 export interface HostTarget {
-  agent: http.Agent;
-  socketPath?: string;
-  hostname?: string;
-  port?: number;
+  dispatcher: Dispatcher;
   /** Prepended to the host protocol paths (a remote runtime routes by function). */
   pathPrefix?: string;
   extraHeaders?: Record<string, string>;
-  /** https (a remote runtime behind TLS); `agent` is then an https.Agent. */
-  secure?: boolean;
 }
 
-const requestFor = (t: HostTarget) => (t.secure ? https.request : http.request);
+/**
+ * Keep-alive connections to a host: a local host's Unix socket, or a remote runtime's origin
+ * (http or https). undici rather than node:http's client: it costs the API server about
+ * half the CPU per relayed call (docs/decisions.md).
+ */
+export function hostPool(where: { socketPath: string } | { origin: string }, connections = 256): Pool {
+  return 'socketPath' in where ? new Pool('http://localhost', { socketPath: where.socketPath, connections }) : new Pool(where.origin, { connections });
+}
 
 // Hop-by-hop headers belong to one connection and are never forwarded (RFC 9110 §7.6.1).
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer', 'http2-settings']);
 
-export function dropHopByHop(headers: http.IncomingHttpHeaders): Record<string, string | string[]> {
+export function dropHopByHop(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
   return out;
 }
 
 const SMALL_BODY = 64 * 1024;
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** A request that failed before the function answered, with the transport's error code. */
+/** A request that failed before the function answered, with the transport's error as cause. */
 export class HostUnreachable extends Error {
   constructor(override readonly cause: unknown) {
     super('function host unreachable');
+  }
+
+  /** The transport's error code (ECONNREFUSED, UND_ERR_SOCKET…). */
+  get code(): string | undefined {
+    return (this.cause as { code?: string } | null)?.code;
+  }
+
+  /** The host took longer than the call's timeout to answer. */
+  get timedOut(): boolean {
+    return TIMEOUT_CODES.has(this.code ?? '');
   }
 }
 
 /** The host had another version loaded (it restarted): deploy again. */
 export class NotDeployed extends Error {}
+
+const timeoutError = (ms: number) => new AppError('FUNCTION_TIMEOUT', { message: `The function did not finish within ${ms} ms.` });
+
+/** What a host's outcome header means, when it answered for the function instead of relaying it. */
+function outcomeError(outcome: string, timeoutMs: number): Error {
+  if (outcome === 'threw' || outcome === 'load-error') return new AppError('FUNCTION_ERROR');
+  if (outcome === 'timeout') return timeoutError(timeoutMs);
+  if (outcome === 'memory') return new AppError('FUNCTION_MEMORY_LIMIT');
+  if (outcome === 'not-deployed') return new NotDeployed();
+  return new HostUnreachable(new Error(`host outcome ${outcome}`));
+}
+
+/** The client stopped sending the body (it went away): its failure, not the host's. */
+function bodyCut(req: InvokeRequest): boolean {
+  return req.body !== null && req.body.destroyed && !req.body.readableEnded;
+}
 
 /**
  * Sends one invocation to a host and resolves with the function's response, streamed.
@@ -51,68 +81,107 @@ export function sendToHost(
   opts: { timeoutMs: number; onTimeout: () => void },
 ): Promise<InvokeResponse> {
   return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | null = null;
     let settled = false;
-    let response: http.IncomingMessage | null = null;
-    const timer = setTimeout(() => {
-      opts.onTimeout();
-      if (!settled) {
-        settled = true;
-        creq.destroy();
-        reject(new AppError('FUNCTION_TIMEOUT', { message: `The function did not finish within ${opts.timeoutMs} ms.` }));
-      } else response?.destroy(new Error('function timed out'));
-    }, opts.timeoutMs);
-    const headers: http.OutgoingHttpHeaders = {
-      ...dropHopByHop(req.headers),
-      ...target.extraHeaders,
-      'x-plinth-runtime-version': fn.version,
-      'x-plinth-runtime-url': req.url,
-    };
-    const creq = requestFor(target)({
-      agent: target.agent,
-      socketPath: target.socketPath,
-      hostname: target.hostname,
-      port: target.port,
-      method: req.method,
-      path: `${target.pathPrefix ?? ''}/_plinth/invoke`,
-      headers,
-    });
-    creq.on('response', (res) => {
-      response = res;
-      const outcome = res.headers['x-plinth-runtime-outcome'];
-      if (outcome) {
-        res.resume();
-        clearTimeout(timer);
-        settled = true;
-        if (outcome === 'threw' || outcome === 'load-error') reject(new AppError('FUNCTION_ERROR'));
-        else if (outcome === 'timeout') reject(new AppError('FUNCTION_TIMEOUT', { message: `The function did not finish within ${opts.timeoutMs} ms.` }));
-        else if (outcome === 'memory') reject(new AppError('FUNCTION_MEMORY_LIMIT'));
-        else if (outcome === 'not-deployed') reject(new NotDeployed());
-        else reject(new HostUnreachable(new Error(`host outcome ${String(outcome)}`)));
-        return;
-      }
-      settled = true;
-      res.on('close', () => clearTimeout(timer));
-      const head = { status: res.statusCode ?? 502, headers: dropHopByHop(res.headers) };
-      const length = Number(res.headers['content-length'] ?? NaN);
-      if (!(length <= SMALL_BODY)) return resolve({ ...head, body: res });
-      // A small body of known length is read whole: sending a Buffer costs the API server
-      // less than piping a stream.
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ ...head, body: Buffer.concat(chunks) }));
-      res.on('error', (err) => reject(new HostUnreachable(err)));
-    });
-    creq.on('error', (err) => {
+    let timedOut = false;
+    let head: Omit<InvokeResponse, 'body'> | null = null;
+    let chunks: Buffer[] | null = null; // a small body, read whole
+    let stream: Readable | null = null; // any other body, streamed
+    const settle = (fail: Error | null, res?: InvokeResponse) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      reject(new HostUnreachable(err));
-    });
-    if (req.body) {
-      req.body.on('error', (err) => creq.destroy(err));
-      req.body.pipe(creq);
-    } else creq.end();
+      if (fail) reject(fail);
+      else resolve(res!);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      opts.onTimeout();
+      settle(timeoutError(opts.timeoutMs));
+      controller?.abort(new Error('function timed out'));
+    }, opts.timeoutMs);
+
+    // Node already answered any "Expect: 100-continue", and undici refuses to send it on.
+    const { expect: _answered, ...forwarded } = dropHopByHop(req.headers);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (timedOut) c.abort(new Error('function timed out'));
+      },
+      onResponseStart(c, status, headers) {
+        const outcome = headers['x-plinth-runtime-outcome'];
+        if (outcome) {
+          // The host answered for the function; its body is drained and dropped.
+          clearTimeout(timer);
+          return settle(outcomeError(String(outcome), opts.timeoutMs));
+        }
+        head = { status, headers: dropHopByHop(headers) };
+        // A small body of known length is read whole: sending a Buffer costs the API server
+        // less than piping a stream.
+        if (Number(headers['content-length'] ?? NaN) <= SMALL_BODY) {
+          chunks = [];
+          return;
+        }
+        stream = new Readable({
+          read: () => c.resume(),
+          destroy: (err, cb) => {
+            clearTimeout(timer);
+            if (!c.aborted && !stream!.readableEnded) c.abort(err ?? new Error('response closed'));
+            cb(err);
+          },
+        });
+        settle(null, { ...head, body: stream });
+      },
+      onResponseData(c, chunk) {
+        if (chunks) chunks.push(chunk);
+        else if (stream && !stream.push(chunk)) c.pause();
+      },
+      onResponseEnd() {
+        clearTimeout(timer);
+        if (chunks && head) settle(null, { ...head, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        else stream?.push(null);
+      },
+      onResponseError(_c, err) {
+        clearTimeout(timer);
+        settle(bodyCut(req) ? new AppError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' }) : new HostUnreachable(err));
+        stream?.destroy(err);
+      },
+    };
+    target.dispatcher.dispatch(
+      {
+        method: req.method,
+        path: `${target.pathPrefix ?? ''}/_plinth/invoke`,
+        headers: { ...forwarded, ...target.extraHeaders, 'x-plinth-runtime-version': fn.version, 'x-plinth-runtime-url': req.url },
+        body: req.body,
+        // The wall-time limit above covers the whole call, streaming included.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      handler,
+    );
   });
+}
+
+/**
+ * One request of the host protocol other than an invocation (deploy, health): its status
+ * and text. Transport failures and timeouts reject with HostUnreachable.
+ */
+export async function hostCall(
+  target: HostTarget,
+  o: { method: 'GET' | 'PUT'; path: string; json?: unknown; timeoutMs: number },
+): Promise<{ status: number; text: string }> {
+  try {
+    const res = await target.dispatcher.request({
+      method: o.method,
+      path: `${target.pathPrefix ?? ''}${o.path}`,
+      headers: { ...target.extraHeaders, ...(o.json === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: o.json === undefined ? null : JSON.stringify(o.json),
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
+    });
+    return { status: res.statusCode, text: await res.body.text() };
+  } catch (err) {
+    throw new HostUnreachable(err);
+  }
 }
 
 /** A loaded version: `socket` is where a local host's worker takes its calls. */
@@ -122,46 +191,19 @@ export type DeployResult = { loaded: true; socket: string | null } | { loaded: f
  * Loads a function version into a host; `loaded: false` when the module failed to load (the
  * host logged why). Transport failures reject with HostUnreachable.
  */
-export function deployTo(
+export async function deployTo(
   target: HostTarget,
   payload: { version: string; code: string; secrets: Record<string, string> },
   timeoutMs: number,
 ): Promise<DeployResult> {
-  const body = JSON.stringify(payload);
-  return new Promise((resolve, reject) => {
-    const req = requestFor(target)(
-      {
-        agent: target.agent,
-        socketPath: target.socketPath,
-        hostname: target.hostname,
-        port: target.port,
-        method: 'PUT',
-        path: `${target.pathPrefix ?? ''}/_plinth/deploy`,
-        headers: { ...target.extraHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        timeout: timeoutMs,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          if (text.length < 4096) text += c;
-        });
-        res.on('end', () => {
-          if (res.statusCode === 422) return resolve({ loaded: false });
-          if (res.statusCode !== 200) return reject(new HostUnreachable(new Error(`deploy answered ${res.statusCode}`)));
-          let socket: unknown = null;
-          try {
-            socket = (JSON.parse(text) as { socket?: unknown }).socket ?? null;
-          } catch {
-            // a remote runtime's answer carries no socket
-          }
-          resolve({ loaded: true, socket: typeof socket === 'string' ? socket : null });
-        });
-        res.on('error', (err) => reject(new HostUnreachable(err)));
-      },
-    );
-    req.on('timeout', () => req.destroy(Object.assign(new Error('deploy timed out'), { code: 'DEPLOY_TIMEOUT' })));
-    req.on('error', (err) => reject(new HostUnreachable(err)));
-    req.end(body);
-  });
+  const { status, text } = await hostCall(target, { method: 'PUT', path: '/_plinth/deploy', json: payload, timeoutMs });
+  if (status === 422) return { loaded: false };
+  if (status !== 200) throw new HostUnreachable(new Error(`deploy answered ${status}`));
+  let socket: unknown = null;
+  try {
+    socket = (JSON.parse(text) as { socket?: unknown }).socket ?? null;
+  } catch {
+    // a remote runtime's answer carries no socket
+  }
+  return { loaded: true, socket: typeof socket === 'string' ? socket : null };
 }

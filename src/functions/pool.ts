@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { AppError } from '../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
-import { deployTo, HostUnreachable, sendToHost } from './host-client.js';
+import type { Pool } from 'undici';
+import { deployTo, hostCall, hostPool, HostUnreachable, sendToHost } from './host-client.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */
@@ -30,18 +30,18 @@ interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** Where calls go: the Unix socket of the worker running the loaded version. */
+/** Where calls go: connections to the Unix socket of the worker running the loaded version. */
 interface WorkerTarget {
   readonly socketPath: string;
-  readonly agent: http.Agent;
+  readonly dispatcher: Pool;
 }
 
 /** One Deno process hosting (at most) one function, managed over its control socket. */
 export interface Host {
   readonly pid: number;
-  /** The control socket (deploy, health). */
+  /** The control socket (deploy, health), and connections to it. */
   readonly socketPath: string;
-  readonly agent: http.Agent;
+  readonly dispatcher: Pool;
   /** The worker serving the loaded version; null until one is loaded. */
   worker: WorkerTarget | null;
   functionId: string | null;
@@ -149,15 +149,8 @@ export class HostPool implements FunctionRuntime {
     accessSync(this.o.binary, constants.X_OK);
     const h = [...this.byFunction.values()].find((x) => x.alive && x.version);
     if (!h) return;
-    await new Promise<void>((resolve, reject) => {
-      const req = http.request({ agent: h.agent, socketPath: h.socketPath, path: '/_plinth/health', timeout: 2000 }, (res) => {
-        res.resume();
-        res.statusCode === 200 ? resolve() : reject(new Error(`host answered ${res.statusCode}`));
-      });
-      req.on('timeout', () => req.destroy(new Error('host health timed out')));
-      req.on('error', reject);
-      req.end();
-    });
+    const { status } = await hostCall(h, { method: 'GET', path: '/_plinth/health', timeoutMs: 2000 });
+    if (status !== 200) throw new Error(`host answered ${status}`);
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
@@ -246,7 +239,7 @@ export class HostPool implements FunctionRuntime {
       this.kill(host);
       const exit = await host.exited;
       if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
-      if ((err.cause as { code?: string }).code === 'DEPLOY_TIMEOUT') {
+      if (err.timedOut) {
         throw new AppError('FUNCTION_TIMEOUT', { message: 'The function took too long to load.', cause: err });
       }
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
@@ -256,8 +249,9 @@ export class HostPool implements FunctionRuntime {
       if (result.loaded) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
       throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
     }
-    // The replaced worker closes its connections itself once it has drained.
-    host.worker = { socketPath: result.socket, agent: new http.Agent({ keepAlive: true, maxSockets: 256 }) };
+    // The replaced worker's calls in flight finish; it closes its connections once drained.
+    void host.worker?.dispatcher.close().catch(() => {});
+    host.worker = { socketPath: result.socket, dispatcher: hostPool({ socketPath: result.socket }) };
     host.version = fn.version;
     return host;
   }
@@ -291,6 +285,7 @@ export class HostPool implements FunctionRuntime {
     const socketDir = path.join(this.baseDir, `s${n}`);
     mkdirSync(tmpDir);
     mkdirSync(socketDir);
+    const controlSocket = path.join(socketDir, 'control.sock');
     const proc = spawn(this.o.binary, hostArgs({ socketDir, tmpDir, memoryMb: this.o.memoryMb }), {
       // A minimal environment: none of Plinth's secrets reach the function processes.
       env: {
@@ -307,8 +302,8 @@ export class HostPool implements FunctionRuntime {
     const exited = new Promise<Exit>((r) => (resolveExit = r));
     const host: Host = {
       pid: proc.pid ?? -1,
-      socketPath: path.join(socketDir, 'control.sock'),
-      agent: new http.Agent({ keepAlive: true, maxSockets: 4 }),
+      socketPath: controlSocket,
+      dispatcher: hostPool({ socketPath: controlSocket }, 4),
       worker: null,
       functionId: null,
       version: null,
@@ -363,8 +358,8 @@ export class HostPool implements FunctionRuntime {
       proc.on('exit', (code, signal) => {
         clearTimeout(timer);
         this.all.delete(host);
-        host.agent.destroy();
-        host.worker?.agent.destroy();
+        void host.dispatcher.destroy().catch(() => {});
+        void host.worker?.dispatcher.destroy().catch(() => {});
         const wasAlive = host.alive;
         this.forget(host);
         rmSync(tmpDir, { recursive: true, force: true });

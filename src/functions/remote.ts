@@ -1,8 +1,10 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
-import { deployTo, HostUnreachable, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
+import { deployTo, hostCall, hostPool, HostUnreachable, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
+
+// The runtime closed a kept-alive connection (it restarted) as the call was sent.
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 /**
  * A function runtime reached over HTTP at FUNCTION_RUNTIME_URL (a runtime pool on a private
@@ -11,25 +13,20 @@ import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } 
  * function is deployed again.
  */
 export class RemoteRuntime implements FunctionRuntime {
-  private readonly agent: http.Agent;
+  private readonly pool: Pool;
   private readonly base: URL;
-  private readonly secure: boolean;
   private readonly deployed = new Map<string, string>();
 
   constructor(private readonly o: { url: string; token: string | null; timeoutMs: number }) {
     this.base = new URL(o.url);
-    this.secure = this.base.protocol === 'https:';
-    this.agent = this.secure ? new https.Agent({ keepAlive: true, maxSockets: 256 }) : new http.Agent({ keepAlive: true, maxSockets: 256 });
+    this.pool = hostPool({ origin: this.base.origin });
   }
 
   private target(id: string | null): HostTarget {
     const prefix = this.base.pathname.replace(/\/+$/, '');
     return {
-      agent: this.agent,
-      hostname: this.base.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(this.base.port || (this.secure ? 443 : 80)),
+      dispatcher: this.pool,
       pathPrefix: id ? `${prefix}/fn/${encodeURIComponent(id)}` : prefix,
-      secure: this.secure,
       extraHeaders: this.o.token ? { 'x-plinth-runtime-token': this.o.token } : {},
     };
   }
@@ -41,17 +38,8 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async check(): Promise<void> {
-    const t = this.target(null);
-    await new Promise<void>((resolve, reject) => {
-      const request = t.secure ? https.request : http.request;
-      const req = request({ agent: t.agent, hostname: t.hostname, port: t.port, path: `${t.pathPrefix}/_plinth/health`, headers: t.extraHeaders, timeout: 3000 }, (res) => {
-        res.resume();
-        res.statusCode === 200 ? resolve() : reject(new Error(`runtime answered ${res.statusCode}`));
-      });
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', reject);
-      req.end();
-    });
+    const { status } = await hostCall(this.target(null), { method: 'GET', path: '/_plinth/health', timeoutMs: 3000 });
+    if (status !== 200) throw new Error(`runtime answered ${status}`);
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
@@ -81,8 +69,7 @@ export class RemoteRuntime implements FunctionRuntime {
     } catch (err) {
       // A kept-alive connection the runtime closed (it restarted): retry once on a new one
       // when there is no body that was already consumed.
-      const code = err instanceof HostUnreachable ? (err.cause as { code?: string } | null)?.code : undefined;
-      if (req.body || (code !== 'ECONNRESET' && code !== 'EPIPE')) throw err;
+      if (req.body || !(err instanceof HostUnreachable && CONNECTION_LOST.has(err.code ?? ''))) throw err;
       return once();
     }
   }
@@ -95,6 +82,6 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async close(): Promise<void> {
-    this.agent.destroy();
+    await this.pool.destroy();
   }
 }
