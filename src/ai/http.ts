@@ -1,6 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { Readable } from 'node:stream';
+import { Pool } from 'undici';
 
 /** An answer of the upstream: status and headers now, the body as it arrives. */
 export interface HttpAnswer {
@@ -24,69 +23,60 @@ export class AnswerTooLargeError extends Error {
 const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /**
- * A small keep-alive HTTP(S) client bound to one base URL. Measured on this machine it costs
- * about 0.06 ms of CPU a call against 0.31 ms for global fetch, which is most of the gateway's
- * own overhead. Redirects are never followed (the API key must not travel elsewhere) and no
- * compression is asked for.
+ * A small keep-alive HTTP(S) client bound to one base URL, on undici (the client the function
+ * relay uses too). Measured on this machine, global fetch cost about 0.31 ms of CPU a call
+ * against 0.06 ms for node:http's client, which is most of the gateway's own overhead; undici's
+ * own API costs less still. Redirects are never followed (the API key must not travel
+ * elsewhere) and no compression is asked for.
  */
 export class HttpClient {
   private readonly base: URL;
-  private readonly agent: http.Agent;
-  private readonly transport: typeof http | typeof https;
+  private readonly pool: Pool;
 
   constructor(baseUrl: string) {
     this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    const secure = this.base.protocol === 'https:';
-    this.transport = secure ? https : http;
-    const opts = { keepAlive: true, maxSockets: 512, maxFreeSockets: 64, timeout: 120_000 };
-    this.agent = secure ? new https.Agent(opts) : new http.Agent(opts);
+    this.pool = new Pool(this.base.origin, { connections: 512 });
   }
 
   /** `path` is relative to the base URL ("chat/completions"). Resolves when the headers arrive. */
-  request(o: { method: string; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal }): Promise<HttpAnswer> {
+  async request(o: { method: string; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal }): Promise<HttpAnswer> {
     const url = new URL(o.path, this.base);
-    const body = o.body === undefined ? undefined : Buffer.from(o.body, 'utf8');
-    return new Promise((resolve, reject) => {
-      const req = this.transport.request(
-        url,
-        {
-          method: o.method,
-          agent: this.agent,
-          signal: o.signal,
-          headers: { ...o.headers, 'accept-encoding': 'identity', ...(body ? { 'content-length': String(body.length) } : {}) },
-        },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          resolve({
-            status,
-            ok: status >= 200 && status < 300,
-            header: (name) => {
-              const v = res.headers[name.toLowerCase()];
-              return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-            },
-            body: res,
-            text: (maxBytes = MAX_ANSWER_BYTES) => readText(res, maxBytes),
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+    const res = await this.pool.request({
+      method: o.method as 'GET' | 'POST',
+      path: url.pathname + url.search,
+      headers: { ...o.headers, 'accept-encoding': 'identity' },
+      body: o.body ?? null,
+      signal: o.signal,
+      // The caller's deadline covers the wait and the stream; undici's own timers are off.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
+    const status = res.statusCode;
+    return {
+      status,
+      ok: status >= 200 && status < 300,
+      header: (name) => {
+        const v = res.headers[name.toLowerCase()];
+        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+      },
+      body: res.body,
+      text: (maxBytes = MAX_ANSWER_BYTES) => readText(res.body, maxBytes),
+    };
   }
 
-  /** Closes idle keep-alive connections (shutdown). */
+  /** Closes the keep-alive connections (shutdown). */
   close(): void {
-    this.agent.destroy();
+    void this.pool.destroy().catch(() => {});
   }
 }
 
-async function readText(res: http.IncomingMessage, maxBytes: number): Promise<string> {
+async function readText(body: Readable, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) {
-      res.destroy();
+      body.destroy();
       throw new AnswerTooLargeError(maxBytes);
     }
     chunks.push(chunk);
