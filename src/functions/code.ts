@@ -25,6 +25,9 @@ export async function compileFunction(source: string): Promise<string> {
       metafile: true,
       logLevel: 'silent',
       legalComments: 'none',
+      // Stack traces in the function's logs then point at the lines the user wrote.
+      sourcemap: 'inline',
+      sourcesContent: false,
     });
   } catch (err) {
     const first = (err as { errors?: Array<{ text: string; location: { line: number; column: number } | null }> }).errors?.[0];
