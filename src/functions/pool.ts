@@ -3,10 +3,10 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
-import type { Pool } from 'undici';
 import { deployTo, hostCall, hostPool, HostUnreachable, sendToHost } from './host-client.js';
 
 export interface PoolOptions {
