@@ -165,7 +165,7 @@ export function sendToHost(
  * One request of the host protocol other than an invocation (deploy, health): its status
  * and text. Transport failures and timeouts reject with HostUnreachable.
  */
-export async function hostCall(
+async function hostCall(
   target: HostTarget,
   o: { method: 'GET' | 'PUT'; path: string; json?: unknown; timeoutMs: number },
 ): Promise<{ status: number; text: string }> {
@@ -182,6 +182,12 @@ export async function hostCall(
   } catch (err) {
     throw new HostUnreachable(err);
   }
+}
+
+/** Resolves when a host (or a remote runtime) answers its health path with 200. */
+export async function checkHost(target: HostTarget, timeoutMs: number): Promise<void> {
+  const { status } = await hostCall(target, { method: 'GET', path: '/_plinth/health', timeoutMs });
+  if (status !== 200) throw new HostUnreachable(new Error(`health answered ${status}`));
 }
 
 /** A loaded version: `socket` is where a local host's worker takes its calls. */

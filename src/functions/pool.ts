@@ -7,7 +7,7 @@ import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
-import { deployTo, hostCall, hostPool, HostUnreachable, sendToHost } from './host-client.js';
+import { checkHost, deployTo, hostPool, HostUnreachable, sendToHost } from './host-client.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */
@@ -149,8 +149,7 @@ export class HostPool implements FunctionRuntime {
     accessSync(this.o.binary, constants.X_OK);
     const h = [...this.byFunction.values()].find((x) => x.alive && x.version);
     if (!h) return;
-    const { status } = await hostCall(h, { method: 'GET', path: '/_plinth/health', timeoutMs: 2000 });
-    if (status !== 200) throw new Error(`host answered ${status}`);
+    await checkHost(h, 2000);
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {

@@ -1,6 +1,6 @@
 import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
-import { deployTo, hostCall, hostPool, HostUnreachable, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
+import { checkHost, deployTo, hostPool, HostUnreachable, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
 
 // The runtime closed a kept-alive connection (it restarted) as the call was sent.
@@ -38,8 +38,7 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async check(): Promise<void> {
-    const { status } = await hostCall(this.target(null), { method: 'GET', path: '/_plinth/health', timeoutMs: 3000 });
-    if (status !== 200) throw new Error(`runtime answered ${status}`);
+    await checkHost(this.target(null), 3000);
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
