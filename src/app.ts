@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { AppError } from './errors/index.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -12,6 +12,7 @@ import { registerCors } from './http/plugins/cors.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { requestLogger } from './http/request-logger.js';
+import { jsonBodyParser } from './http/json-body.js';
 import { healthRoutes } from './http/routes/health/index.js';
 import { storageRoutes } from './http/routes/storage/index.js';
 import { aiRoutes } from './http/routes/ai/index.js';
@@ -40,6 +41,14 @@ function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 }
 
+/** Node's answer to an Expect header other than 100-continue, with the envelope. */
+function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): void {
+  const e = new AppError('EXPECTATION_FAILED');
+  const body = JSON.stringify(e.toBody());
+  res.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
   logStream?: NodeJS.WritableStream | false;
@@ -58,6 +67,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     },
     childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimitBytes,
+    // Node would answer a missing Host with an empty 400; the request-id hook answers it with the envelope.
+    http: { requireHostHeader: false },
     trustProxy: config.trustProxy,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -82,8 +93,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
+  // JSON is the only body type the API parses (routes that take raw bodies add their own parser):
+  // text/plain is answered 415, not read as a string that then fails the body schema.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
+  app.server.on('checkExpectation', answerExpectationFailed);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
+      return done(new AppError('MALFORMED_REQUEST', { message: 'An HTTP/1.1 request needs a Host header.' }));
+    }
     done();
   });
   registerCors(app, config.corsOrigins);

@@ -23,10 +23,17 @@ const BY_CODE: Record<string, ErrorCode> = {
   '57P02': 'DATABASE_UNAVAILABLE',
   '57P03': 'DATABASE_UNAVAILABLE',
   '53300': 'DATABASE_UNAVAILABLE',
+  // Connection exceptions (class 08), but for 08P01: a protocol violation is the answer of a
+  // live server to a message it refused (a NUL in the query, too few bind parameters).
+  '08000': 'DATABASE_UNAVAILABLE',
+  '08001': 'DATABASE_UNAVAILABLE',
+  '08003': 'DATABASE_UNAVAILABLE',
+  '08004': 'DATABASE_UNAVAILABLE',
+  '08006': 'DATABASE_UNAVAILABLE',
+  '08007': 'DATABASE_UNAVAILABLE',
 };
 const BY_CLASS: Record<string, ErrorCode> = {
   '22': 'INVALID_INPUT', // data exception: bad value for the type, out of range, ...
-  '08': 'DATABASE_UNAVAILABLE', // connection exception
 };
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE']);
 

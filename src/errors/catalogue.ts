@@ -26,6 +26,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.', nextActions: 'Reload the resource and try again.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.', nextActions: 'Send a smaller body.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The content type is not supported.', nextActions: 'Send "Content-Type: application/json" (or multipart/form-data for uploads).' },
+  EXPECTATION_FAILED: { status: 417, message: 'The Expect header is not supported.', nextActions: 'Send no Expect header, or "Expect: 100-continue".' },
   RATE_LIMITED: { status: 429, message: 'Too many requests.', nextActions: 'Wait for the number of seconds in the Retry-After header, then try again.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on the server.', nextActions: 'Try again; if it keeps happening, report the X-Request-Id of this response to the operator.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A service this endpoint needs is unavailable.', nextActions: 'Try again shortly; GET /api/health?checks=true shows which part is down.' },

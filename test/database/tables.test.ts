@@ -228,6 +228,15 @@ describe.each(backends())('table management (%s)', (backend) => {
     expect(r.status).toBe(400);
     expect(envelope(r).error).toBe('SQL_ERROR');
     expect(r.body.message).toContain('42601');
+    // Refused by the protocol rather than the parser: still the admin's SQL to fix, not an outage.
+    for (const body of [{ query: 'select $1::int, $2::int', params: [1] }, { query: 'select 1\u0000' }]) {
+      r = await call(t, 'POST', '/api/database/sql', { headers: h(), body });
+      expect(r.status).toBe(400);
+      expect(envelope(r).error).toBe('SQL_ERROR');
+    }
+    r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'select $1::jsonb as j', params: [JSON.parse(`${'['.repeat(600)}${']'.repeat(600)}`)] } });
+    expect(r.status).toBe(400);
+    expect(envelope(r).message).toMatch(/nested deeper/);
     r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'create table public.script_a (x int); create table public.script_b (y int)' } });
     expect(r.status).toBe(200);
     expect((await call(t, 'GET', '/api/database/tables', { headers: h() })).body).toEqual(expect.arrayContaining(['script_a', 'script_b']));

@@ -69,6 +69,10 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     ['wrong content type', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<n>1</n>' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
     ['body over the limit', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1, pad: 'x'.repeat(5000) }) }, 413, 'PAYLOAD_TOO_LARGE'],
     ['prototype poisoning', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"__proto__":{"x":1}}' }, 400, 'INVALID_JSON'],
+    ['JSON nested deeper than 512 levels', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":1,"d":${'['.repeat(512)}${']'.repeat(512)}}` }, 400, 'INVALID_INPUT'],
+    ['a lone UTF-16 surrogate in a string', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"s":"a\\ud800b"}' }, 400, 'INVALID_INPUT'],
+    ['a lone UTF-16 surrogate in a key', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"\\udc00":2}' }, 400, 'INVALID_INPUT'],
+    ['JSON sent as text/plain (fetch\'s default for a string body)', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"n":1}' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
   ];
   it.each(errorCases)('%s → envelope', async (_name, { path, ...init }, status, code) => {
     const r = await t.fetch(path, init);
@@ -77,17 +81,44 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     expectEnvelope(await r.json(), status, code);
   });
 
-  it('a request Node cannot parse still gets the envelope', async () => {
-    const port = new URL(t.url).port;
-    const raw = await new Promise<string>((resolve, reject) => {
-      const sock = net.connect(Number(port), '127.0.0.1', () => sock.write('GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n'));
+  it('accepts JSON at the depth limit and well-formed surrogate pairs', async () => {
+    // The outer object is one level: 511 more arrays make 512.
+    let r = await t.fetch('/api/_probe/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":1,"d":${'['.repeat(511)}${']'.repeat(511)}}` });
+    expect(r.status).toBe(200);
+    r = await t.fetch('/api/_probe/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"s":"\\ud83d\\ude00 [{"}' });
+    expect(r.status).toBe(200);
+    expect((await r.json()).got.s).toBe('\u{1F600} [{');
+  });
+
+  /** Sends raw bytes and reads the answer until the server closes the connection. */
+  function rawRequest(text: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => sock.write(text));
       let data = '';
       sock.on('data', (d) => (data += d));
       sock.on('end', () => resolve(data));
       sock.on('error', reject);
     });
+  }
+  const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+
+  it('a request Node cannot parse still gets the envelope', async () => {
+    const raw = await rawRequest('GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
     expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request/);
-    expectEnvelope(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)), 400, 'MALFORMED_REQUEST');
+    expectEnvelope(bodyOf(raw), 400, 'MALFORMED_REQUEST');
+  });
+
+  it('an HTTP/1.1 request without Host, or with an unknown Expect, gets the envelope', async () => {
+    let raw = await rawRequest('GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    expectEnvelope(bodyOf(raw), 400, 'MALFORMED_REQUEST');
+    expect(bodyOf(raw).message).toMatch(/Host header/);
+    raw = await rawRequest('GET /api/health HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nConnection: close\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 417 Expectation Failed/);
+    expectEnvelope(bodyOf(raw), 417, 'EXPECTATION_FAILED');
+    // HTTP/1.0 has no Host requirement.
+    raw = await rawRequest('GET /api/health HTTP/1.0\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 200 OK/);
   });
 
   it('a 500 carries no internal text, only the request id', async () => {

@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
+import { jsonBodyParser } from '../../json-body.js';
 import {
   Email,
   GivenPassword,
@@ -91,12 +92,10 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
  */
 const signOutRoute: RoutePlugin = async (app, { deps }) => {
   const auth = deps.auth;
-  const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text.trim() === '') return done(null, {});
-    json(request, text, done);
+    if (body.toString().trim() === '') return done(null, {});
+    jsonBodyParser(request, body, done);
   });
   app.post(
     '/api/auth/signout',

@@ -1,0 +1,71 @@
+import { parse } from 'secure-json-parse';
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors/index.js';
+
+/** Deeper JSON is refused: serializing it again (to Postgres, to the AI provider) would overflow the stack. */
+export const MAX_JSON_DEPTH = 512;
+
+const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
+// A surrogate written as an escape (a raw one cannot survive UTF-8 decoding of the body).
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Parses a JSON request body (an empty one is not JSON), refusing what would otherwise fail later or change silently:
+ * nesting deeper than MAX_JSON_DEPTH, `__proto__`/`constructor.prototype` keys, and strings
+ * with a lone UTF-16 surrogate (Postgres would store U+FFFD in its place).
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.length > MAX_JSON_DEPTH && nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw new AppError('INVALID_INPUT', { message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` });
+  }
+  let value: unknown;
+  try {
+    value = parse(text, PARSE_OPTIONS);
+  } catch {
+    throw new AppError('INVALID_JSON');
+  }
+  if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
+    throw new AppError('INVALID_INPUT', {
+      message: 'The JSON body has a string with a lone UTF-16 surrogate (e.g. "\\ud800"); send well-formed Unicode text.',
+    });
+  }
+  return value;
+}
+
+/** Fastify's content-type parser for application/json (registered with parseAs: 'string'). */
+export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+  try {
+    done(null, parseJsonBody(body.toString()));
+  } catch (err) {
+    done(err as Error);
+  }
+}
+
+/** Whether brackets outside strings nest deeper than `max` (one pass, no recursion). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Looks through every key and string of a parsed value (depth already bounded). */
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
+}
