@@ -96,7 +96,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   // JSON is the only body type the API parses (routes that take raw bodies add their own parser):
   // text/plain is answered 415, not read as a string that then fails the body schema.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser);
   app.server.on('checkExpectation', answerExpectationFailed);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

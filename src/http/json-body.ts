@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { parse } from 'secure-json-parse';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/index.js';
@@ -33,9 +34,15 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/** Fastify's content-type parser for application/json (registered with parseAs: 'string'). */
+/**
+ * Fastify's content-type parser for application/json (registered with parseAs: 'buffer'). JSON
+ * is UTF-8: other bytes are refused rather than decoded to U+FFFD.
+ */
 export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
   try {
+    if (typeof body !== 'string' && !isUtf8(body)) {
+      throw new AppError('INVALID_JSON', { message: 'The request body is not valid UTF-8.' });
+    }
     done(null, parseJsonBody(body.toString()));
   } catch (err) {
     done(err as Error);

@@ -72,6 +72,7 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     ['JSON nested deeper than 512 levels', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":1,"d":${'['.repeat(512)}${']'.repeat(512)}}` }, 400, 'INVALID_INPUT'],
     ['a lone UTF-16 surrogate in a string', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"s":"a\\ud800b"}' }, 400, 'INVALID_INPUT'],
     ['a lone UTF-16 surrogate in a key', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"\\udc00":2}' }, 400, 'INVALID_INPUT'],
+    ['bytes that are not UTF-8 in a JSON body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"n":1,"s":"\xff"}', 'latin1') }, 400, 'INVALID_JSON'],
     ['JSON sent as text/plain (fetch\'s default for a string body)', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"n":1}' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
   ];
   it.each(errorCases)('%s → envelope', async (_name, { path, ...init }, status, code) => {

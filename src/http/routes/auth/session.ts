@@ -93,7 +93,7 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
 const signOutRoute: RoutePlugin = async (app, { deps }) => {
   const auth = deps.auth;
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (body.toString().trim() === '') return done(null, {});
     jsonBodyParser(request, body, done);
   });
