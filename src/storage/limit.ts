@@ -1,11 +1,19 @@
 import { Transform, type Readable } from 'node:stream';
 import { AppError } from '../errors/index.js';
 
+// A body that broke off (the client went away) is the client's failure, not the server's: it
+// becomes a 4xx AppError here, where the body enters storage (logged at info, not as a crash).
+function endedEarly(cause?: unknown): AppError {
+  if (cause instanceof AppError) return cause;
+  return new AppError('MALFORMED_REQUEST', { message: 'The upload ended before it was complete.', cause });
+}
+
 /**
  * `source` passed through a byte counter that fails with PAYLOAD_TOO_LARGE past `maxBytes`.
  * The source is piped, never destroyed: on failure it is left paused and unpiped, so the
- * caller can still drain it and answer on the same connection. A source that closes before
- * its end (client gone) fails the returned stream too.
+ * caller can still drain it and answer on the same connection. A source that fails or closes
+ * before its end (client gone) fails the returned stream with MALFORMED_REQUEST (or the
+ * source's own AppError).
  */
 export function limitBytes(source: Readable, maxBytes: number): Readable {
   let seen = 0;
@@ -19,13 +27,13 @@ export function limitBytes(source: Readable, maxBytes: number): Readable {
       cb(null, chunk);
     },
   });
-  const onError = (err: Error) => out.destroy(err);
+  const onError = (err: Error) => out.destroy(endedEarly(err));
   const onClose = () => {
-    if (!source.readableEnded) out.destroy(new Error('The upload ended before it was complete.'));
+    if (!source.readableEnded) out.destroy(endedEarly(source.errored));
   };
   if (source.destroyed && !source.readableEnded) {
     // Already gone (e.g. a multipart form failed while the store was starting).
-    process.nextTick(() => out.destroy(source.errored ?? new Error('The upload ended before it was complete.')));
+    process.nextTick(() => out.destroy(endedEarly(source.errored)));
     return out;
   }
   source.on('error', onError);

@@ -128,9 +128,10 @@ export class LocalDriver implements StorageDriver {
   async delete(bucket: string, key: string): Promise<void> {
     const file = this.#file(bucket, key);
     await rm(file, { force: true });
-    // Prune folders left empty, up to (not including) the bucket folder.
+    // Prune folders left empty, the bucket folder included (put creates them again as needed,
+    // and retries if one vanishes under it), so a deleted bucket leaves no folder behind.
     const stop = this.#bucketDir(bucket);
-    for (let dir = path.dirname(file); dir.length > stop.length && dir.startsWith(stop); dir = path.dirname(dir)) {
+    for (let dir = path.dirname(file); dir.length >= stop.length && dir.startsWith(stop); dir = path.dirname(dir)) {
       try {
         await rmdir(dir);
       } catch {

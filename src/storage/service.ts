@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Identity } from '../auth/identity.js';
+import { pgErrorInfo } from '../db/errors.js';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import { ObjectNotFound, type ByteRange, type StorageDriver } from './driver.js';
@@ -132,9 +133,13 @@ export class StorageService {
       const row = await sql.upsertObject(this.#db, { bucket: o.bucket, key, size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
       return this.toApi(row, o.base);
     } catch (err) {
-      // e.g. the bucket was deleted while the bytes streamed in: take them out again.
-      if (!existing) await this.driver.delete(o.bucket, key).catch(() => {});
-      throw err;
+      // The bucket was deleted while the bytes streamed in (one re-created under the same name
+      // meanwhile takes the upload): its objects went with it, so the new bytes go too, even
+      // those that replaced an object. Only this key (and folders it leaves empty) is removed,
+      // never the bucket as a whole: that may already belong to a new bucket of the same name.
+      const bucketGone = isForeignKeyViolation(err) && !(await sql.getBucket(this.#db, o.bucket));
+      if (!existing || bucketGone) await this.driver.delete(o.bucket, key).catch(() => {});
+      throw bucketGone ? bucketNotFound(o.bucket, err) : err;
     }
   }
 
@@ -346,8 +351,13 @@ function assertMayReadPrivate(actor: Actor): void {
   }
 }
 
-function bucketNotFound(name: string): AppError {
-  return new AppError('BUCKET_NOT_FOUND', { message: `Bucket "${name}" does not exist.` });
+function bucketNotFound(name: string, cause?: unknown): AppError {
+  return new AppError('BUCKET_NOT_FOUND', { message: `Bucket "${name}" does not exist.`, cause });
+}
+
+/** A foreign-key violation (SQLSTATE 23503), as the db module translated it. */
+function isForeignKeyViolation(err: unknown): boolean {
+  return pgErrorInfo(err instanceof AppError ? err.cause : err)?.code === '23503';
 }
 
 function objectNotFound(bucket: string, key: string, cause?: unknown): AppError {

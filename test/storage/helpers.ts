@@ -26,12 +26,13 @@ export async function startStorageApp(
   backend: Backend,
   driver: DriverKind,
   env: Record<string, string> = {},
-  opts: { separateS3?: boolean } = {},
+  /** logStream: receives the server's log lines (set LOG_LEVEL in `env`). */
+  opts: { separateS3?: boolean; logStream?: NodeJS.WritableStream } = {},
 ): Promise<StorageTestApp> {
   const s3 = driver === 's3' ? await startS3({ separate: opts.separateS3 }) : null;
   let t: TestApp;
   try {
-    t = await startApp(backend, { ...(s3?.env ?? {}), ...env });
+    t = await startApp(backend, { ...(s3?.env ?? {}), ...env }, undefined, opts.logStream);
   } catch (err) {
     await s3?.stop();
     throw err;

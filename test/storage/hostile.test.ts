@@ -1,8 +1,12 @@
 // Hostile input: traversal, oversize and malformed uploads, wrong buckets, bogus confirms,
 // aborted uploads. Each is a clear 4xx with the error envelope, and nothing is stored.
+import { existsSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
+import { jsonLines } from '../helpers/log.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
 
 const LIMIT = 256 * 1024;
@@ -65,8 +69,34 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
     expect(body).toEqual({ statusCode: status, error: code ?? expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
   };
 
+  /** Waits (up to 15 s) for `cond`, polling: the test waits for an event, never a set time. */
+  const until = async (cond: () => boolean) => {
+    for (let i = 0; i < 750 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  /**
+   * Starts a raw PUT of `size` bytes and sends its first KiB; resolves once the store has
+   * begun (its temp file exists, so the bucket was checked), with `finish` to send the rest.
+   */
+  const startUpload = async (bucket: string, key: string, size: number) => {
+    const u = new URL(base);
+    const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: `/api/storage/buckets/${bucket}/objects/${key}`, headers: { ...admin, 'content-type': 'application/octet-stream', 'content-length': size } });
+    const answer = new Promise<RawResponse>((resolve, reject) => {
+      req.on('response', (res) => {
+        let data = '';
+        res.on('data', (d) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: data }));
+      });
+      req.on('error', reject);
+    });
+    req.write(Buffer.alloc(1024, 7));
+    await until(() => t.localTemp().length > 0);
+    expect(t.localTemp()).toHaveLength(1);
+    return { finish: () => (req.end(Buffer.alloc(size - 1024, 7)), answer) };
+  };
+  const log = jsonLines();
+
   beforeAll(async () => {
-    t = await startStorageApp(backend, 'local', { MAX_UPLOAD_BYTES: String(LIMIT) });
+    t = await startStorageApp(backend, 'local', { MAX_UPLOAD_BYTES: String(LIMIT), LOG_LEVEL: 'info' }, { logStream: log.stream });
     admin = t.admin;
     base = t.url;
     await t.createBucket('h');
@@ -247,6 +277,71 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       }, 200);
     });
     for (let i = 0; i < 250 && t.localTemp().length; i++) await new Promise((r) => setTimeout(r, 20));
+    await expectNothingStored();
+  });
+
+  it('a client that breaks off a raw upload gets 400, logged once at info (not as a server error)', async () => {
+    const u = new URL(base);
+    const id = `broken-off-${backend}`;
+    const sock = net.connect(Number(u.port), u.hostname);
+    let answer = '';
+    sock.on('data', (d) => (answer += d));
+    const closed = new Promise((r) => sock.on('close', r));
+    sock.write(
+      `PUT /api/storage/buckets/h/objects/broken.bin HTTP/1.1\r\nHost: x\r\nx-api-key: ${admin['x-api-key']}\r\nx-request-id: ${id}\r\n` +
+        'Content-Type: application/octet-stream\r\nContent-Length: 1000\r\n\r\nabc',
+    );
+    await until(() => t.localTemp().length > 0);
+    sock.end();
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 [^]*"MALFORMED_REQUEST"/);
+    // The request's own log line about its failure (anything but "incoming request").
+    const about = () => log.lines.filter((l) => l.reqId === id && l.msg !== 'incoming request');
+    await until(() => about().length > 0);
+    expect(about()).toEqual([expect.objectContaining({ level: 30, code: 'MALFORMED_REQUEST' })]);
+    await expectNothingStored();
+  });
+
+  describe('a bucket deleted while an upload into it streams', () => {
+    it.each([false, true])('answers 404, removes the bytes and leaves nothing of the bucket on disk (replacing an object: %s)', async (replacing) => {
+      await t.createBucket('del_x');
+      if (replacing) expect((await t.upload('del_x', { key: 'slow.bin', data: 'old' })).status).toBe(200);
+      const upload = await startUpload('del_x', 'slow.bin', 200_000);
+      expect((await t.json('DELETE', '/api/storage/buckets/del_x')).status).toBe(200);
+      expectError(await upload.finish(), 404, 'BUCKET_NOT_FOUND');
+      await expectNothingStored();
+      expect(existsSync(path.join(t.dataDir, 'storage', 'del_x'))).toBe(false);
+      expect((await t.deps.db.query(`select 1 from storage.objects where bucket = 'del_x'`)).rows).toEqual([]);
+    });
+
+    it('a bucket re-created under the same name meanwhile takes the upload and keeps its own objects', async () => {
+      await t.createBucket('del_y');
+      const upload = await startUpload('del_y', 'slow.bin', 200_000);
+      expect((await t.json('DELETE', '/api/storage/buckets/del_y')).status).toBe(200);
+      await t.createBucket('del_y');
+      expect((await t.upload('del_y', { key: 'new.txt', data: 'new bucket' })).status).toBe(200);
+      const r = await upload.finish();
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ bucket: 'del_y', key: 'slow.bin', size: 200_000 });
+      expect(t.localFiles().filter((f) => f.startsWith('del_y/')).sort()).toEqual(['del_y/new.txt', 'del_y/slow.bin']);
+      expect(await (await t.fetch('/api/storage/buckets/del_y/objects/new.txt')).text()).toBe('new bucket');
+      expect((await t.json('DELETE', '/api/storage/buckets/del_y')).status).toBe(200);
+    });
+  });
+
+  it.each([
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/download-strategy', '[]'],
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/download-strategy', '[{"expiresIn":60}]'],
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/download-strategy', 'null'],
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/download-strategy', '"x"'],
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/confirm-upload', '[{"size":7}]'],
+    ['POST', '/api/storage/buckets/h/objects/existing.txt/confirm-upload', 'null'],
+    ['POST', '/api/storage/buckets', '[{"bucketName":"arr"}]'],
+    ['PATCH', '/api/storage/buckets/h', '[{"isPublic":true}]'],
+    ['POST', '/api/storage/buckets/h/upload-strategy', '[{"filename":"a.txt"}]'],
+  ])('%s %s with the JSON body %s (not an object) is 400', async (method, path, body) => {
+    const r = await raw(base, method, path, { ...admin, 'content-type': 'application/json' }, body);
+    expectError(r, 400, 'INVALID_INPUT');
     await expectNothingStored();
   });
 

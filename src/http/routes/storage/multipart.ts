@@ -104,6 +104,8 @@ const DRAIN_MS = 10_000;
 export function drain(req: IncomingMessage): Promise<boolean> {
   req.unpipe();
   if (req.readableEnded) return Promise.resolve(true);
+  // Already closed (the client went away): no 'close' event will come to end the wait.
+  if (req.destroyed) return Promise.resolve(false);
   return new Promise((resolve) => {
     let drained = 0;
     const done = (complete: boolean) => {

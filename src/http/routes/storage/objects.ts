@@ -216,7 +216,8 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
   }, async (request) => {
     const bucket = request.params.bucketName;
     const path = request.params['*'];
-    const body = request.body ?? {};
+    // No body at all means the defaults; a JSON null or array is still checked (and refused).
+    const body = request.body === undefined ? {} : request.body;
     if (path.endsWith('/confirm-upload')) {
       if (request.identity.kind === 'none') throw new AppError('UNAUTHORIZED');
       const input = check<Static<typeof ConfirmBody>>(request, ConfirmBody, body);
@@ -235,7 +236,8 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
 /** Validates (with the route's own Ajv: coercion, defaults) a body chosen by path suffix. */
 function check<T>(request: FastifyRequest, schema: TSchema, body: unknown): T {
   const validate = request.compileValidationSchema(schema, 'body');
-  const copy = typeof body === 'object' && body !== null ? { ...(body as object) } : body;
+  // A copy for the defaults to fill in; only of a plain object (spreading an array gives {}).
+  const copy = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...(body as object) } : body;
   if (!validate(copy)) {
     const e = validate.errors?.[0];
     throw new AppError('INVALID_INPUT', { message: `Invalid request: body${e?.instancePath ?? ''} ${e?.message ?? 'is not valid'}.` });
