@@ -18,8 +18,13 @@ export interface HostTarget {
  * half the CPU per relayed call (docs/decisions.md).
  */
 export function hostPool(where: { socketPath: string } | { origin: string }, connections = 256): Pool {
-  return 'socketPath' in where ? new Pool('http://localhost', { socketPath: where.socketPath, connections }) : new Pool(where.origin, { connections });
+  // Set rather than taken from Node's --max-http-header-size, so the limit in the docs holds.
+  const opts = { connections, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES };
+  return 'socketPath' in where ? new Pool('http://localhost', { socketPath: where.socketPath, ...opts }) : new Pool(where.origin, opts);
 }
+
+/** Most bytes of response header (names and values) a function may answer with. */
+export const MAX_RESPONSE_HEADER_BYTES = 16 * 1024;
 
 // Hop-by-hop headers belong to one connection and are never forwarded (RFC 9110 §7.6.1).
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer', 'http2-settings']);
@@ -64,22 +69,39 @@ function outcomeError(outcome: string, timeoutMs: number): Error {
   return new HostUnreachable(new Error(`host outcome ${outcome}`));
 }
 
+/** A fault of the function that the relay found: FUNCTION_ERROR, and a line in its logs. */
+function functionFault(message: string, log: ((message: string) => void) | undefined): AppError {
+  log?.(message);
+  return new AppError('FUNCTION_ERROR', { message: 'The function answered with a response Plinth cannot relay; its logs show why.' });
+}
+
 /** The client stopped sending the body (it went away): its failure, not the host's. */
 function bodyCut(req: InvokeRequest): boolean {
   return req.body !== null && req.body.destroyed && !req.body.readableEnded;
+}
+
+/** How a call is sent, and who is told about its failures. */
+export interface SendOptions {
+  timeoutMs: number;
+  /** The call ran over its time: stop the runaway function. */
+  onTimeout: () => void;
+  /** Writes a line to the function's logs (a fault of the function that the relay found). */
+  log?: (message: string) => void;
+  /**
+   * The host cut the response after its status and headers (its body failed, or the host
+   * died): resolves with the error to report, an AppError. Default: the runtime's fault.
+   */
+  blameCut?: (cause: Error) => Promise<AppError>;
 }
 
 /**
  * Sends one invocation to a host and resolves with the function's response, streamed.
  * The wall-time limit covers the whole call: before the response starts it is a 504;
  * once streaming, the stream is cut. Either way `onTimeout` stops the runaway function.
+ * A status outside 200-599 or oversized headers are the function's fault (FUNCTION_ERROR);
+ * a 1xx is never relayed.
  */
-export function sendToHost(
-  target: HostTarget,
-  fn: RuntimeFunction,
-  req: InvokeRequest,
-  opts: { timeoutMs: number; onTimeout: () => void },
-): Promise<InvokeResponse> {
+export function sendToHost(target: HostTarget, fn: RuntimeFunction, req: InvokeRequest, opts: SendOptions): Promise<InvokeResponse> {
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | null = null;
     let settled = false;
@@ -114,6 +136,12 @@ export function sendToHost(
           clearTimeout(timer);
           return settle(outcomeError(String(outcome), opts.timeoutMs));
         }
+        if (status < 200 || status > 599) {
+          clearTimeout(timer);
+          settle(functionFault(`The function returned status ${status}; a function must answer with a status from 200 to 599.`, opts.log));
+          // The connection is in no state to carry another call.
+          return c.abort(new Error(`status ${status}`));
+        }
         head = { status, headers: dropHopByHop(headers) };
         // A small body of known length is read whole: sending a Buffer costs the API server
         // less than piping a stream.
@@ -142,8 +170,24 @@ export function sendToHost(
       },
       onResponseError(_c, err) {
         clearTimeout(timer);
-        settle(bodyCut(req) ? new AppError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' }) : new HostUnreachable(err));
-        stream?.destroy(err);
+        if (timedOut) return void stream?.destroy(timeoutError(opts.timeoutMs));
+        // The client went away and its side closed the stream: nothing is left to tell.
+        if (stream?.destroyed) return;
+        if (bodyCut(req)) {
+          const cut = new AppError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' });
+          settle(cut);
+          return void stream?.destroy(cut);
+        }
+        if ((err as { code?: string }).code === 'UND_ERR_HEADERS_OVERFLOW') {
+          return settle(functionFault(`The function's response headers are larger than ${MAX_RESPONSE_HEADER_BYTES / 1024} KiB.`, opts.log));
+        }
+        if (!head) return settle(new HostUnreachable(err));
+        // The host cut the response after its head: the function's body failed, or the host died.
+        const blame = opts.blameCut?.(err) ?? Promise.resolve(new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime cut the response.' }));
+        void blame.then((e) => {
+          settle(e);
+          stream?.destroy(e);
+        });
       },
     };
     target.dispatcher.dispatch(
@@ -168,7 +212,7 @@ export function sendToHost(
 async function hostCall(
   target: HostTarget,
   o: { method: 'GET' | 'PUT'; path: string; json?: unknown; timeoutMs: number },
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; text: string; outcome: string | null }> {
   try {
     const res = await target.dispatcher.request({
       method: o.method,
@@ -178,7 +222,8 @@ async function hostCall(
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
     });
-    return { status: res.statusCode, text: await res.body.text() };
+    const outcome = res.headers['x-plinth-runtime-outcome'];
+    return { status: res.statusCode, text: await res.body.text(), outcome: outcome === undefined ? null : String(outcome) };
   } catch (err) {
     throw new HostUnreachable(err);
   }
@@ -190,26 +235,34 @@ export async function checkHost(target: HostTarget, timeoutMs: number): Promise<
   if (status !== 200) throw new HostUnreachable(new Error(`health answered ${status}`));
 }
 
-/** A loaded version: `socket` is where a local host's worker takes its calls. */
-export type DeployResult = { loaded: true; socket: string | null } | { loaded: false };
+/**
+ * A loaded version (`socket` is where a local host's worker takes its calls), or a module
+ * that failed to load: `export` when its default export is not a function (the message says
+ * what it is), `threw` otherwise (the host logged why).
+ */
+export type DeployResult = { loaded: true; socket: string | null } | { loaded: false; kind: 'export' | 'threw'; message: string };
 
 /**
- * Loads a function version into a host; `loaded: false` when the module failed to load (the
- * host logged why). Transport failures reject with HostUnreachable.
+ * Loads a function version into a host. Transport failures reject with HostUnreachable; a
+ * remote runtime's timeout or memory outcome with its AppError.
  */
 export async function deployTo(
   target: HostTarget,
-  payload: { version: string; code: string; secrets: Record<string, string> },
+  payload: { version: string; code: string; secrets: Record<string, string>; adopts?: string },
   timeoutMs: number,
 ): Promise<DeployResult> {
-  const { status, text } = await hostCall(target, { method: 'PUT', path: '/_plinth/deploy', json: payload, timeoutMs });
-  if (status === 422) return { loaded: false };
-  if (status !== 200) throw new HostUnreachable(new Error(`deploy answered ${status}`));
-  let socket: unknown = null;
+  const { status, text, outcome } = await hostCall(target, { method: 'PUT', path: '/_plinth/deploy', json: payload, timeoutMs });
+  if (outcome) throw outcomeError(outcome, timeoutMs);
+  let body: { socket?: unknown; kind?: unknown; message?: unknown } = {};
   try {
-    socket = (JSON.parse(text) as { socket?: unknown }).socket ?? null;
+    body = JSON.parse(text) as typeof body;
   } catch {
-    // a remote runtime's answer carries no socket
+    // no details
   }
-  return { loaded: true, socket: typeof socket === 'string' ? socket : null };
+  if (status === 422) {
+    return { loaded: false, kind: body.kind === 'export' ? 'export' : 'threw', message: typeof body.message === 'string' ? body.message : 'The module failed to load.' };
+  }
+  if (status !== 200) throw new HostUnreachable(new Error(`deploy answered ${status}`));
+  // A remote runtime's answer carries no socket.
+  return { loaded: true, socket: typeof body.socket === 'string' ? body.socket : null };
 }

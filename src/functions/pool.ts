@@ -139,6 +139,15 @@ export class HostPool implements FunctionRuntime {
     this.acquire(fn).catch(() => {});
   }
 
+  async load(fn: RuntimeFunction): Promise<void> {
+    await this.acquire(fn);
+  }
+
+  discard(functionId: string): void {
+    const h = this.byFunction.get(functionId);
+    if (h) this.kill(h);
+  }
+
   /**
    * Health: down while starts are failing (backoff) or when the deno binary is missing; a
    * warm process, if any, must answer. Never starts a process itself, so health stays fast.
@@ -157,7 +166,12 @@ export class HostPool implements FunctionRuntime {
     host.lastUsed = Date.now();
     const target = host.worker!;
     try {
-      return await sendToHost(target, fn, req, { timeoutMs: this.o.timeoutMs, onTimeout: () => this.kill(host) });
+      return await sendToHost(target, fn, req, {
+        timeoutMs: this.o.timeoutMs,
+        onTimeout: () => this.kill(host),
+        log: (message) => this.o.onLog(fn.id, 'error', message),
+        blameCut: (cause) => this.blameCut(fn, host, cause),
+      });
     } catch (err) {
       // Sent to a worker that a newer version replaced in the meantime: that is no fault of
       // the process. A call without a body goes again to the new worker.
@@ -166,14 +180,29 @@ export class HostPool implements FunctionRuntime {
         throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function was redeployed during the call; try again.' });
       }
       if (!(err instanceof HostUnreachable)) throw err;
-      // The process died under the request, or its socket is gone: find out which.
-      const exit = await Promise.race([host.exited, new Promise<null>((r) => setTimeout(() => r(null), 300))]);
-      this.kill(host);
-      if (host.overMemory || (exit && isOutOfMemory(exit))) {
-        throw new AppError('FUNCTION_MEMORY_LIMIT', { message: `The function exceeded its memory limit of ${this.o.memoryMb} MiB.` });
-      }
-      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err.cause });
+      throw await this.died(host, err.cause);
     }
+  }
+
+  /**
+   * A response cut after its head: when the process still answers, the function's body
+   * failed (its stream threw or was aborted) and the process is kept; else the process died.
+   */
+  private async blameCut(fn: RuntimeFunction, host: Host, cause: Error): Promise<AppError> {
+    const answers = host.alive && !host.overMemory && (await checkHost(host, 2000).then(() => true, () => false));
+    if (!answers) return this.died(host, cause);
+    this.o.onLog(fn.id, 'error', "The function's response body failed part-way (its stream threw an error or was aborted).");
+    return new AppError('FUNCTION_ERROR', { message: "The function's response body failed; its logs show why." });
+  }
+
+  /** The process died under a call, or its socket is gone: stops it, and says which. */
+  private async died(host: Host, cause: unknown): Promise<AppError> {
+    const exit = await Promise.race([host.exited, new Promise<null>((r) => setTimeout(() => r(null), 300))]);
+    this.kill(host);
+    if (host.overMemory || (exit && isOutOfMemory(exit))) {
+      return new AppError('FUNCTION_MEMORY_LIMIT', { message: `The function exceeded its memory limit of ${this.o.memoryMb} MiB.` });
+    }
+    return new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause });
   }
 
   async close(): Promise<void> {
@@ -204,6 +233,11 @@ export class HostPool implements FunctionRuntime {
     for (;;) {
       const current = this.byFunction.get(fn.id);
       if (current?.alive && current.version === fn.version) return current;
+      // Loaded by the check of the save that made this version: the same code and secrets.
+      if (current?.alive && fn.adopts !== undefined && current.version === fn.adopts) {
+        current.version = fn.version;
+        return current;
+      }
       const pending = this.deploying.get(fn.id);
       if (pending?.version === fn.version) return pending.host;
       if (pending) {
@@ -243,14 +277,19 @@ export class HostPool implements FunctionRuntime {
       }
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
     });
-    if (!result.loaded || !result.socket) {
+    if (result.loaded && !result.socket) {
       this.kill(host);
-      if (result.loaded) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
+      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
+    }
+    // A module that failed to load changed nothing in the host: the process and the version
+    // it serves (if any) are kept.
+    if (!result.loaded) {
+      if (result.kind === 'export') throw new AppError('INVALID_FUNCTION_CODE', { message: result.message });
       throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
     }
     // The replaced worker's calls in flight finish; it closes its connections once drained.
     void host.worker?.dispatcher.close().catch(() => {});
-    host.worker = { socketPath: result.socket, dispatcher: hostPool({ socketPath: result.socket }) };
+    host.worker = { socketPath: result.socket!, dispatcher: hostPool({ socketPath: result.socket! }) };
     host.version = fn.version;
     return host;
   }

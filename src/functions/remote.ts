@@ -34,7 +34,21 @@ export class RemoteRuntime implements FunctionRuntime {
   warm(): void {}
 
   prepare(fn: RuntimeFunction): void {
-    if (this.deployed.get(fn.id) !== fn.version) this.deploy(fn).catch(() => {});
+    this.load(fn).catch(() => {});
+  }
+
+  async load(fn: RuntimeFunction): Promise<void> {
+    if (this.deployed.get(fn.id) === fn.version) return;
+    try {
+      await this.deploy(fn);
+    } catch (err) {
+      if (err instanceof HostUnreachable) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
+      throw err;
+    }
+  }
+
+  discard(functionId: string): void {
+    this.deployed.delete(functionId);
   }
 
   async check(): Promise<void> {
@@ -73,9 +87,12 @@ export class RemoteRuntime implements FunctionRuntime {
     }
   }
 
+  // The runtime loads the module before it answers, so a refused module is known here.
   private async deploy(fn: RuntimeFunction): Promise<void> {
     const { code, secrets } = await fn.load();
-    const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets }, this.o.timeoutMs + 5000);
+    const adopts = fn.adopts !== undefined && this.deployed.get(fn.id) === fn.adopts ? { adopts: fn.adopts } : {};
+    const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets, ...adopts }, this.o.timeoutMs + 5000);
+    if (!r.loaded && r.kind === 'export') throw new AppError('INVALID_FUNCTION_CODE', { message: r.message });
     if (!r.loaded) throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
     this.deployed.set(fn.id, fn.version);
   }

@@ -8,6 +8,7 @@ interface Deployed {
   version: string;
   code: string;
   secrets: Record<string, string>;
+  adopts?: string;
 }
 
 // How each failure is told to Plinth (see host-client.ts, which maps them back to codes).
@@ -28,9 +29,18 @@ const MAX_DEPLOY_BYTES = 4 * 1024 * 1024;
  */
 export function createRuntimeServer(runtime: FunctionRuntime, token: string | null): http.Server {
   const deployed = new Map<string, Deployed>();
-  const answer = (res: http.ServerResponse, status: number, headers: Record<string, string> = {}) => {
+  const answer = (res: http.ServerResponse, status: number, headers: Record<string, string> = {}, body: Record<string, unknown> = {}) => {
+    // Headers of a function's response that failed before it started are not sent.
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify({ status }));
+    res.end(JSON.stringify({ status, ...body }));
+  };
+  const fail = (res: http.ServerResponse, err: unknown) => {
+    if (res.headersSent) return res.destroy();
+    const mapped = err instanceof AppError ? OUTCOME[err.code] : undefined;
+    if (mapped) return answer(res, mapped.status, { 'x-plinth-runtime-outcome': mapped.outcome });
+    if (err instanceof SyntaxError) return answer(res, 400);
+    return answer(res, 502, { 'x-plinth-runtime-outcome': 'unavailable' });
   };
   return http.createServer(async (req, res) => {
     try {
@@ -55,7 +65,16 @@ export function createRuntimeServer(runtime: FunctionRuntime, token: string | nu
         }
         const d = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Deployed;
         if (typeof d.version !== 'string' || typeof d.code !== 'string' || typeof d.secrets !== 'object') return answer(res, 400);
-        deployed.set(id, d);
+        if (d.adopts !== undefined && typeof d.adopts !== 'string') return answer(res, 400);
+        // Loaded before the answer, so a refused module is reported to the save that sent it;
+        // until then the version deployed before keeps serving.
+        try {
+          await runtime.load({ id, version: d.version, adopts: d.adopts, load: async () => ({ code: d.code, secrets: d.secrets }) });
+        } catch (err) {
+          if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE') return answer(res, 422, {}, { kind: 'export', message: err.message });
+          throw err;
+        }
+        deployed.set(id, { version: d.version, code: d.code, secrets: d.secrets });
         return answer(res, 200);
       }
       const d = deployed.get(id);
@@ -68,16 +87,15 @@ export function createRuntimeServer(runtime: FunctionRuntime, token: string | nu
         { id, version: d.version, load: async () => ({ code: d.code, secrets: d.secrets }) },
         { method: req.method ?? 'GET', url: String(req.headers['x-plinth-runtime-url'] ?? ''), headers, body: hasBody ? req : null },
       );
-      res.writeHead(out.status, out.headers);
+      // Status and headers leave with the first bytes of the body, so a body that fails before
+      // any is answered with its outcome instead.
+      res.statusCode = out.status;
+      for (const [k, v] of Object.entries(out.headers)) res.setHeader(k, v);
       if (Buffer.isBuffer(out.body)) return res.end(out.body);
+      out.body.on('error', (err) => fail(res, err));
       out.body.pipe(res);
-      out.body.on('error', () => res.destroy());
     } catch (err) {
-      if (res.headersSent) return res.destroy();
-      const mapped = err instanceof AppError ? OUTCOME[err.code] : undefined;
-      if (mapped) return answer(res, mapped.status, { 'x-plinth-runtime-outcome': mapped.outcome });
-      if (err instanceof SyntaxError) return answer(res, 400);
-      return answer(res, 502, { 'x-plinth-runtime-outcome': 'unavailable' });
+      fail(res, err);
     }
   });
 }

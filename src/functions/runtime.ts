@@ -8,6 +8,11 @@ export interface RuntimeFunction {
   version: string;
   /** The compiled JavaScript and the secrets it may read; called only when (re)deploying. */
   load(): Promise<{ code: string; secrets: Record<string, string> }>;
+  /**
+   * A version loaded to check a save before it was stored, with the same code and secrets:
+   * when it is the one loaded, it is taken over under `version` instead of loaded again.
+   */
+  adopts?: string;
 }
 
 /** The request handed to a function, unchanged from what the client sent. */
@@ -36,6 +41,14 @@ export interface FunctionRuntime {
   warm(): void;
   /** Loads a function version ahead of its first call, in the background (errors show on that call). */
   prepare(fn: RuntimeFunction): void;
+  /**
+   * Loads a function version now. INVALID_FUNCTION_CODE when the module's default export is
+   * not a function (the version loaded before, if any, keeps serving); other failures as on
+   * invoke.
+   */
+  load(fn: RuntimeFunction): Promise<void>;
+  /** Drops what is loaded for a function that no longer exists (a check of a create that failed). */
+  discard(functionId: string): void;
   /** Throws when the runtime cannot run functions (health check). */
   check(): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../errors/index.js';
 import type { Db } from '../db/types.js';
 import { compileFunction } from './code.js';
@@ -9,6 +9,12 @@ import { slugify } from './slug.js';
 import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus } from './store.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** A version loaded by the check of a save, and the secrets it was loaded with. */
+interface Checked {
+  version: string;
+  secretsStamp: string;
+}
 
 export interface NewFunction {
   name: string;
@@ -49,29 +55,42 @@ export class FunctionService {
   }
 
   async create(input: NewFunction): Promise<FunctionRecord> {
-    await this.compile(input.code);
+    const js = await this.compile(input.code);
     const status = input.status ?? 'active';
-    const fn = await this.store.create({
-      slug: input.slug ?? slugify(input.name),
-      name: input.name,
-      description: input.description ?? '',
-      code: input.code,
-      status,
-    });
-    this.changed(fn.slug, status);
+    const slug = input.slug ?? slugify(input.name);
+    const id = randomUUID();
+    let checked: Checked | null = null;
+    let fn: FunctionRecord;
+    try {
+      if (status === 'active') checked = await this.check(id, slug, js);
+      fn = await this.store.create({ id, slug, name: input.name, description: input.description ?? '', code: input.code, status });
+    } catch (err) {
+      // The process the check took holds nothing that will ever run.
+      if (status === 'active') this.runtime.discard(id);
+      throw err;
+    }
+    await this.changed(slug, status, checked);
     return fn;
   }
 
   async update(slug: string, patch: { name?: string; code?: string; description?: string; status?: FunctionStatus }): Promise<FunctionRecord> {
-    if (patch.code !== undefined) await this.compile(patch.code);
+    const js = patch.code === undefined ? null : await this.compile(patch.code);
+    let checked: Checked | null = null;
+    // New code of an active function, or a function becoming active, is loaded first.
+    const before = js !== null || patch.status === 'active' ? await this.store.head(slug) : null;
+    if (before && (patch.status ?? before.status) === 'active' && (js !== null || before.status !== 'active')) {
+      const source = js === null ? await this.store.code(before.id) : null;
+      const code = js ?? (source === null ? null : await this.compile(source));
+      if (code !== null) checked = await this.check(before.id, slug, code);
+    }
     const fn = await this.store.update(slug, patch);
-    this.changed(slug, fn.status);
+    await this.changed(slug, fn.status, checked);
     return fn;
   }
 
   async remove(slug: string): Promise<void> {
     await this.store.remove(slug);
-    this.changed(slug, 'draft');
+    void this.changed(slug, 'draft', null);
   }
 
   async logs(slug: string, limit: number): Promise<LogLine[]> {
@@ -99,10 +118,13 @@ export class FunctionService {
     return this.runtime.invoke(await this.runtimeFunction(slug, head), req);
   }
 
-  private async runtimeFunction(slug: string, head: FunctionHead): Promise<RuntimeFunction> {
+  private async runtimeFunction(slug: string, head: FunctionHead, checked: Checked | null = null): Promise<RuntimeFunction> {
+    const secretsStamp = await this.secretsStamp();
     return {
       id: head.id,
-      version: this.version(head.stamp, await this.secretsStamp()),
+      version: this.version(head.stamp, secretsStamp),
+      // What the save's check loaded has these very secrets only if none changed since.
+      ...(checked && checked.secretsStamp === secretsStamp ? { adopts: checked.version } : {}),
       load: async () => {
         const source = await this.store.code(head.id);
         if (source === null) throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
@@ -117,16 +139,38 @@ export class FunctionService {
     await this.logStore.close();
   }
 
+  /**
+   * Loads a save's module before it is stored, under a version of its own: a default export
+   * that is not a function refuses the save (INVALID_FUNCTION_CODE) and the version loaded
+   * before keeps serving. Other failures (a throw at top level, which may depend on the
+   * network; a runtime that is down) do not refuse it: they show on the first call.
+   */
+  private async check(id: string, slug: string, code: string): Promise<Checked | null> {
+    const secretsStamp = await this.secrets.stamp();
+    const version = `check-${randomUUID()}`;
+    try {
+      await this.runtime.load({ id, version, load: async () => ({ code, secrets: await this.secrets.valuesFor(slug) }) });
+      return { version, secretsStamp };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE') throw err;
+      return null;
+    }
+  }
+
   // A saved active function is loaded right away (deploying means that), so its first call
-  // finds it warm; the work happens in the background and never fails the save.
-  private changed(slug: string, status: FunctionStatus): void {
+  // finds it warm. What a check loaded is taken over before the save answers; otherwise the
+  // work happens in the background. Neither ever fails the save.
+  private async changed(slug: string, status: FunctionStatus, checked: Checked | null): Promise<void> {
     this.heads.clear();
     if (status !== 'active') return;
-    this.head(slug)
-      .then(async (head) => {
-        if (head?.status === 'active') this.runtime.prepare(await this.runtimeFunction(slug, head));
-      })
-      .catch(() => {});
+    const load = this.head(slug).then(async (head) => {
+      if (head?.status !== 'active') return;
+      const fn = await this.runtimeFunction(slug, head, checked);
+      if (fn.adopts === undefined) this.runtime.prepare(fn);
+      else await this.runtime.load(fn);
+    });
+    if (checked) await load.catch(() => {});
+    else load.catch(() => {});
   }
 
   private async head(slug: string): Promise<FunctionHead | null> {

@@ -63,14 +63,17 @@ export class FunctionStore {
     return toRecord(rows[0]);
   }
 
-  /** A draft has no deployed_at; an active function is deployed now. A taken slug is a 409. */
-  async create(f: { slug: string; name: string; description: string; code: string; status: 'draft' | 'active' }): Promise<FunctionRecord> {
+  /**
+   * A draft has no deployed_at; an active function is deployed now. A taken slug is a 409.
+   * The id is chosen by the caller (its code was loaded under it before it was stored).
+   */
+  async create(f: { id: string; slug: string; name: string; description: string; code: string; status: 'draft' | 'active' }): Promise<FunctionRecord> {
     try {
       const { rows } = await this.db.query(
-        `insert into functions.functions (slug, name, description, code, status, deployed_at)
-         values ($1, $2, $3, $4, $5, case when $5 = 'active' then now() end)
+        `insert into functions.functions (id, slug, name, description, code, status, deployed_at)
+         values ($1, $2, $3, $4, $5, $6, case when $6 = 'active' then now() end)
          returning ${COLUMNS}, code`,
-        [f.slug, f.name, f.description, f.code, f.status],
+        [f.id, f.slug, f.name, f.description, f.code, f.status],
       );
       return toRecord(rows[0]!);
     } catch (err) {

@@ -114,6 +114,38 @@ describe.each(backends())('functions on %s', (backend) => {
       expectEnvelope(await json(big), 413, 'FUNCTION_CODE_TOO_LARGE');
     });
 
+    it('refuses a default export that is not a function, storing nothing and keeping the live version', async () => {
+      const before = (await json(await t.fetch('/api/functions', { headers: admin }))).length;
+      for (const [code, kind] of [
+        ['export default 42;', 'a number'],
+        ['export default { fetch() {} };', 'an object'],
+        ['const handler = undefined; export default handler;', 'undefined'],
+      ]) {
+        const r = await create({ name: 'Not a function', code });
+        expect(r.status).toBe(400);
+        const body = await json(r);
+        expectEnvelope(body, 400, 'INVALID_FUNCTION_CODE');
+        expect(body.message).toBe(`The default export is ${kind}; export a default function that takes a Request and returns a Response.`);
+      }
+      expect((await json(await t.fetch('/api/functions', { headers: admin }))).length).toBe(before);
+      expect((await t.fetch('/api/functions/not-a-function', { headers: admin })).status).toBe(404);
+      // An update with such code changes nothing: the previous version keeps answering.
+      await create({ name: 'Live one', code: 'export default () => new Response("still v1")' });
+      expect(await (await t.fetch('/functions/live-one')).text()).toBe('still v1');
+      const u = await update('live-one', { code: 'export default "v2";', name: 'Renamed' });
+      expect(u.status).toBe(400);
+      expectEnvelope(await json(u), 400, 'INVALID_FUNCTION_CODE');
+      const stored = await json(await t.fetch('/api/functions/live-one', { headers: admin }));
+      expect(stored).toMatchObject({ name: 'Live one', code: 'export default () => new Response("still v1")' });
+      expect(await (await t.fetch('/functions/live-one')).text()).toBe('still v1');
+      // A draft is checked when it becomes active.
+      await create({ name: 'Draft number', code: 'export default 7;', status: 'draft' });
+      const activate = await update('draft-number', { status: 'active' });
+      expect(activate.status).toBe(400);
+      expectEnvelope(await json(activate), 400, 'INVALID_FUNCTION_CODE');
+      expect((await json(await t.fetch('/api/functions/draft-number', { headers: admin }))).status).toBe('draft');
+    });
+
     it.each<[Record<string, unknown>, string]>([
       [{ code: 'export default () => new Response("x")' }, 'name missing'],
       [{ name: 'x' }, 'code missing'],
@@ -362,6 +394,17 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(await (await t.fetch('/functions/versioned')).text()).toBe('v1');
       await update('versioned', { code: 'export default () => new Response("v2")' });
       expect(await (await t.fetch('/functions/versioned')).text()).toBe('v2');
+    });
+
+    it('serves the calls after a save with the module its check loaded, not a second load', async () => {
+      await create({ name: 'Loaded once', code: 'export default () => new Response("v1")' });
+      expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v1');
+      const u = await update('loaded-once', { code: 'console.log("module loaded"); export default () => new Response("v2")' });
+      expect(u.status).toBe(200);
+      expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v2');
+      expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v2');
+      const { logs } = await json(await t.fetch('/api/functions/loaded-once/logs', { headers: admin }));
+      expect(logs.filter((l: any) => l.message === 'module loaded')).toHaveLength(1);
     });
 
     it('gives functions saved and called at the same time their own processes', async () => {

@@ -96,6 +96,51 @@ describe('host pool', () => {
     }
   });
 
+  it('blames a response cut half-way on the function while its process lives, on the runtime once it died', async () => {
+    const pool = new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {} });
+    // Sends one chunk, then fails its stream on ?fail, or waits (to be killed) otherwise.
+    const code = `export default (req) => {
+      const fail = new URL(req.url).searchParams.has('fail');
+      let sent = false;
+      return new Response(new ReadableStream({
+        async pull(c) {
+          if (!sent) { sent = true; return c.enqueue(new TextEncoder().encode('first')); }
+          if (fail) return c.error(new Error('broke'));
+          await new Promise(() => {});
+        },
+      }));
+    }`;
+    const streaming = { id: 'cut', version: 'v1', load: async () => ({ code, secrets: {} }) };
+    const readAll = async (r: InvokeResponse) => text(r).then(() => null, (err: unknown) => err);
+    try {
+      const failed = await pool.invoke(streaming, { ...GET, url: 'http://x/?fail' });
+      const pid = pool.pidOf('cut')!;
+      expect(await readAll(failed)).toMatchObject({ code: 'FUNCTION_ERROR' });
+      expect(pool.pidOf('cut')).toBe(pid);
+      const killed = await pool.invoke(streaming, GET);
+      process.kill(pid, 'SIGKILL');
+      expect(await readAll(killed)).toMatchObject({ code: 'FUNCTION_RUNTIME_UNAVAILABLE' });
+      expect(pool.pidOf('cut')).toBeNull();
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps the version it serves when a new one is refused at load', async () => {
+    const pool = new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {} });
+    try {
+      expect(await text(await pool.invoke(fn('keep', 'v1 answer'), GET))).toBe('v1 answer');
+      const pid = pool.pidOf('keep');
+      const refused = { id: 'keep', version: 'v2', load: async () => ({ code: 'export default [1, 2];', secrets: {} }) };
+      const err = await pool.load(refused).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'INVALID_FUNCTION_CODE', message: 'The default export is an array; export a default function that takes a Request and returns a Response.' });
+      expect(pool.pidOf('keep')).toBe(pid);
+      expect(await text(await pool.invoke(fn('keep', 'v1 answer'), GET))).toBe('v1 answer');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('answers FUNCTION_RUNTIME_UNAVAILABLE when deno cannot start, and backs off', async () => {
     const pool = new HostPool({ binary: '/nonexistent/deno', memoryMb: 64, timeoutMs: 10_000, onLog: () => {} });
     try {

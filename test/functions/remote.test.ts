@@ -58,6 +58,31 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     expect((await s.json()).error).toBe('FUNCTION_TIMEOUT');
   });
 
+  it("refuses a default export that is not a function when saved, keeping the live version", async () => {
+    const c = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Remote number', code: 'export default 42;' }) });
+    expect(c.status).toBe(400);
+    expect(await c.json()).toMatchObject({ error: 'INVALID_FUNCTION_CODE', message: 'The default export is a number; export a default function that takes a Request and returns a Response.' });
+    expect((await t.fetch('/api/functions/remote-number', { headers: admin })).status).toBe(404);
+    await deploy('Remote live', 'export default () => new Response("live")');
+    expect(await (await t.fetch('/functions/remote-live')).text()).toBe('live');
+    const u = await t.fetch('/api/functions/remote-live', { method: 'PUT', headers: admin, body: JSON.stringify({ code: 'export default null;' }) });
+    expect(u.status).toBe(400);
+    expect((await u.json()).error).toBe('INVALID_FUNCTION_CODE');
+    expect(await (await t.fetch('/functions/remote-live')).text()).toBe('live');
+  });
+
+  it('maps a status of 101 and a body failing before its first byte to FUNCTION_ERROR', async () => {
+    await deploy('Remote switching', 'export default () => new Response(null, { status: 101 })');
+    const r = await t.fetch('/functions/remote-switching', { signal: AbortSignal.timeout(10_000) });
+    expect(r.status).toBe(500);
+    expect((await r.json()).error).toBe('FUNCTION_ERROR');
+    expect(lines).toContain('The function returned status 101; a function must answer with a status from 200 to 599.');
+    await deploy('Remote body fails', 'export default () => new Response(new ReadableStream({ start(c) { c.error(new Error("no body")); } }))');
+    const b = await t.fetch('/functions/remote-body-fails');
+    expect(b.status).toBe(500);
+    expect((await b.json()).error).toBe('FUNCTION_ERROR');
+  });
+
   it('redeploys when the runtime lost the function, and refuses calls without the token', async () => {
     await deploy('Remote again', 'export default () => new Response("again")');
     expect(await (await t.fetch('/functions/remote-again')).text()).toBe('again');

@@ -9,12 +9,14 @@
 //   control.sock  GET /_plinth/health   200 when the host is up
 //                 PUT /_plinth/deploy   JSON {version, code, secrets}: loads the code in a new
 //                                       worker; 200 {ok: true, socket} naming the worker's socket,
-//                                       or 422 {message} when the module fails to load
+//                                       or 422 {message, kind} when the module fails to load (kind
+//                                       'export': its default export is not a function; 'threw')
 //   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
 //                                       sees; every other x-plinth-runtime-* header is dropped;
 //                                       the method, the other headers and the body are the
 //                                       function's Request, its Response is the answer. A thrown
-//                                       error is a 500 with x-plinth-runtime-outcome: threw.
+//                                       error, or a status outside 200-599, is a 500 with
+//                                       x-plinth-runtime-outcome: threw.
 // Console output and errors go to stdout as JSON lines {level, message}.
 
 const [socketDir, tmpDir] = Deno.args;
@@ -59,6 +61,12 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
 }
 const log = console.error;
 const threw = () => new Response(null, { status: 500, headers: { 'x-plinth-runtime-outcome': 'threw' } });
+// The status Deno.serve sends, read through the original getter: a subclass cannot hide it.
+const statusOf = Object.getOwnPropertyDescriptor(Response.prototype, 'status').get;
+function kindOf(v) {
+  if (v === null || v === undefined || Array.isArray(v)) return v === null ? 'null' : v === undefined ? 'undefined' : 'an array';
+  return (/^[aeiou]/.test(typeof v) ? 'an ' : 'a ') + typeof v;
+}
 function serve(handler) {
   return async (req) => {
     const url = req.headers.get('x-plinth-runtime-url');
@@ -68,6 +76,12 @@ function serve(handler) {
     try {
       const res = await handler(new Request(url, { method: req.method, headers, body: req.body }));
       if (!(res instanceof Response)) throw new TypeError('The function must return a Response (got ' + typeof res + ').');
+      // Deno allows 101, which a relay cannot answer a plain request with (the client would hang).
+      const status = statusOf.call(res);
+      if (status < 200 || status > 599) {
+        log('The function returned status ' + status + '; a function must answer with a status from 200 to 599.');
+        return threw();
+      }
       return res;
     } catch (err) {
       log(err?.stack ?? String(err));
@@ -94,10 +108,13 @@ self.onmessage = async (e) => {
   let handler;
   try {
     const mod = await import('data:text/javascript;base64,' + m.code);
-    if (typeof mod.default !== 'function') throw new TypeError('The code must export a default async function (req: Request) => Response.');
+    if (typeof mod.default !== 'function') {
+      const message = 'The default export is ' + kindOf(mod.default) + '; export a default function that takes a Request and returns a Response.';
+      return postMessage({ t: 'loadError', kind: 'export', message, stack: message });
+    }
     handler = mod.default;
   } catch (err) {
-    return postMessage({ t: 'loadError', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
+    return postMessage({ t: 'loadError', kind: 'threw', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
   }
   server = Deno.serve({ path: m.socket, onListen: () => postMessage({ t: 'ready' }), onError: threw }, serve(handler));
 };
@@ -185,9 +202,10 @@ function deploy({ version: v, code, secrets }) {
         }, 1000);
         resolve({ ok: true, socket: w.socket });
       } else if (m.t === 'loadError') {
+        // The version serving now (if any) stays: a refused version changes nothing.
         emit('error', m.stack);
         w.terminate();
-        resolve({ ok: false, message: m.message });
+        resolve({ ok: false, kind: m.kind, message: m.message });
       }
     };
     // TMPDIR tells the function where it may read and write files.
