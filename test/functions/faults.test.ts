@@ -8,7 +8,7 @@ import { startApp, type TestApp } from '../helpers/app.js';
 describe('responses a function gets wrong', () => {
   let t: TestApp;
   let admin: Record<string, string>;
-  const serverLog: Array<{ level: number; msg?: string; err?: { type?: string } }> = [];
+  const serverLog: Array<{ level: number; msg?: string; reqId?: string; code?: string; err?: { type?: string } }> = [];
 
   beforeAll(async () => {
     const sink = new Writable({
@@ -46,6 +46,9 @@ describe('responses a function gets wrong', () => {
     const r = await t.fetch('/functions/switching', { signal: AbortSignal.timeout(10_000) });
     await expectFunctionError(r);
     expect(await logLines('switching')).toContain('The function returned status 101; a function must answer with a status from 200 to 599.');
+    // The function's fault: a warning in the server log, not an error.
+    const reqId = r.headers.get('x-request-id');
+    expect(serverLog.filter((l) => l.reqId === reqId && l.level >= 40)).toEqual([expect.objectContaining({ level: 40, code: 'FUNCTION_ERROR' })]);
     const first = pid(id);
     expect((await t.fetch('/functions/switching')).status).toBe(500);
     expect(pid(id)).toBe(first);

@@ -22,6 +22,12 @@ const BY_STATUS: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
 };
 
+/**
+ * 5xx answers that report a fault of the user's function, not of the server: a warning in the
+ * server log (the function's own logs have the detail), not an error.
+ */
+const FUNCTION_FAULTS = new Set<ErrorCode>(['FUNCTION_ERROR', 'FUNCTION_TIMEOUT', 'FUNCTION_MEMORY_LIMIT']);
+
 /** Turns any thrown value into a client-safe AppError, or null for an unexpected failure. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
@@ -54,7 +60,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'unhandled error');
       return reply.status(500).type('application/json').send(internalErrorBody(request.id));
     }
-    if (appErr.status >= 500) request.log.error({ err: appErr.cause ?? appErr, code: appErr.code }, appErr.message);
+    if (FUNCTION_FAULTS.has(appErr.code)) request.log.warn({ code: appErr.code }, appErr.message);
+    else if (appErr.status >= 500) request.log.error({ err: appErr.cause ?? appErr, code: appErr.code }, appErr.message);
     else request.log.info({ code: appErr.code }, appErr.message);
     return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(appErr.toBody());
   });
