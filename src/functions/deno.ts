@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +47,20 @@ export const DENIED_NET = [
   'localhost',
 ];
 
+/**
+ * DENIED_NET plus every address of this machine's own network interfaces: a public address on
+ * the network card reaches every service listening on all interfaces (the API server, a remote
+ * runtime, Postgres, Redis), firewalled from outside or not. Read when a process starts, so an
+ * address the machine gains later is covered from the next process on.
+ */
+export function deniedNet(): string[] {
+  const own = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined)
+    .map((a) => (a.family === 'IPv6' ? `[${a.address.replace(/%.*$/, '')}]` : a.address));
+  return [...new Set([...DENIED_NET, ...own])];
+}
+
 /** Command-line arguments of one host process (see runtime/host.js). */
 export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
   return [
@@ -57,7 +72,7 @@ export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: numbe
     '--unstable-worker-options',
     `--v8-flags=--max-old-space-size=${o.memoryMb}`,
     '--allow-net',
-    `--deny-net=${DENIED_NET.join(',')}`,
+    `--deny-net=${deniedNet().join(',')}`,
     `--allow-read=${o.socketDir},${o.tmpDir}`,
     `--allow-write=${o.socketDir},${o.tmpDir}`,
     '--deny-run',

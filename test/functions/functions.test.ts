@@ -448,6 +448,17 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(anon.headers['x-plinth-user-id']).toBeUndefined();
       const adm = await json(await t.fetch('/api/functions/echo', { method: 'POST', headers: { ...spoof, 'x-api-key': t.adminKey }, body: '{}' }));
       expect(adm.headers['x-plinth-role']).toBe('admin');
+      // The admin key never reaches the function, in any header or on any path; a user's token does.
+      expect(adm.headers['x-api-key']).toBeUndefined();
+      expect(b.headers.authorization).toBe(user.auth.authorization);
+      for (const [path, headers] of [
+        ['/api/functions/echo', { authorization: `Bearer ${t.adminKey}` }],
+        ['/api/functions/echo', { apikey: t.adminKey }],
+        ['/functions/echo', { 'x-api-key': t.adminKey, authorization: `bearer ${t.adminKey}` }],
+      ] as const) {
+        const seen = await json(await t.fetch(path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' }));
+        expect(JSON.stringify(seen.headers)).not.toContain(t.adminKey);
+      }
       // The open path strips them too.
       const open = await json(await t.fetch('/functions/echo', { headers: { 'x-plinth-user-id': 'spoofed', 'x-plinth-role': 'admin' } }));
       expect(open.headers['x-plinth-user-id']).toBeUndefined();

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
@@ -154,6 +154,19 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     const tcp = await probe('probe', 'connect', { t: '127.0.0.1', port: String(sidePort) });
     expect(tcp.ok).toBe(false);
     expect(tcp.name).toMatch(PERMISSION);
+  });
+
+  it("cannot reach this machine's own interface addresses (a public address on the network card)", async () => {
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a !== undefined && !a.internal)
+      .map((a) => (a!.family === 'IPv6' ? `[${a!.address.replace(/%.*$/, '')}]` : a!.address));
+    expect(own.length).toBeGreaterThan(0);
+    for (const address of own) {
+      const r = await probe('probe', 'fetch', { t: `http://${address}:${new URL(t.url).port}/api/health` });
+      expect(r.ok, address).toBe(false);
+      expect(`${r.name} ${r.message}`, address).toMatch(/NotCapable|net access/);
+    }
   });
 
   it('cannot open listening sockets', async () => {

@@ -11,6 +11,19 @@ const Slug = Type.String({ description: 'The function slug' });
 
 /** Headers the server sets to tell a function who called; never taken from the client. */
 const IDENTITY_PREFIX = 'x-plinth-';
+/**
+ * The admin API key never reaches a function, in whichever header it came: a function would
+ * hold the root credential (every secret, every row). x-plinth-role says an admin called. A
+ * user's access token and the anon key (public) still pass, so a function can call the API
+ * as its caller.
+ */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'apikey', 'x-api-key']);
+const ADMIN_KEY = /^\s*(?:Bearer\s+)?ik_/i;
+
+function forwarded(name: string, value: string | string[] | undefined): boolean {
+  if (name.startsWith(IDENTITY_PREFIX)) return false;
+  return !CREDENTIAL_HEADERS.has(name) || !ADMIN_KEY.test(String(value));
+}
 
 function hasBody(request: FastifyRequest): boolean {
   if (request.method === 'GET' || request.method === 'HEAD') return false;
@@ -40,7 +53,7 @@ async function run(
   identity: Identity | null,
 ): Promise<FastifyReply> {
   const headers: IncomingHttpHeaders = {};
-  for (const [k, v] of Object.entries(request.headers)) if (!k.startsWith(IDENTITY_PREFIX)) headers[k] = v;
+  for (const [k, v] of Object.entries(request.headers)) if (forwarded(k, v)) headers[k] = v;
   if (identity) Object.assign(headers, identityHeaders(identity));
   const base = publicUrl ?? `${request.protocol}://${request.host}`;
   const res = await fns.invoke(slug, {
