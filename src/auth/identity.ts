@@ -56,6 +56,20 @@ function single(v: string | string[] | undefined): string | undefined {
   return v;
 }
 
+/** The credential a request presents: a Bearer token, else `x-api-key`, else `apikey`. */
+export type PresentedCredential = { kind: 'bearer' | 'key'; value: string } | 'malformed' | null;
+
+/** Reads the credential headers the one way every caller does (identity and rate limits). */
+export function presentedCredential(headers: CredentialHeaders): PresentedCredential {
+  const auth = single(headers.authorization);
+  if (auth !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m ? { kind: 'bearer', value: m[1]! } : 'malformed';
+  }
+  const key = single(headers['x-api-key']) ?? single(headers.apikey);
+  return key === undefined ? null : { kind: 'key', value: key };
+}
+
 /**
  * The one identity resolver. Dispatch by shape: `ik_…` admin key, `anon_…` anon key,
  * anything else in a Bearer header is a JWT. A Bearer credential wins over `apikey`.
@@ -73,19 +87,10 @@ export class IdentityResolver {
    * (see withCaller); the identity then says `sessionChecked: false`.
    */
   async resolve(headers: CredentialHeaders, opts: { deferSessionCheck?: boolean } = {}): Promise<Identity> {
-    const auth = single(headers.authorization);
-    const xApiKey = single(headers['x-api-key']);
-    const apikey = single(headers.apikey);
-    if (auth !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-      if (!m) {
-        throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
-      }
-      return this.fromBearer(m[1]!, opts.deferSessionCheck === true);
-    }
-    if (xApiKey !== undefined) return this.fromKey(xApiKey);
-    if (apikey !== undefined) return this.fromKey(apikey);
-    return { kind: 'none' };
+    const c = presentedCredential(headers);
+    if (c === 'malformed') throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
+    if (c === null) return { kind: 'none' };
+    return c.kind === 'bearer' ? this.fromBearer(c.value, opts.deferSessionCheck === true) : this.fromKey(c.value);
   }
 
   /**

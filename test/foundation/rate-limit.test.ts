@@ -11,7 +11,8 @@ const probe = (app: import('fastify').FastifyInstance) => {
 describe('rate limits (in memory)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp('pglite', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5' }, probe);
+    // Behind a proxy, so tests can speak for several client IPs.
+    t = await startApp('pglite', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
   });
   afterAll(() => t?.close());
 
@@ -43,6 +44,28 @@ describe('rate limits (in memory)', () => {
       expect(r.status).toBe(200);
       expect(r.headers.get('x-ratelimit-limit')).toBeNull();
     }
+  });
+
+  it('counts the anon key per client IP: one client using it up leaves others their budget', async () => {
+    const anon = (ip: string) => t.fetch('/api/_probe/any', { headers: { apikey: t.anonKey, 'x-forwarded-for': ip } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await anon('203.0.113.7')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    expect((await anon('203.0.113.8')).status).toBe(200);
+  });
+
+  it('counts one admin key once, however its header is spelled', async () => {
+    const spellings = [
+      { 'x-api-key': t.adminKey },
+      { apikey: t.adminKey },
+      { authorization: `Bearer ${t.adminKey}` },
+      { authorization: `bearer   ${t.adminKey}` },
+      { authorization: `BEARER ${t.adminKey} ` },
+    ];
+    const remaining = [];
+    for (const headers of spellings) remaining.push((await t.fetch('/api/_probe/any', { headers: { ...headers, 'x-forwarded-for': '203.0.113.9' } })).headers.get('x-ratelimit-remaining'));
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+    expect((await t.fetch('/api/_probe/any', { headers: { authorization: `Bearer  ${t.adminKey}` } })).status).toBe(429);
   });
 
   it('limits unauthenticated callers by IP, bad credentials included', async () => {

@@ -2,19 +2,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/index.js';
+import { presentedCredential } from '../../auth/identity.js';
 import { AppError } from '../../errors/index.js';
 import { sha256Hex } from '../../lib/crypto.js';
 
 const RESET = 'x-ratelimit-reset';
 
-/** The caller a limit counts for: the user, else the API key (hashed), else the IP. */
+/**
+ * The caller a limit counts for: the user, else the admin credential (hashed, as the identity
+ * resolver reads it, so no spelling of the header makes a fresh count), else the IP. The anon
+ * key counts by IP: it is public and every anonymous client of an app sends it, so one count
+ * for it would let one client use up everyone's.
+ */
 export function callerKey(request: FastifyRequest): string {
   const id = request.identity;
   if (id?.kind === 'user') return `u:${id.userId}`;
-  if (id?.kind === 'admin' || id?.kind === 'anon') {
-    const h = request.headers;
-    const key = h['x-api-key'] ?? h.apikey ?? h.authorization ?? '';
-    return `k:${sha256Hex(String(key)).slice(0, 32)}`;
+  if (id?.kind === 'admin') {
+    const c = presentedCredential(request.headers);
+    return `k:${sha256Hex(c !== null && c !== 'malformed' ? c.value : '').slice(0, 32)}`;
   }
   return `ip:${request.ip}`;
 }
