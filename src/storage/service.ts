@@ -7,7 +7,7 @@ import { ObjectNotFound, type ByteRange, type StorageDriver } from './driver.js'
 import { assertValidKey, encodeKeyForPath, generateKey, resolveContentType, servedInline } from './keys.js';
 import { limitBytes } from './limit.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
-import type { UrlSigner } from './signing.js';
+import type { SignedObject, UrlSigner } from './signing.js';
 
 /** A storage object as the API returns it. */
 export interface StorageObject {
@@ -52,6 +52,7 @@ export interface StorageServiceOptions {
  * Buckets and objects: metadata in Postgres, bytes in the driver, access rules in one place.
  * Public buckets are readable by anyone; private ones by admins and the object's uploader.
  * Writes need a user or an admin; replacing or deleting an object needs its uploader or an admin.
+ * In a private bucket, someone else's object answers as a missing one (404) to every call.
  * `base` arguments are the absolute URL prefix object URLs are built on.
  */
 export class StorageService {
@@ -126,7 +127,7 @@ export class StorageService {
     const found = await sql.getBucketAndObject(this.#db, o.bucket, key);
     if (!found) throw bucketNotFound(o.bucket);
     const existing = found.object;
-    if (existing) this.#assertOwner(existing, o.actor);
+    if (existing) this.#assertOwner(found.bucket, existing, o.actor);
     const mimeType = resolveContentType(o.contentType, key);
     const put = await this.driver.put(o.bucket, key, limitBytes(o.body, this.maxUploadBytes), { contentType: mimeType });
     try {
@@ -146,14 +147,18 @@ export class StorageService {
   /** The object's metadata (and its bucket's visibility) when `actor` or a valid signed `token` may read it. */
   async authorizeRead(o: { bucket: string; key: string; actor: Actor; token?: string }): Promise<ObjectRow & { isPublic: boolean }> {
     const key = assertValidKey(o.key);
-    if (o.token !== undefined && !this.#signer.verify(o.bucket, key, o.token)) throw new AppError('INVALID_SIGNED_URL');
     const found = await sql.getBucketAndObject(this.#db, o.bucket, key);
+    if (o.token !== undefined) {
+      // A link reads only the version it was issued for. One for an object since replaced,
+      // deleted or re-created answers like a bad token, so a token cannot probe keys either.
+      if (!found?.object || !this.#signer.verify(signedObject(found.object), o.token)) throw new AppError('INVALID_SIGNED_URL');
+      return { ...found.object, isPublic: found.bucket.isPublic };
+    }
     if (!found) throw bucketNotFound(o.bucket);
     const { bucket, object } = found;
-    const checkOwner = o.token === undefined && !bucket.isPublic;
-    if (checkOwner) assertMayReadPrivate(o.actor);
+    if (!bucket.isPublic) assertMayReadPrivate(o.actor);
     // Someone else's private object looks the same as a missing one.
-    if (!object || (checkOwner && !this.#isOwner(object, o.actor))) throw objectNotFound(o.bucket, key);
+    if (!object || (!bucket.isPublic && !this.#isOwner(object, o.actor))) throw objectNotFound(o.bucket, key);
     return { ...object, isPublic: bucket.isPublic };
   }
 
@@ -172,8 +177,8 @@ export class StorageService {
     writerId(o.actor);
     const bucket = await this.bucket(o.bucket);
     const row = await sql.getObject(this.#db, o.bucket, key);
-    if (!row || (!bucket.isPublic && !this.#isOwner(row, o.actor))) throw objectNotFound(o.bucket, key);
-    this.#assertOwner(row, o.actor);
+    if (!row) throw objectNotFound(o.bucket, key);
+    this.#assertOwner(bucket, row, o.actor);
     await sql.deleteObject(this.#db, o.bucket, key);
     await this.driver.delete(o.bucket, key);
   }
@@ -240,16 +245,17 @@ export class StorageService {
   }): Promise<StorageObject> {
     const key = assertValidKey(o.key);
     writerId(o.actor);
-    await this.bucket(o.bucket);
+    const bucket = await this.bucket(o.bucket);
     const etag = o.etag?.replace(/^(W\/)?"|"$/g, '');
     const upload = await sql.getUpload(this.#db, o.bucket, key);
     if (!upload) {
       const row = await sql.getObject(this.#db, o.bucket, key);
-      if (!row || !this.#isOwner(row, o.actor)) throw new AppError('UPLOAD_NOT_FOUND', { message: `No upload was started for "${key}".` });
+      if (!row || !this.#isOwner(row, o.actor)) throw uploadNotFound(key);
       if (row.size !== o.size || (etag && row.etag && etag !== row.etag)) throw mismatch(row.size, o.size);
       return this.toApi(row, o.base);
     }
     if (o.actor.kind !== 'admin' && !(o.actor.kind === 'user' && o.actor.userId === upload.userId)) {
+      if (!bucket.isPublic) throw uploadNotFound(key);
       throw new AppError('FORBIDDEN', { message: 'This upload was started by someone else.' });
     }
     let head;
@@ -295,7 +301,7 @@ export class StorageService {
       const signed = await this.driver.presignGet(row.bucket, row.key, { expiresIn: o.expiresIn, attachment: !servedInline(row.mimeType) });
       return { method: 'presigned', url: signed, expiresAt };
     }
-    return { method: 'direct', url: `${url}?token=${this.#signer.sign(row.bucket, row.key, exp)}`, expiresAt };
+    return { method: 'direct', url: `${url}?token=${this.#signer.sign(signedObject(row), exp)}`, expiresAt };
   }
 
   /** Presigned uploads never confirmed: forget them and delete their bytes, a few at a time. */
@@ -319,13 +325,14 @@ export class StorageService {
     return actor.kind === 'admin' || (actor.kind === 'user' && row.uploadedBy === actor.userId);
   }
 
-  #assertOwner(row: ObjectRow, actor: Actor): void {
-    if (!this.#isOwner(row, actor)) {
-      throw new AppError('FORBIDDEN', {
-        message: `The object "${row.key}" belongs to another user.`,
-        nextActions: 'Use another key, or ask its uploader or an admin.',
-      });
-    }
+  /** Replacing or deleting needs the uploader or an admin; in a private bucket others are told the object does not exist. */
+  #assertOwner(bucket: BucketRow, row: ObjectRow, actor: Actor): void {
+    if (this.#isOwner(row, actor)) return;
+    if (!bucket.isPublic) throw objectNotFound(bucket.name, row.key);
+    throw new AppError('FORBIDDEN', {
+      message: `The object "${row.key}" belongs to another user.`,
+      nextActions: 'Use another key, or ask its uploader or an admin.',
+    });
   }
 }
 
@@ -362,6 +369,19 @@ function isForeignKeyViolation(err: unknown): boolean {
 
 function objectNotFound(bucket: string, key: string, cause?: unknown): AppError {
   return new AppError('OBJECT_NOT_FOUND', { message: `Object "${key}" does not exist in bucket "${bucket}".`, cause });
+}
+
+function uploadNotFound(key: string): AppError {
+  return new AppError('UPLOAD_NOT_FOUND', { message: `No upload was started for "${key}".` });
+}
+
+/**
+ * What a signed link is bound to: this version of the object. The local driver's ETag is
+ * random on every write, and the upload time changes on every write too (so a row without an
+ * ETag is still bound to its version).
+ */
+function signedObject(row: ObjectRow): SignedObject {
+  return { bucket: row.bucket, key: row.key, version: `${row.etag ?? ''}@${row.uploadedAt.toISOString()}` };
 }
 
 function mismatch(actual: number, claimed: number, removed = false): AppError {

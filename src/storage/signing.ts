@@ -2,7 +2,15 @@ import { createHmac } from 'node:crypto';
 import { safeEqual } from '../lib/crypto.js';
 
 // Domain separation: the URL-signing key is derived from JWT_SECRET, never the secret itself.
-const LABEL = 'plinth/storage/signed-url/v1';
+// v2: tokens are bound to the object's version (v1 tokens signed only bucket and key).
+const LABEL = 'plinth/storage/signed-url/v2';
+
+/** The one object version a token is for: `version` changes whenever the object is written. */
+export interface SignedObject {
+  bucket: string;
+  key: string;
+  version: string;
+}
 
 /** HMAC-signed, expiring download tokens for private objects (`?token=<exp>.<sig>`). */
 export class UrlSigner {
@@ -12,21 +20,22 @@ export class UrlSigner {
     this.#key = createHmac('sha256', secret).update(LABEL).digest();
   }
 
-  #mac(bucket: string, key: string, exp: number): string {
-    return createHmac('sha256', this.#key).update(`${exp}\n${bucket}\n${key}`).digest('base64url');
+  // Bucket names and keys cannot contain a newline, so the fields (version last) are unambiguous.
+  #mac(o: SignedObject, exp: number): string {
+    return createHmac('sha256', this.#key).update(`${exp}\n${o.bucket}\n${o.key}\n${o.version}`).digest('base64url');
   }
 
-  /** A token valid until `exp` (unix seconds) for this one object. */
-  sign(bucket: string, key: string, exp: number): string {
-    return `${exp}.${this.#mac(bucket, key, exp)}`;
+  /** A token valid until `exp` (unix seconds) for this version of this object. */
+  sign(o: SignedObject, exp: number): string {
+    return `${exp}.${this.#mac(o, exp)}`;
   }
 
-  /** True when `token` was made by `sign` for this object and has not expired. */
-  verify(bucket: string, key: string, token: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+  /** True when `token` was made by `sign` for this version of this object and has not expired. */
+  verify(o: SignedObject, token: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
     const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
     if (!m) return false;
     const exp = Number(m[1]);
     if (exp < nowSeconds) return false;
-    return safeEqual(m[2]!, this.#mac(bucket, key, exp));
+    return safeEqual(m[2]!, this.#mac(o, exp));
   }
 }

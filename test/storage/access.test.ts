@@ -64,6 +64,16 @@ describe.each(backends())('storage access (%s)', (backend) => {
       { none: 401, anon: 403, userA: 200, userB: 403, admin: 200 },
       (c) => t.upload('pub', { key: 'owned/by-a.txt', data: 'A data', headers: headers[c] }),
     ],
+    [
+      "PUT over A's object (private bucket)",
+      OWNER_PRIVATE,
+      (c) => t.upload('priv', { key: 'owned/by-a.txt', data: 'A data', headers: headers[c] }),
+    ],
+    [
+      "POST with path over A's object (private bucket)",
+      { ...OWNER_PRIVATE, userA: 201, admin: 201 },
+      (c) => t.upload('priv', { path: 'owned/by-a.txt', data: 'A data', headers: headers[c] }),
+    ],
     ['GET an object, public bucket', EVERYONE, (c) => call(c, 'GET', '/api/storage/buckets/pub/objects/owned/by-a.txt')],
     ['GET an object, private bucket', OWNER_PRIVATE, (c) => call(c, 'GET', '/api/storage/buckets/priv/objects/owned/by-a.txt')],
     ['download-strategy, public bucket', EVERYONE, (c) => call(c, 'POST', '/api/storage/buckets/pub/objects/owned/by-a.txt/download-strategy', {})],
@@ -113,6 +123,36 @@ describe.each(backends())('storage access (%s)', (backend) => {
     expect(r.status).toBe(401);
   });
 
+  it("writing over someone else's private object answers as a missing object and changes nothing", async () => {
+    const key = 'owned/secret.txt';
+    const path = `/api/storage/buckets/priv/objects/${key}`;
+    expect((await t.upload('priv', { key, data: 'A secret', headers: headers.userA })).status).toBe(200);
+    const before = await call('userA', 'GET', path);
+    expect(await before.text()).toBe('A secret');
+    // What B is told about a key it cannot see, and what it would be told for a missing one.
+    const asRead = await (await call('userB', 'GET', path)).json();
+    expect(asRead.error).toBe('OBJECT_NOT_FOUND');
+    const missing = await (await call('userB', 'DELETE', '/api/storage/buckets/priv/objects/owned/none.txt')).json();
+    const attempts = [
+      () => t.upload('priv', { key, data: 'B bytes', headers: headers.userB }),
+      () => t.upload('priv', { path: key, data: 'B bytes', headers: headers.userB }),
+      () => t.fetch(path, { method: 'PUT', headers: { ...headers.userB, 'content-type': 'text/plain' }, body: 'B bytes' }),
+    ];
+    for (const attempt of attempts) {
+      const r = await attempt();
+      expect(r.status).toBe(404);
+      const body = await r.json();
+      expect(body).toEqual(asRead);
+      expect(body.message).toBe(missing.message.replace('owned/none.txt', key));
+    }
+    const after = await call('userA', 'GET', path);
+    expect(await after.text()).toBe('A secret');
+    for (const h of ['etag', 'last-modified', 'content-type']) expect(after.headers.get(h)).toBe(before.headers.get(h));
+    const listed = await (await call('admin', 'GET', '/api/storage/buckets/priv/objects?prefix=owned/secret')).json();
+    expect(listed.data).toHaveLength(1);
+    expect(listed.data[0]).toMatchObject({ size: 8, etag: before.headers.get('etag')!.replaceAll('"', '') });
+  });
+
   it('the uploader of a private object can still read it after an admin replaced it', async () => {
     expect((await t.upload('priv', { key: 'owned/by-a.txt', data: 'admin v2' })).status).toBe(200);
     const r = await call('userA', 'GET', '/api/storage/buckets/priv/objects/owned/by-a.txt');
@@ -146,6 +186,41 @@ describe.each(backends())('storage access (%s)', (backend) => {
       const r = await fetch(u);
       expect(r.status).toBe(403);
       expect((await r.json()).error).toBe('INVALID_SIGNED_URL');
+    });
+
+    it('stop working once the object is replaced, deleted or re-created by someone else', async () => {
+      const path = '/api/storage/buckets/priv/objects/avatars/avatar.png';
+      const put = (caller: Caller, data: string) => t.fetch(path, { method: 'PUT', headers: { ...headers[caller], 'content-type': 'image/png' }, body: data });
+      const link = async () => {
+        const r = await call('userA', 'POST', `${path}/download-strategy`, { expiresIn: 604800 });
+        expect(r.status).toBe(200);
+        return (await r.json()).url as string;
+      };
+      const refused = async (u: string) => {
+        for (const method of ['GET', 'HEAD']) {
+          const r = await fetch(u, { method });
+          expect(r.status).toBe(403);
+          const text = await r.text();
+          expect(text).not.toContain('B private');
+          if (method === 'GET') expect(JSON.parse(text).error).toBe('INVALID_SIGNED_URL');
+        }
+      };
+      expect((await put('userA', 'A v1')).status).toBe(200);
+      const v1 = await link();
+      expect(await (await fetch(v1)).text()).toBe('A v1');
+      // Replaced by its uploader: the old link goes, a new one works.
+      expect((await put('userA', 'A v2')).status).toBe(200);
+      await refused(v1);
+      const v2 = await link();
+      expect(await (await fetch(v2)).text()).toBe('A v2');
+      // Deleted: the link goes (as an invalid link, so a token cannot probe keys either).
+      expect((await call('userA', 'DELETE', path)).status).toBe(200);
+      await refused(v2);
+      // Re-created by B at the same key: A's old links do not read B's private bytes.
+      expect((await put('userB', 'B private')).status).toBe(200);
+      await refused(v1);
+      await refused(v2);
+      expect(await (await call('userB', 'GET', path)).text()).toBe('B private');
     });
   });
 });

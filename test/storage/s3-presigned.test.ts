@@ -49,9 +49,10 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     expect(up.status).toBe(204);
     const etag = up.headers.get('etag');
 
-    // Someone else cannot confirm it.
+    // Someone else cannot confirm it; in this private bucket they are told no such upload exists.
     let r = await as(b, 'POST', s.confirmUrl, { size: data.length });
-    expect(r.status).toBe(403);
+    expect(r.status).toBe(404);
+    expect((await r.json()).error).toBe('UPLOAD_NOT_FOUND');
     r = await as(a, 'POST', s.confirmUrl, { size: data.length, contentType: 'image/png', etag: etag ?? undefined });
     expect(r.status).toBe(200);
     const obj = await r.json();
