@@ -189,7 +189,7 @@ export class AuthService {
     const { rows, total } = await users.listUsers(this.d.db, {
       limit: page.limit,
       offset: page.offset,
-      search: page.search ? page.search.trim().toLowerCase() : null,
+      search: page.search ? normalizeEmail(page.search) : null,
     });
     return { data: rows.map(users.toUser), pagination: { offset: page.offset, limit: page.limit, total } };
   }

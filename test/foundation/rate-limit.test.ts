@@ -55,7 +55,7 @@ describe('rate limits (in memory)', () => {
   });
 
   it('counts one admin key once, however its header is spelled', async () => {
-    const spellings = [
+    const spellings: Array<Record<string, string>> = [
       { 'x-api-key': t.adminKey },
       { apikey: t.adminKey },
       { authorization: `Bearer ${t.adminKey}` },

@@ -14,7 +14,7 @@ export const UserSchema = Type.Object(
 );
 
 // Lengths bound the work done on hostile input (argon2 over a huge string, huge look-ups).
-export const Email = Type.String({ minLength: 1, maxLength: 320, description: 'Trimmed and lower-cased.' });
+export const Email = Type.String({ minLength: 1, maxLength: 320, description: 'Trimmed, NFKC-normalised and lower-cased.' });
 export const NewPassword = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.' });
 /** A password being checked: any length a real one could have, and a bit more. */
 export const GivenPassword = Type.String({ minLength: 1, maxLength: 1024 });
