@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/index.js';
 
 /** Deeper JSON is refused: serializing it again (to Postgres, to the AI provider) would overflow the stack. */
-export const MAX_JSON_DEPTH = 512;
+const MAX_JSON_DEPTH = 512;
 
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
 // A surrogate written as an escape (a raw one cannot survive UTF-8 decoding of the body).
@@ -12,11 +12,12 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * Parses a JSON request body (an empty one is not JSON), refusing what would otherwise fail later or change silently:
- * nesting deeper than MAX_JSON_DEPTH, `__proto__`/`constructor.prototype` keys, and strings
- * with a lone UTF-16 surrogate (Postgres would store U+FFFD in its place).
+ * Parses a JSON request body (an empty one is not JSON), refusing what would otherwise fail
+ * later or change silently: nesting deeper than MAX_JSON_DEPTH, `__proto__` or
+ * `constructor.prototype` keys, and strings with a lone UTF-16 surrogate (Postgres would
+ * store U+FFFD in its place).
  */
-export function parseJsonBody(text: string): unknown {
+function parseJsonBody(text: string): unknown {
   if (text.length > MAX_JSON_DEPTH && nestedDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new AppError('INVALID_INPUT', { message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` });
   }
@@ -50,7 +51,7 @@ export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, 
 }
 
 /** Whether brackets outside strings nest deeper than `max` (one pass, no recursion). */
-export function nestedDeeperThan(text: string, max: number): boolean {
+function nestedDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
