@@ -35,6 +35,11 @@ export class EmailCodes {
     return code;
   }
 
+  /** Voids every code of the user (after a password reset, no older code may open a session). */
+  async revokeAll(db: Queryable, userId: string): Promise<void> {
+    await db.query('delete from auth.email_codes where user_id = $1', [userId]);
+  }
+
   /**
    * Checks a code. Every check first spends one attempt in a single statement (so parallel
    * guesses cannot exceed the limit); a right code is then deleted so it works once.

@@ -166,7 +166,8 @@ export class AuthService {
   /**
    * Sets a new password with an emailed code. The address is then proven, so it counts as
    * verified. Every session of the user ends except the caller's own, when the caller is
-   * that user signed in.
+   * that user signed in, and every other code of the user is void (a verification code
+   * mailed earlier would sign in without the new password).
    */
   async resetPassword(
     input: { email: string; code: string; newPassword: string },
@@ -181,6 +182,7 @@ export class AuthService {
     await this.d.db.transaction(async (tx) => {
       await users.setPassword(tx, row.id, hash);
       await sessions.revokeUserSessions(tx, row.id, caller?.userId === row.id ? caller.sessionId : null);
+      await this.d.codes.revokeAll(tx, row.id);
     });
     await this.d.guard.signInSucceeded(email);
   }

@@ -143,14 +143,16 @@ describe.each(backends())('email verification and password reset (%s)', (backend
     expectError(await call(t, 'GET', '/api/auth/user', { token: other.body.accessToken }), 401, 'INVALID_TOKEN');
   });
 
-  it('password reset verifies an unverified address (the code proves the mailbox)', async () => {
-    const { email } = await signupUnverified();
+  it('password reset verifies an unverified address (the code proves the mailbox) and voids the verification code', async () => {
+    const { email, code } = await signupUnverified();
     await post('/api/auth/email/send-reset-password', { email });
     const reset = await smtp.waitForCode(email, 1);
     expect((await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-new' })).status).toBe(200);
     const s = await signin(email, 'password-new');
     expect(s.status).toBe(200);
     expect(s.body.user.emailVerified).toBe(true);
+    // The code mailed at sign-up would open a session without the new password.
+    expectError(await post('/api/auth/email/verify', { email, code }), 400, 'INVALID_CODE');
   });
 
   it.each([
