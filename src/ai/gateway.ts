@@ -1,8 +1,9 @@
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { ClientGoneError, type AiUpstream, type Json } from './upstream.js';
+import { redact, redactError } from './redact.js';
 import {
-  estimateTokens,
+  estimateUsage,
   promptChars,
   readChunk,
   shapeChat,
@@ -72,15 +73,15 @@ export class AiGateway {
     const model = this.model(req.model);
     await this.checkBudget(ctx);
     const started = performance.now();
-    const base = { ctx, endpoint: 'chat' as const, model, stream: false, started };
+    const base = { ctx, endpoint: 'chat' as const, model, stream: false, started, promptChars: promptChars(req.messages) };
     try {
       const raw = await upstream.chat({ ...req, model }, ctx.signal);
-      const { completion, estimated } = shapeChat(raw, model, promptChars(req.messages));
+      const { completion, estimated } = shapeChat(raw, model, base.promptChars);
       this.record({ ...base, usage: completion.usage, estimated, status: 200 });
       return completion;
     } catch (err) {
       this.recordFailure(base, err);
-      throw err;
+      throw this.safe(err);
     }
   }
 
@@ -95,7 +96,7 @@ export class AiGateway {
     const model = this.model(req.model);
     await this.checkBudget(ctx);
     const started = performance.now();
-    const base = { ctx, endpoint: 'chat' as const, model, stream: true as const, started };
+    const base = { ctx, endpoint: 'chat' as const, model, stream: true as const, started, promptChars: promptChars(req.messages) };
     // Ask for the final usage chunk when the client did not decide; it is then kept from the client.
     const clientOptions = req.stream_options;
     const injectUsage = !(typeof clientOptions === 'object' && clientOptions !== null && 'include_usage' in clientOptions);
@@ -106,9 +107,9 @@ export class AiGateway {
       events = await upstream.chatStream(body, ctx.signal);
     } catch (err) {
       this.recordFailure(base, err);
-      throw err;
+      throw this.safe(err);
     }
-    return this.relay(events, { ...base, injectUsage, promptChars: promptChars(req.messages) });
+    return this.relay(events, { ...base, injectUsage });
   }
 
   /** Image generation. */
@@ -125,7 +126,7 @@ export class AiGateway {
       return answer;
     } catch (err) {
       this.recordFailure(base, err);
-      throw err;
+      throw this.safe(err);
     }
   }
 
@@ -135,7 +136,11 @@ export class AiGateway {
     if (this.cfg.models) {
       return { object: 'list', data: this.cfg.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'plinth' })) };
     }
-    return shapeModels(await upstream.models(ctx.signal));
+    try {
+      return shapeModels(await upstream.models(ctx.signal));
+    } catch (err) {
+      throw this.safe(err);
+    }
   }
 
   /** A user's (or the anon callers') tokens today (UTC) against the daily budget. */
@@ -155,7 +160,9 @@ export class AiGateway {
   /** Health check: the upstream answers GET /models within 3 s. */
   async ping(): Promise<void> {
     if (!this.upstream) throw new Error('AI is not configured');
-    await this.upstream.ping(AbortSignal.timeout(3000));
+    await this.upstream.ping(AbortSignal.timeout(3000)).catch((err: unknown) => {
+      throw this.safe(err);
+    });
   }
 
   /** Waits for usage writes still in flight (shutdown). */
@@ -167,6 +174,14 @@ export class AiGateway {
   async close(): Promise<void> {
     await this.usage.flush();
     this.upstream?.close();
+  }
+
+  /**
+   * Every error leaves the gateway (to an answer or a log line) through here: whatever the
+   * upstream sent, in any message, stack or cause, is redacted.
+   */
+  private safe(err: unknown): Error {
+    return err instanceof ClientGoneError ? err : redactError(err, this.cfg.apiKey);
   }
 
   private admit(ctx: CallContext): AiUpstream {
@@ -239,12 +254,19 @@ export class AiGateway {
             try {
               facts = readChunk(JSON.parse(data));
             } catch (err) {
+              // Not JSON.parse's own error: it quotes the chunk, and a quote cut short could hold part of the key.
               throw err instanceof AppError
                 ? err
-                : new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider sent a malformed stream chunk.', cause: err });
+                : new AppError('AI_UPSTREAM_ERROR', {
+                    message: 'The AI provider sent a malformed stream chunk.',
+                    cause: new Error(`AI upstream stream chunk is not JSON: ${redact(data, this.cfg.apiKey, 200)}`),
+                  });
             }
             if (facts.error !== null) {
-              throw new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider reported an error in the middle of the answer.', cause: new Error(facts.error) });
+              throw new AppError('AI_UPSTREAM_ERROR', {
+                message: 'The AI provider reported an error in the middle of the answer.',
+                cause: new Error(`AI upstream error event: ${redact(facts.error, this.cfg.apiKey)}`),
+              });
             }
             chars += facts.chars;
             finished ||= facts.finished;
@@ -267,7 +289,7 @@ export class AiGateway {
         status = CLIENT_CLOSED;
         return;
       }
-      const e = err instanceof AppError ? err : new AppError('AI_UPSTREAM_ERROR', { cause: err });
+      const e = redactError(err instanceof AppError ? err : new AppError('AI_UPSTREAM_ERROR', { cause: err }), this.cfg.apiKey);
       status = e.status;
       error = e.code;
       if (e.status >= 500) s.ctx.logError(e.cause ?? e, `AI stream failed: ${e.message}`);
@@ -278,11 +300,7 @@ export class AiGateway {
       const estimated = usage === null;
       this.record({
         ...s,
-        usage: usage ?? {
-          prompt_tokens: estimateTokens(s.promptChars),
-          completion_tokens: estimateTokens(chars),
-          total_tokens: estimateTokens(s.promptChars) + estimateTokens(chars),
-        },
+        usage: usage ?? estimateUsage(s.promptChars, chars),
         estimated,
         status,
         error,
@@ -290,15 +308,20 @@ export class AiGateway {
     }
   }
 
+  /**
+   * Records a call that failed before an answer. A client that hung up may have left the
+   * upstream working on its prompt: that prompt is estimated, as for a stream cut short.
+   */
   private recordFailure(
-    base: { ctx: CallContext; endpoint: 'chat' | 'images'; model: string; stream: boolean; started: number },
+    base: { ctx: CallContext; endpoint: 'chat' | 'images'; model: string; stream: boolean; started: number; promptChars?: number },
     err: unknown,
   ): void {
     const gone = err instanceof ClientGoneError;
+    const estimate = gone && base.promptChars !== undefined;
     this.record({
       ...base,
-      usage: null,
-      estimated: false,
+      usage: estimate ? estimateUsage(base.promptChars!, 0) : null,
+      estimated: estimate,
       status: gone ? CLIENT_CLOSED : err instanceof AppError ? err.status : 500,
       error: gone ? null : err instanceof AppError ? err.code : 'INTERNAL_ERROR',
     });

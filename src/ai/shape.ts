@@ -30,6 +30,12 @@ export interface ImagesAnswer {
 
 export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+/**
+ * More tokens than any model's context holds: such usage is a broken or hostile upstream and
+ * counts as not reported (estimated). Two such counts still fit the int columns of ai.usage.
+ */
+const MAX_USAGE_TOKENS = 1_000_000_000;
+const isTokens = (v: unknown): v is number => isCount(v) && v <= MAX_USAGE_TOKENS;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function malformed(what: string): AppError {
@@ -44,6 +50,13 @@ export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
+/** The usage of a call the upstream reported none for, from the prompt's and the answer's text. */
+export function estimateUsage(promptChars: number, answerChars: number): Usage {
+  const p = estimateTokens(promptChars);
+  const c = estimateTokens(answerChars);
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
 /** The characters of text in chat messages (string contents and text parts), for estimates. */
 export function promptChars(messages: readonly unknown[]): number {
   let n = 0;
@@ -56,13 +69,13 @@ export function promptChars(messages: readonly unknown[]): number {
   return n;
 }
 
-/** The upstream's usage when it is well-formed, else null. */
+/** The upstream's usage when it is well-formed and believable, else null. */
 export function readUsage(v: unknown): Usage | null {
   if (!isObject(v)) return null;
   const p = v.prompt_tokens ?? v.input_tokens;
   const c = v.completion_tokens ?? v.output_tokens;
-  if (!isCount(p) || !isCount(c)) return null;
-  const total = isCount(v.total_tokens) ? v.total_tokens : p + c;
+  if (!isTokens(p) || !isTokens(c)) return null;
+  const total = isTokens(v.total_tokens) ? v.total_tokens : p + c;
   return { ...v, prompt_tokens: p, completion_tokens: c, total_tokens: total };
 }
 
@@ -87,11 +100,7 @@ export function shapeChat(raw: unknown, model: string, promptCharCount: number):
     };
   });
   const given = readUsage(raw.usage);
-  const usage: Usage = given ?? {
-    prompt_tokens: estimateTokens(promptCharCount),
-    completion_tokens: estimateTokens(answerChars),
-    total_tokens: estimateTokens(promptCharCount) + estimateTokens(answerChars),
-  };
+  const usage: Usage = given ?? estimateUsage(promptCharCount, answerChars);
   const completion: ChatCompletion = {
     ...raw,
     id: typeof raw.id === 'string' && raw.id ? raw.id : `chatcmpl-${randomBytes(12).toString('hex')}`,

@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import type { Readable } from 'node:stream';
 import { SseEventTooLargeError, SseParser } from './sse.js';
 import { AnswerTooLargeError, HttpClient, type HttpAnswer } from './http.js';
+import { redact } from './redact.js';
 
 /** A JSON object as sent to or received from the upstream. */
 export type Json = Record<string, unknown>;
@@ -177,8 +178,12 @@ export class OpenAiUpstream implements AiUpstream {
       if (!res.ok) throw this.httpError(res, text);
       try {
         return JSON.parse(text);
-      } catch (err) {
-        throw new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider sent an answer that is not valid JSON.', cause: err });
+      } catch {
+        // Not JSON.parse's own error: it quotes the body, and a quote cut short could hold part of the key.
+        throw new AppError('AI_UPSTREAM_ERROR', {
+          message: 'The AI provider sent an answer that is not valid JSON.',
+          cause: new Error(`AI upstream answer is not JSON: ${redact(text, this.opts.apiKey, 200)}`),
+        });
       }
     } catch (err) {
       deadline.cancel();
@@ -218,8 +223,8 @@ export class OpenAiUpstream implements AiUpstream {
   /** Maps an upstream HTTP error: its own message for the caller's mistakes, none otherwise. */
   private httpError(res: HttpAnswer, text: string): AppError {
     const status = res.status;
-    const upstreamMessage = this.redact(errorMessage(text));
-    const cause = new Error(`AI upstream answered ${status}: ${this.redact(text.slice(0, 1000))}`);
+    const upstreamMessage = errorMessage(text, this.opts.apiKey);
+    const cause = new Error(`AI upstream answered ${status}: ${redact(text, this.opts.apiKey, 1000)}`);
     if (status === 401 || status === 403) {
       return new AppError('AI_UPSTREAM_ERROR', {
         message: `The AI provider refused the server's credentials (status ${status}).`,
@@ -229,10 +234,10 @@ export class OpenAiUpstream implements AiUpstream {
     }
     if (status === 408) return new AppError('AI_UPSTREAM_TIMEOUT', { cause });
     if (status === 429) {
-      const retry = res.header('retry-after');
+      const retry = retryAfter(res.header('retry-after'), Date.now());
       return new AppError('AI_UPSTREAM_RATE_LIMITED', {
         message: upstreamMessage ? `The AI provider is limiting requests: ${upstreamMessage}` : undefined,
-        headers: retry && /^\d{1,6}$/.test(retry) ? { 'retry-after': retry } : {},
+        headers: retry ? { 'retry-after': retry } : {},
         cause,
       });
     }
@@ -246,17 +251,32 @@ export class OpenAiUpstream implements AiUpstream {
     }
     return new AppError('AI_UPSTREAM_ERROR', { message: `The AI provider failed (status ${status}).`, cause });
   }
-
-  /** Never let the key (or anything shaped like a provider key) travel in a message. */
-  private redact(s: string): string {
-    let out = s;
-    if (this.opts.apiKey) out = out.split(this.opts.apiKey).join('[redacted]');
-    return out.replace(/\b(sk|rk|pk)-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
-  }
 }
 
-/** The message of an OpenAI-style error body ({error: {message}}, {error: "..."}, {message}). */
-export function errorMessage(text: string): string {
+/** The longest wait passed on from an upstream's Retry-After date: a day, the longest window providers limit over. */
+const MAX_RETRY_DATE_S = 86_400;
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * The upstream's Retry-After as Plinth passes it on: delay-seconds as sent, an HTTP date
+ * (IMF-fixdate) as the seconds from `now` until then (at least 1, at most a day), anything
+ * else dropped.
+ */
+export function retryAfter(value: string | null, now: number): string | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d{1,6}$/.test(v)) return v;
+  if (!HTTP_DATE.test(v)) return null;
+  const at = Date.parse(v);
+  if (!Number.isFinite(at)) return null;
+  return String(Math.min(MAX_RETRY_DATE_S, Math.max(1, Math.ceil((at - now) / 1000))));
+}
+
+/**
+ * The message of an OpenAI-style error body ({error: {message}}, {error: "..."}, {message}),
+ * one printable line, redacted (`apiKey` and key-shaped text) and bounded.
+ */
+export function errorMessage(text: string, apiKey: string | null = null): string {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -271,9 +291,7 @@ export function errorMessage(text: string): string {
     else msg = body.message ?? body.detail;
   }
   if (typeof msg !== 'string') return '';
-  // One line, printable, bounded.
-  const clean = msg.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
-  return clean.length > MAX_MESSAGE ? `${clean.slice(0, MAX_MESSAGE)}…` : clean;
+  return redact(msg.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim(), apiKey, MAX_MESSAGE);
 }
 
 /** Time to let the upstream finish its body after [DONE], so the connection can be reused. */

@@ -148,6 +148,17 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
     if (status === 429) expect(res.headers.get('retry-after')).toBe('7');
   });
 
+  it('passes on a Retry-After date as seconds (at most a day) and drops one that is not valid', async () => {
+    const msg = { messages: [{ role: 'user', content: 'hi' }] };
+    const dated = await chat({ model: 'mock-429-date', ...msg });
+    expect(dated.status).toBe(429);
+    expect((await dated.json()).error).toBe('AI_UPSTREAM_RATE_LIMITED');
+    expect(dated.headers.get('retry-after')).toBe('86400');
+    const junk = await chat({ model: 'mock-429-junk', ...msg });
+    expect(junk.status).toBe(429);
+    expect(junk.headers.get('retry-after')).toBeNull();
+  });
+
   it('never follows an upstream redirect, so the API key cannot travel to another host', async () => {
     const elsewhere = await new OpenAiMock().start();
     try {

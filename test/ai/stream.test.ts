@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
-import { MOCK_USAGE, OpenAiMock } from '../helpers/openai-mock.js';
+import { HUGE_USAGE, MOCK_USAGE, OpenAiMock } from '../helpers/openai-mock.js';
 import { FrameReader, streamedText } from './sse-client.js';
 
 describe.each(backends())('AI chat streaming (%s)', (backend) => {
@@ -27,11 +27,14 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
       signal,
     });
 
-  /** The usage row of the last call with this model, once it is written. */
-  async function usageRow(model: string): Promise<Record<string, unknown>> {
+  /** The usage row of the last call with this model (and streamed or not, if given), once it is written. */
+  async function usageRow(model: string, stream?: boolean): Promise<Record<string, unknown>> {
     for (let i = 0; i < 100; i++) {
       await t.deps.ai.flush();
-      const { rows } = await t.deps.db.query('select * from ai.usage where model = $1 order by id desc limit 1', [model]);
+      const { rows } = await t.deps.db.query(
+        'select * from ai.usage where model = $1 and ($2::boolean is null or stream = $2) order by id desc limit 1',
+        [model, stream ?? null],
+      );
       if (rows[0]) return rows[0];
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -121,7 +124,44 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     ac.abort();
     await pending;
     await mock.waitForAborts(abortedBefore + 1);
-    expect((await usageRow('mock-hang')).status).toBe(499);
+    expect(await usageRow('mock-hang', false)).toMatchObject({ status: 499, estimated: true, prompt_tokens: 1, total_tokens: 1 });
+  });
+
+  it('estimates the prompt of a stream the client hangs up on before the upstream answers', async () => {
+    const abortedBefore = mock.aborted;
+    const requestsBefore = mock.requests.length;
+    const ac = new AbortController();
+    const pending = t
+      .fetch('/api/ai/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...user.auth },
+        body: JSON.stringify({ model: 'mock-hang', stream: true, messages: [{ role: 'user', content: 'x'.repeat(40_000) }] }),
+        signal: ac.signal,
+      })
+      .catch((e) => e);
+    while (mock.requests.length === requestsBefore) await new Promise((r) => setTimeout(r, 10));
+    ac.abort();
+    await pending;
+    await mock.waitForAborts(abortedBefore + 1);
+    const row = await usageRow('mock-hang', true);
+    expect(row).toMatchObject({ status: 499, estimated: true, prompt_tokens: 10_000, completion_tokens: 0, total_tokens: 10_000 });
+  });
+
+  it('treats usage beyond any model (10^15 tokens) as not reported, and estimates it', async () => {
+    const frames = await new FrameReader(await stream('mock-huge-usage')).all();
+    expect(frames.at(-1)).toBe('[DONE]');
+    expect(await usageRow('mock-huge-usage', true)).toMatchObject({ status: 200, estimated: true, prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+    const res = await t.fetch('/api/ai/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.auth },
+      body: JSON.stringify({ model: 'mock-huge-usage', messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
+    expect(res.status).toBe(200);
+    // The client sees the same estimate that is recorded, not a number the budget cannot hold.
+    const { usage } = await res.json();
+    expect(usage.prompt_tokens).toBe(3);
+    expect(usage.total_tokens).not.toBe(HUGE_USAGE.total_tokens);
+    expect(await usageRow('mock-huge-usage', false)).toMatchObject({ estimated: true, prompt_tokens: 3, total_tokens: usage.total_tokens });
   });
 
   it.each([

@@ -14,11 +14,17 @@
 //   mock-late-end        the body ends 30 ms after [DONE]
 //   mock-redirect        307 to `redirectTo` (an upstream must never be followed elsewhere)
 //   mock-nousage         no usage in the answer or the stream
+//   mock-huge-usage      usage far beyond any model's context (HUGE_USAGE)
 //   mock-error-event     stream with an {"error": ...} event after the first chunk
 //   mock-json-for-stream answers a stream request with plain JSON
 //   mock-tools           an assistant message with tool_calls and content null
 //   mock-url             image items with url instead of b64_json
 //   mock-400|401|404|429|500|503   that status with an OpenAI error body
+//   mock-429-date|mock-429-junk    429 whose Retry-After is an HTTP date / not a valid value
+//   mock-echo-key        echoes the API key it received (as a careless provider or proxy
+//                        might): in a 500 error body / in an error event after the first chunk
+//   mock-echo-key-400    echoes it in a 400 error message
+//   mock-echo-key-html   echoes it in a 200 body that is not JSON / a chunk that is not JSON
 //
 // Run standalone (for bench/ai.ts): node --import tsx test/helpers/openai-mock.ts <port>
 import http from 'node:http';
@@ -32,6 +38,7 @@ export interface ReceivedRequest {
 }
 
 export const MOCK_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+export const HUGE_USAGE = { prompt_tokens: 1e15, completion_tokens: 7, total_tokens: 1e15 + 7 };
 export const STREAM_PARTS = ['Hel', 'lo', ' world'];
 /** A 1×1 transparent PNG. */
 export const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -137,6 +144,15 @@ export class OpenAiMock {
     const model = String(body.model ?? '');
     const status = /^mock-(\d{3})$/.exec(model);
     if (status) return this.error(res, Number(status[1]));
+    if (model === 'mock-429-date') return this.error(res, 429, 'Wed, 21 Oct 2099 07:28:00 GMT');
+    if (model === 'mock-429-junk') return this.error(res, 429, 'soon');
+    const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (model === 'mock-echo-key-400') return this.json(res, 400, { error: { message: `Bad request for key ${key}`, type: 'invalid_request_error' } });
+    if (model === 'mock-echo-key' && body.stream !== true) return this.json(res, 500, { error: { message: `overloaded ${key}`, type: 'server_error' } });
+    if (model === 'mock-echo-key-html' && body.stream !== true) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return void res.end(`<b>${key}</b>`);
+    }
     if (model === 'mock-hang') return; // never answers
     if (model === 'mock-redirect') {
       res.writeHead(307, { location: this.redirectTo });
@@ -175,7 +191,7 @@ export class OpenAiMock {
       model,
       system_fingerprint: 'fp_mock',
       choices: [{ index: 0, message, logprobs: null, finish_reason: model === 'mock-tools' ? 'tool_calls' : 'stop' }],
-      ...(model === 'mock-nousage' ? {} : { usage: MOCK_USAGE }),
+      ...(model === 'mock-nousage' ? {} : { usage: model === 'mock-huge-usage' ? HUGE_USAGE : MOCK_USAGE }),
     };
   }
 
@@ -200,6 +216,11 @@ export class OpenAiMock {
       send({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } });
       return void res.end();
     }
+    if (model === 'mock-echo-key' || model === 'mock-echo-key-html') {
+      const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      send(model === 'mock-echo-key' ? { error: { message: `overloaded ${key}`, type: 'server_error' } } : `<b>${key}</b>`);
+      return void res.end();
+    }
     if (model === 'mock-malformed') {
       send('{"id": "chatcmpl-mockstream", "choices": [{"delta": ');
       return void res.end();
@@ -214,7 +235,7 @@ export class OpenAiMock {
     }
     if (model === 'mock-nodone') return void res.end();
     send(chunk({}, 'stop'));
-    if (includeUsage && model !== 'mock-nousage') send({ ...chunk({}, null), choices: [], usage: MOCK_USAGE });
+    if (includeUsage && model !== 'mock-nousage') send({ ...chunk({}, null), choices: [], usage: model === 'mock-huge-usage' ? HUGE_USAGE : MOCK_USAGE });
     send('[DONE]');
     if (model === 'mock-late-end') await sleep(30);
     res.end();
@@ -226,10 +247,10 @@ export class OpenAiMock {
     res.end(text);
   }
 
-  private error(res: http.ServerResponse, status: number): void {
+  private error(res: http.ServerResponse, status: number, retryAfter = '7'): void {
     const e = ERRORS[status] ?? { message: `error ${status}`, type: 'server_error', code: null };
     res.setHeader('x-request-id', 'req_mock');
-    if (status === 429) res.setHeader('retry-after', '7');
+    if (status === 429) res.setHeader('retry-after', retryAfter);
     this.json(res, status, { error: { ...e, param: null } });
   }
 }
