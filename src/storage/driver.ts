@@ -31,6 +31,20 @@ export interface ByteRange {
   end: number;
 }
 
+/**
+ * An open read, described by the store itself (not by Plinth's metadata, which may be stale):
+ * `body` holds exactly `range` (or, without one, all `size` bytes) of the object as it is now.
+ */
+export interface ObjectRead {
+  body: Readable;
+  /** Size of the whole object. */
+  size: number;
+  /** The bytes `body` holds, when a range was read. */
+  range?: ByteRange;
+  /** The store's entity tag (no quotes), null when it has none of its own. */
+  etag: string | null;
+}
+
 /** A presigned browser upload: POST a multipart form with `fields` and then `file` to `url`. */
 export interface PresignedPost {
   url: string;
@@ -49,10 +63,10 @@ export interface StorageDriver {
    */
   put(bucket: string, key: string, body: Readable, opts: { contentType: string }): Promise<PutResult>;
   /**
-   * The object's bytes, or the inclusive `range` of them. Throws ObjectNotFound. `size`, when
-   * the caller knows it, lets a driver size its read buffers (small objects stay cheap).
+   * The object's bytes, or the inclusive `range` of them (its end clamped to the object).
+   * Throws ObjectNotFound, and RANGE_NOT_SATISFIABLE when the range starts past the end.
    */
-  get(bucket: string, key: string, opts?: { range?: ByteRange; size?: number }): Promise<Readable>;
+  get(bucket: string, key: string, opts?: { range?: ByteRange }): Promise<ObjectRead>;
   /** Size and etag. Throws ObjectNotFound. */
   head(bucket: string, key: string): Promise<ObjectHead>;
   /** Removes the object; removing a missing object is not an error. */

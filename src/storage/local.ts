@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, open as openFd } from 'node:fs';
+import { close as closeFd, createReadStream, createWriteStream, fstat, open as openFd } from 'node:fs';
 import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../errors/index.js';
-import { ObjectNotFound, type ByteRange, type ObjectHead, type PutResult, type StorageDriver } from './driver.js';
+import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type PutResult, type StorageDriver } from './driver.js';
 
 const NAME_MAX = 255;
 const DIR_MARK = '~'; // always percent-encoded inside a segment, so files and folders never collide
@@ -99,7 +99,7 @@ export class LocalDriver implements StorageDriver {
     return { size, etag: randomBytes(16).toString('hex') };
   }
 
-  async get(bucket: string, key: string, opts: { range?: ByteRange; size?: number } = {}): Promise<Readable> {
+  async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<ObjectRead> {
     const file = this.#file(bucket, key);
     let fd: number;
     try {
@@ -109,9 +109,23 @@ export class LocalDriver implements StorageDriver {
       if (isMissing(err)) throw new ObjectNotFound(bucket, key, { cause: err });
       throw err;
     }
-    const length = opts.range ? opts.range.end - opts.range.start + 1 : opts.size;
-    const highWaterMark = Math.max(1024, Math.min(READ_CHUNK, length ?? READ_CHUNK));
-    return createReadStream('', { fd, start: opts.range?.start, end: opts.range?.end, highWaterMark });
+    // The size of the file this descriptor holds: a write renames a new file into place and
+    // never changes this one, so it is exactly what the stream below reads.
+    let size: number;
+    try {
+      size = await new Promise<number>((resolve, reject) => fstat(fd, (err, s) => (err ? reject(err) : resolve(s.size))));
+      if (opts.range && opts.range.start >= size) {
+        throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } });
+      }
+    } catch (err) {
+      closeFd(fd, () => {});
+      throw err;
+    }
+    const range = opts.range && { start: opts.range.start, end: Math.min(opts.range.end, size - 1) };
+    const length = range ? range.end - range.start + 1 : size;
+    const highWaterMark = Math.max(1024, Math.min(READ_CHUNK, length));
+    const body = createReadStream('', { fd, start: range?.start, end: range?.end, highWaterMark });
+    return { body, size, range, etag: null };
   }
 
   async head(bucket: string, key: string): Promise<ObjectHead> {

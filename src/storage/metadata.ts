@@ -174,7 +174,12 @@ export const sql = {
     return rows.filter((r) => !r.recorded).map(({ bucket, key }) => ({ bucket, key }));
   },
 
-  async deleteUpload(db: Queryable, bucket: string, key: string): Promise<void> {
-    await db.query('delete from storage.uploads where bucket = $1 and key = $2', [bucket, key]);
+  /** Removes the pending upload and returns it; null when there was none (or another call took it). */
+  async takeUpload(db: Queryable, bucket: string, key: string): Promise<UploadRow | null> {
+    const { rows } = await db.query<UploadRow>(
+      'delete from storage.uploads where bucket = $1 and key = $2 returning user_id::text as "userId", content_type as "contentType"',
+      [bucket, key],
+    );
+    return rows[0] ?? null;
   },
 };

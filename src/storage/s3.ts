@@ -17,7 +17,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { ObjectNotFound, type ByteRange, type ObjectHead, type PresignedPost, type PutResult, type StorageDriver } from './driver.js';
+import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type PresignedPost, type PutResult, type StorageDriver } from './driver.js';
 
 // S3's minimum part size is 5 MiB; with 8 MiB parts an upload holds two part buffers (≈16 MiB)
 // whatever the object's size, and objects can reach 10,000 parts (78 GiB).
@@ -157,20 +157,34 @@ export class S3Driver implements StorageDriver {
     }
   }
 
-  async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<Readable> {
+  async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<ObjectRead> {
+    let r;
     try {
-      const r = await this.#send(
+      r = await this.#send(
         new GetObjectCommand({
           Bucket: this.#bucket,
           Key: this.#key(bucket, key),
           Range: opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined,
         }),
       );
-      return r.Body as Readable;
     } catch (err) {
       if (notFound(err)) throw new ObjectNotFound(bucket, key, { cause: err });
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416) {
+        throw new AppError('RANGE_NOT_SATISFIABLE', { cause: err });
+      }
       throw err;
     }
+    // What S3 sends is described by S3's own answer, not by Plinth's metadata: the object may
+    // have been replaced since it was recorded (a presigned POST form stays valid until it expires).
+    const body = r.Body as Readable;
+    const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(r.ContentRange ?? '');
+    const range = m ? { start: Number(m[1]), end: Number(m[2]) } : undefined;
+    const length = range ? range.end - range.start + 1 : r.ContentLength;
+    if (r.ContentLength === undefined || (r.ContentRange && !m) || length !== r.ContentLength) {
+      body.destroy();
+      throw new Error(`S3 answered a read of ${bucket}/${key} without a consistent length`);
+    }
+    return { body, size: m ? Number(m[3]) : r.ContentLength, range, etag: r.ETag ? unquote(r.ETag) : null };
   }
 
   async head(bucket: string, key: string): Promise<ObjectHead> {

@@ -3,7 +3,7 @@ import type { Identity } from '../auth/identity.js';
 import { pgErrorInfo } from '../db/errors.js';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
-import { ObjectNotFound, type ByteRange, type StorageDriver } from './driver.js';
+import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type StorageDriver } from './driver.js';
 import { assertValidKey, encodeKeyForPath, generateKey, resolveContentType, servedInline } from './keys.js';
 import { limitBytes } from './limit.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
@@ -162,10 +162,20 @@ export class StorageService {
     return { ...object, isPublic: bucket.isPublic };
   }
 
-  /** The bytes of an object authorised by authorizeRead. */
-  async openObject(row: ObjectRow, range?: ByteRange): Promise<Readable> {
+  /** The bytes of an object authorised by authorizeRead, described by the driver's read. */
+  async openObject(row: ObjectRow, range?: ByteRange): Promise<ObjectRead> {
     try {
-      return await this.driver.get(row.bucket, row.key, { range, size: row.size });
+      return await this.driver.get(row.bucket, row.key, { range });
+    } catch (err) {
+      if (err instanceof ObjectNotFound) throw objectNotFound(row.bucket, row.key, err);
+      throw err;
+    }
+  }
+
+  /** Size and ETag of an object authorised by authorizeRead, as the driver holds it now. */
+  async headObject(row: ObjectRow): Promise<ObjectHead> {
+    try {
+      return await this.driver.head(row.bucket, row.key);
     } catch (err) {
       if (err instanceof ObjectNotFound) throw objectNotFound(row.bucket, row.key, err);
       throw err;
@@ -247,13 +257,16 @@ export class StorageService {
     writerId(o.actor);
     const bucket = await this.bucket(o.bucket);
     const etag = o.etag?.replace(/^(W\/)?"|"$/g, '');
-    const upload = await sql.getUpload(this.#db, o.bucket, key);
-    if (!upload) {
+    // Without a pending upload (none, or another confirm took it first) the call checks the
+    // recorded object and removes nothing.
+    const confirmed = async () => {
       const row = await sql.getObject(this.#db, o.bucket, key);
       if (!row || !this.#isOwner(row, o.actor)) throw uploadNotFound(key);
       if (row.size !== o.size || (etag && row.etag && etag !== row.etag)) throw mismatch(row.size, o.size);
       return this.toApi(row, o.base);
-    }
+    };
+    const upload = await sql.getUpload(this.#db, o.bucket, key);
+    if (!upload) return confirmed();
     if (o.actor.kind !== 'admin' && !(o.actor.kind === 'user' && o.actor.userId === upload.userId)) {
       if (!bucket.isPublic) throw uploadNotFound(key);
       throw new AppError('FORBIDDEN', { message: 'This upload was started by someone else.' });
@@ -265,30 +278,30 @@ export class StorageService {
       if (err instanceof ObjectNotFound) throw new AppError('UPLOAD_INCOMPLETE', { message: `Nothing has been uploaded to "${key}" yet.`, cause: err });
       throw err;
     }
-    const discard = async () => {
+    // Recording and discarding each first take the pending upload (one atomic delete): of two
+    // concurrent confirms only one acts, and the other answers from what that one left.
+    const discard = async (refusal: AppError) => {
+      if (!(await sql.takeUpload(this.#db, o.bucket, key))) return confirmed();
       await this.driver.delete(o.bucket, key);
-      await sql.deleteUpload(this.#db, o.bucket, key);
+      throw refusal;
     };
     if (head.size > this.maxUploadBytes) {
-      await discard();
-      throw new AppError('PAYLOAD_TOO_LARGE', { message: `The uploaded object is larger than the limit of ${this.maxUploadBytes} bytes; it was removed.` });
+      return discard(new AppError('PAYLOAD_TOO_LARGE', { message: `The uploaded object is larger than the limit of ${this.maxUploadBytes} bytes; it was removed.` }));
     }
-    if (head.size !== o.size || (etag && head.etag && etag !== head.etag)) {
-      await discard();
-      throw mismatch(head.size, o.size, true);
-    }
+    if (head.size !== o.size || (etag && head.etag && etag !== head.etag)) return discard(mismatch(head.size, o.size, true));
     const row = await this.#db.transaction(async (tx) => {
-      await sql.deleteUpload(tx, o.bucket, key);
+      const taken = await sql.takeUpload(tx, o.bucket, key);
+      if (!taken) return null;
       return sql.upsertObject(tx, {
         bucket: o.bucket,
         key,
         size: head.size,
-        mimeType: resolveContentType(head.contentType ?? upload.contentType, key),
+        mimeType: resolveContentType(head.contentType ?? taken.contentType, key),
         etag: head.etag,
-        uploadedBy: upload.userId,
+        uploadedBy: taken.userId,
       });
     });
-    return this.toApi(row, o.base);
+    return row ? this.toApi(row, o.base) : confirmed();
   }
 
   async downloadStrategy(o: { bucket: string; key: string; expiresIn: number; actor: Actor; base: string }): Promise<DownloadStrategy> {

@@ -6,17 +6,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ObjectNotFound, type StorageDriver } from '../../src/storage/driver.js';
+import { AppError } from '../../src/errors/index.js';
+import { ObjectNotFound, type ObjectRead, type StorageDriver } from '../../src/storage/driver.js';
 import { LocalDriver } from '../../src/storage/local.js';
 import { S3Driver } from '../../src/storage/s3.js';
 import { startS3 } from './s3server.js';
 
 const MiB = 1024 * 1024;
 
-async function readAll(stream: Readable): Promise<Buffer> {
+/** The bytes of a read, checked against the length the read itself declares. */
+async function readAll(read: ObjectRead): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+  for await (const c of read.body) chunks.push(c as Buffer);
+  const data = Buffer.concat(chunks);
+  expect(data.length).toBe(read.range ? read.range.end - read.range.start + 1 : read.size);
+  return data;
 }
 
 /** A body of `size` random-ish bytes made chunk by chunk, optionally failing after `failAt` bytes. */
@@ -126,6 +130,19 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
     await d.put('b1', 'digits', Readable.from([Buffer.from('0123456789')]), { contentType: 'text/plain' });
     expect((await readAll(await d.get('b1', 'digits', { range: { start: 2, end: 5 } }))).toString()).toBe('2345');
     expect((await readAll(await d.get('b1', 'digits', { range: { start: 9, end: 9 } }))).toString()).toBe('9');
+  });
+
+  it('describes each read by the object as stored: size, range clamped to the end, past the end refused', async () => {
+    await d.put('b1', 'desc', Readable.from([Buffer.from('0123456789')]), { contentType: 'text/plain' });
+    const whole = await d.get('b1', 'desc');
+    expect(whole).toMatchObject({ size: 10, range: undefined });
+    expect((await readAll(whole)).toString()).toBe('0123456789');
+    const tail = await d.get('b1', 'desc', { range: { start: 7, end: 99 } });
+    expect(tail).toMatchObject({ size: 10, range: { start: 7, end: 9 } });
+    expect((await readAll(tail)).toString()).toBe('789');
+    const err = await d.get('b1', 'desc', { range: { start: 10, end: 20 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('RANGE_NOT_SATISFIABLE');
   });
 
   it('throws ObjectNotFound for a missing object on get and head', async () => {

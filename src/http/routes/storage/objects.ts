@@ -54,9 +54,17 @@ function contentDisposition(key: string, contentType: string): string {
   return `${servedInline(contentType) ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
+const notModified = (inm: string | undefined, etag: string | null) =>
+  !!etag && !!inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${etag}"`);
+
+/**
+ * Serves an object. Length, range and ETag come from what the driver holds now (its read or
+ * head), never from the recorded metadata: the bytes may have changed since (a presigned POST
+ * form stays valid until it expires), and a body longer than its declared Content-Length would
+ * be read by the client as the next response on the connection.
+ */
 async function sendObject(storage: StorageService, request: FastifyRequest, reply: FastifyReply, bucket: string, token?: string) {
   const row = await storage.authorizeRead({ bucket, key: keyFromRequest(request), actor: request.identity, token });
-  const etag = row.etag ? `"${row.etag}"` : null;
   reply.headers({
     'content-type': row.mimeType,
     'accept-ranges': 'bytes',
@@ -66,22 +74,30 @@ async function sendObject(storage: StorageService, request: FastifyRequest, repl
     'content-disposition': contentDisposition(row.key, row.mimeType),
     'cache-control': token === undefined && row.isPublic ? 'no-cache' : 'private, no-store',
   });
-  if (etag) reply.header('etag', etag);
+  // Range is defined for GET only (RFC 9110 14.2): HEAD describes the whole object.
+  const range = request.method === 'GET' ? parseRange(request.headers.range, row.size) : null;
   const inm = request.headers['if-none-match'];
-  if (etag && inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.status(304).send();
-  const range = parseRange(request.headers.range, row.size);
-  if (range === 'unsatisfiable') {
-    reply.header('content-range', `bytes */${row.size}`);
-    throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${row.size}` } });
+  if (request.method === 'HEAD' || inm || range === 'unsatisfiable') {
+    // Answers that carry no bytes need only the head (a stat, or an S3 HEAD).
+    const head = await storage.headObject(row);
+    const etag = head.etag ?? row.etag;
+    if (etag) reply.header('etag', `"${etag}"`);
+    if (notModified(inm, etag)) return reply.status(304).send();
+    if (range === 'unsatisfiable') {
+      throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${head.size}` } });
+    }
+    if (request.method === 'HEAD') return reply.header('content-length', head.size).send();
   }
-  if (range) {
-    reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${row.size}`);
-    reply.header('content-length', range.end - range.start + 1);
+  const read = await storage.openObject(row, range ?? undefined);
+  const etag = read.etag ?? row.etag;
+  if (etag) reply.header('etag', `"${etag}"`);
+  if (read.range) {
+    reply.status(206).header('content-range', `bytes ${read.range.start}-${read.range.end}/${read.size}`);
+    reply.header('content-length', read.range.end - read.range.start + 1);
   } else {
-    reply.header('content-length', row.size);
+    reply.header('content-length', read.size);
   }
-  if (request.method === 'HEAD') return reply.send();
-  return reply.send(await storage.openObject(row, range ?? undefined));
+  return reply.send(read.body);
 }
 
 /** The two upload routes, in their own scope: every body stays unread for the handler to stream. */
