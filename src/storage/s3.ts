@@ -19,6 +19,9 @@ import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type PresignedPost, type PutResult, type StorageDriver } from './driver.js';
 
+/** S3's limit on an object key (Plinth's `<bucket>/` prefix counts). */
+const S3_MAX_KEY_BYTES = 1024;
+
 // S3's minimum part size is 5 MiB; with 8 MiB parts an upload holds two part buffers (≈16 MiB)
 // whatever the object's size, and objects can reach 10,000 parts (78 GiB).
 const PART_BYTES = 8 * 1024 * 1024;
@@ -74,8 +77,15 @@ export class S3Driver implements StorageDriver {
       throw unavailable(err) ? new AppError('SERVICE_UNAVAILABLE', { message: 'The object store is unavailable.', cause: err }) : err;
     })) as S3Client['send'];
 
+  /** The S3 key of an object: `<bucket>/<key>`, which S3 allows up to 1024 bytes. */
   #key(bucket: string, key: string): string {
-    return `${bucket}/${key}`;
+    const s3Key = `${bucket}/${key}`;
+    if (Buffer.byteLength(s3Key) > S3_MAX_KEY_BYTES) {
+      throw new AppError('INVALID_KEY', {
+        message: `The key is too long for the S3 store: with the bucket name and a "/", at most ${S3_MAX_KEY_BYTES} bytes.`,
+      });
+    }
+    return s3Key;
   }
 
   async put(bucket: string, key: string, body: Readable, opts: { contentType: string }): Promise<PutResult> {

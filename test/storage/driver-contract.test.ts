@@ -224,6 +224,28 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
   });
 });
 
+describe('keys that do not fit the store', () => {
+  it('S3: the bucket name, "/" and the key together are at most 1024 bytes, else INVALID_KEY', async () => {
+    const s3 = await startS3();
+    const driver = new S3Driver(s3.config);
+    try {
+      // In segments: s3rver keeps objects as files, whose names stop at 255 bytes.
+      const fits = `${'k'.repeat(199)}/`.repeat(5) + 'k'.repeat(1024 - 'b/'.length - 1000);
+      await driver.put('b', fits, Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
+      expect((await readAll(await driver.get('b', fits))).toString()).toBe('x');
+      for (const op of [
+        () => driver.put('b', `${fits}k`, Readable.from([Buffer.from('x')]), { contentType: 'text/plain' }),
+        () => driver.head('b', `${fits}k`),
+      ]) {
+        await expect(op()).rejects.toMatchObject({ code: 'INVALID_KEY', status: 400 });
+      }
+    } finally {
+      await driver.close();
+      await s3.stop();
+    }
+  });
+});
+
 describe('S3 driver when the object store is down', () => {
   it('answers SERVICE_UNAVAILABLE (503), not an internal error', async () => {
     const s3 = await startS3();
