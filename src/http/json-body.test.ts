@@ -13,7 +13,7 @@ describe('jsonBodyParser', () => {
     await expect(parse(nested(513))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/deeper than 512/) });
   });
 
-  it('counts only brackets outside strings, escaped quotes included', async () => {
+  it('counts arrays and objects, not brackets inside strings', async () => {
     const text = JSON.stringify({ s: `${'['.repeat(2000)}"${'{'.repeat(600)}\\`, t: nested(600) });
     await expect(parse(text)).resolves.toEqual(JSON.parse(text));
   });

@@ -18,14 +18,16 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * store U+FFFD in its place).
  */
 function parseJsonBody(text: string): unknown {
-  if (text.length > MAX_JSON_DEPTH && nestedDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw new AppError('INVALID_INPUT', { message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` });
-  }
   let value: unknown;
   try {
+    // V8's JSON.parse does not recurse, so any depth parses; secure-json-parse's check does not recurse either.
     value = parse(text, PARSE_OPTIONS);
   } catch {
     throw new AppError('INVALID_JSON');
+  }
+  // Nesting deeper than MAX_JSON_DEPTH takes at least twice as many characters.
+  if (text.length > 2 * MAX_JSON_DEPTH && nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw new AppError('INVALID_INPUT', { message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.` });
   }
   if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
     throw new AppError('INVALID_INPUT', {
@@ -50,27 +52,20 @@ export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, 
   }
 }
 
-/** Whether brackets outside strings nest deeper than `max` (one pass, no recursion). */
-function nestedDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
+/**
+ * Whether a parsed value nests deeper than `max` arrays and objects. Recurses at most `max`
+ * levels: it stops as soon as it is deeper. A walk of the value, not a scan of the text, so
+ * long strings (an inline image) cost nothing.
+ */
+function nestedDeeperThan(value: unknown, max: number, depth = 1): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > max) return true;
+  if (Array.isArray(value)) return value.some((v) => nestedDeeperThan(v, max, depth + 1));
+  for (const key in value) if (nestedDeeperThan((value as Record<string, unknown>)[key], max, depth + 1)) return true;
   return false;
 }
 
-/** Looks through every key and string of a parsed value (depth already bounded). */
+/** Looks through every key and string of a parsed value (its depth already bounded). */
 function hasLoneSurrogate(value: unknown): boolean {
   if (typeof value === 'string') return LONE_SURROGATE.test(value);
   if (value === null || typeof value !== 'object') return false;
