@@ -16,7 +16,7 @@ describe('records SQL builder', () => {
     const s = buildSelect(table, parseRecordsQuery('select=name,age&age=gte.18&name=ilike.*an*&or=(ok.is.true,age.in.(1,2))&order=age.desc.nullslast&limit=20&offset=40'));
     expect(s.text).toBe(
       'with page as (select "name", "age", count(*) over () as "__plinth_total" from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)) order by "age" desc nulls last limit $5 offset $6) ' +
-        'select coalesce((select json_agg(r) from (select "name", "age" from page) r), \'[]\')::text as body, ' +
+        'select coalesce((select json_agg(r.*) from (select "name", "age" from page) r), \'[]\')::text as body, ' +
         'coalesce((select "__plinth_total" from page limit 1), (select count(*) from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)))) as total',
     );
     expect(s.values).toEqual(['18', '%an%', '1', '2', 20, 40]);
@@ -56,11 +56,11 @@ describe('records SQL builder', () => {
   it('builds multi-row inserts with defaults for missing keys, and upserts', () => {
     const s = buildInsert(table, [{ name: 'a', age: 3 }, { meta: { x: [1] } }], { representation: true, select: null, upsert: null });
     expect(s.text).toBe(
-      'with w as (insert into public."people" ("name", "age", "meta") values ($1::text, $2::integer, default), (default, default, $3::jsonb) returning *) select coalesce(json_agg(w), \'[]\')::text as body from w',
+      'with w as (insert into public."people" ("name", "age", "meta") values ($1::text, $2::integer, default), (default, default, $3::jsonb) returning *) select coalesce(json_agg(w.*), \'[]\')::text as body from w',
     );
     expect(s.values).toEqual(['a', '3', '{"x":[1]}']);
     const u = buildInsert(table, [{ id: '00000000-0000-0000-0000-000000000001', name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'merge' } });
-    expect(u.text).toBe('insert into public."people" ("id", "name") values ($1::uuid, $2::text) on conflict ("id") do update set "name" = excluded."name"');
+    expect(u.text).toBe('insert into public."people" ("id", "name") values ($1::uuid, $2::text) on conflict ("id") do update set "id" = excluded."id", "name" = excluded."name"');
     const i = buildInsert(table, [{ name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'ignore' } });
     expect(i.text).toContain('on conflict ("id") do nothing');
     expect(buildInsert(table, [{}, {}], { representation: false, select: null, upsert: null }).text).toBe('insert into public."people" ("id") values (default), (default)');
@@ -80,6 +80,6 @@ describe('records SQL builder', () => {
     expect(u.text).toBe('update public."people" set "name" = $1::text, "ok" = $2::boolean where "age" < $3::integer');
     expect(u.values).toEqual(['x', 'true', '3']);
     const d = buildDelete(table, parseRecordsQuery('not.or=(age.lt.3,name.is.null)&select=id'), true);
-    expect(d.text).toBe('with w as (delete from public."people" where not ("age" < $1::integer or "name" is null) returning "id") select coalesce(json_agg(w), \'[]\')::text as body from w');
+    expect(d.text).toBe('with w as (delete from public."people" where not ("age" < $1::integer or "name" is null) returning "id") select coalesce(json_agg(w.*), \'[]\')::text as body from w');
   });
 });

@@ -106,7 +106,7 @@ export function buildSelect(table: TableMeta, q: RecordsQuery, defaultLimit = 10
   // runs when the page is empty (coalesce evaluates lazily).
   const text =
     `with page as (select ${cols}, count(*) over () as "__plinth_total" from ${from}${where}${order} limit ${limit} offset ${offset}) ` +
-    `select coalesce((select json_agg(r) from (select ${selectNames(table, q.select)} from page) r), '[]')::text as body, ` +
+    `select coalesce((select json_agg(r.*) from (select ${selectNames(table, q.select)} from page) r), '[]')::text as body, ` +
     `coalesce((select "__plinth_total" from page limit 1), (select count(*) from ${from}${where})) as total`;
   return { text, values: p.values };
 }
@@ -117,7 +117,7 @@ function returning(table: TableMeta, select: string[] | null, representation: bo
 
 /** Wraps a writing statement so Postgres returns the written rows as JSON text. */
 function asJson(sql: string, representation: boolean): string {
-  return representation ? `with w as (${sql}) select coalesce(json_agg(w), '[]')::text as body from w` : sql;
+  return representation ? `with w as (${sql}) select coalesce(json_agg(w.*), '[]')::text as body from w` : sql;
 }
 
 export interface InsertOptions {
@@ -161,7 +161,9 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
   }
   if (opts.upsert) {
     const target = opts.upsert.onConflict.map((c) => quoteIdent(resolveColumn(table, c).name));
-    const updates = cols.filter((c) => !opts.upsert!.onConflict.includes(c.name));
+    // Every sent column is set, the conflict target's too (as PostgREST does): a row that
+    // sends only its key is still "merged", so it is returned.
+    const updates = cols;
     sql +=
       opts.upsert.resolution === 'merge' && updates.length
         ? ` on conflict (${target.join(', ')}) do update set ${updates.map((c) => `${quoteIdent(c.name)} = excluded.${quoteIdent(c.name)}`).join(', ')}`

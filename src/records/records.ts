@@ -136,7 +136,9 @@ export class RecordsService {
       return buildInsert(t, rows, {
         representation: opts.representation,
         select: q.select,
-        upsert: onConflict ? { onConflict, resolution: opts.resolution ?? 'merge' } : null,
+        // on_conflict alone is a plain insert (a conflict is a 409), as in PostgREST: only
+        // `Prefer: resolution=…` makes it an upsert.
+        upsert: opts.resolution && onConflict ? { onConflict, resolution: opts.resolution } : null,
       });
     });
     const r = await this.run(identity, 'insert', stmt);

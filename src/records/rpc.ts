@@ -51,7 +51,7 @@ export async function callFunction(tx: Queryable, name: string, args: Record<str
     });
   const call = `public.${quoteIdent(name)}(${named.join(', ')})`;
   const sql = fn.retset
-    ? `select coalesce(json_agg(r), '[]')::text as body from ${call} r`
+    ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
     : fn.rettype === 'void'
       ? `select 'null'::text as body from ${call} r`
       : `select coalesce(to_json(${call})::text, 'null') as body`;

@@ -1,0 +1,61 @@
+// PostgREST semantics the records API must keep exactly (found by a sweep against the docs and
+// PostgREST's behaviour): column names that match the SQL's own aliases, and upserts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/db.js';
+import { call } from '../helpers/http.js';
+import { admin, envelope, sql } from './helpers.js';
+
+describe.each(backends())('records API semantics (%s)', (backend) => {
+  let t: TestApp;
+  const h = () => admin(t);
+  const represent = () => ({ ...h(), prefer: 'return=representation' });
+
+  beforeAll(async () => {
+    t = await startApp(backend);
+    for (const body of [
+      // r, w and page are names the generated SQL uses for itself.
+      { tableName: 'aliases', rlsEnabled: false, columns: ['r', 'w', 'page'].map((name) => ({ name, type: 'string', nullable: true })) },
+      { tableName: 'codes', rlsEnabled: false, columns: [{ name: 'k', type: 'integer', nullable: false, unique: true }, { name: 's', type: 'string', nullable: true }] },
+    ]) {
+      expect((await call(t, 'POST', '/api/database/tables', { headers: h(), body })).status).toBe(201);
+    }
+    await sql(t, 'create function public.all_aliases() returns setof public.aliases language sql stable as $$ select * from public.aliases $$');
+  });
+  afterAll(() => t?.close());
+
+  it('returns whole rows when columns are named r, w or page (reads, writes, RPC)', async () => {
+    const row = { r: 'rv', w: 'wv', page: 'pv' };
+    let r = await call(t, 'POST', '/api/db/aliases', { headers: represent(), body: row });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual([expect.objectContaining(row)]);
+    r = await call(t, 'GET', '/api/db/aliases', { headers: h() });
+    expect(r.body).toEqual([expect.objectContaining(row)]);
+    r = await call(t, 'GET', '/api/database/records/aliases?select=r,w', { headers: h() });
+    expect(r.body).toEqual([{ r: 'rv', w: 'wv' }]);
+    r = await call(t, 'PATCH', '/api/db/aliases?r=eq.rv', { headers: represent(), body: { w: 'w2' } });
+    expect(r.body).toEqual([expect.objectContaining({ r: 'rv', w: 'w2', page: 'pv' })]);
+    r = await call(t, 'POST', '/api/db/rpc/all_aliases', { headers: h(), body: {} });
+    expect(r.body).toEqual([expect.objectContaining({ r: 'rv', w: 'w2', page: 'pv' })]);
+    r = await call(t, 'DELETE', '/api/db/aliases?r=eq.rv', { headers: represent() });
+    expect(r.body).toEqual([expect.objectContaining({ r: 'rv', w: 'w2' })]);
+  });
+
+  it('on_conflict without Prefer: resolution is a plain insert: a conflict is 409 and changes nothing', async () => {
+    expect((await call(t, 'POST', '/api/db/codes', { headers: h(), body: { k: 1, s: 'first' } })).status).toBe(201);
+    const r = await call(t, 'POST', '/api/db/codes?on_conflict=k', { headers: represent(), body: { k: 1, s: 'second' } });
+    expect(r.status).toBe(409);
+    expect(envelope(r).error).toBe('ALREADY_EXISTS');
+    expect((await call(t, 'GET', '/api/db/codes?k=eq.1&select=s', { headers: h() })).body).toEqual([{ s: 'first' }]);
+  });
+
+  it('a merge-duplicates upsert that sends only the conflict columns returns the row', async () => {
+    await call(t, 'POST', '/api/db/codes', { headers: h(), body: { k: 2, s: 'kept' } });
+    const r = await call(t, 'POST', '/api/db/codes?on_conflict=k&select=k,s', {
+      headers: { ...h(), prefer: 'resolution=merge-duplicates,return=representation' },
+      body: { k: 2 },
+    });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual([{ k: 2, s: 'kept' }]);
+  });
+});
