@@ -89,8 +89,21 @@ function bad(col: Typed, what: string): AppError {
   });
 }
 
+const DATE_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?[^+-]*(?:[+-](\d{2}):?(\d{2})?)?$/;
+
+/**
+ * Whether a date or timestamp that matched DATE or TIMESTAMP names a real moment: the day
+ * exists in its month (no 2023-02-29), the time and offset are in range (Postgres takes
+ * offsets up to ±15:59, and `+02` as well as `+02:00`). Checked field by field: Date.parse
+ * rolls 2024-02-30 over to March and refuses a `+02` offset.
+ */
 function validDate(s: string): boolean {
-  return !Number.isNaN(Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s.replace(' ', 'T')));
+  const m = DATE_PARTS.exec(s);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return false;
+  return m[7] === undefined || (Number(m[7]) <= 15 && Number(m[8] ?? 0) <= 59);
 }
 
 /**

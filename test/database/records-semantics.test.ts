@@ -17,6 +17,7 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
       // r, w and page are names the generated SQL uses for itself.
       { tableName: 'aliases', rlsEnabled: false, columns: ['r', 'w', 'page'].map((name) => ({ name, type: 'string', nullable: true })) },
       { tableName: 'codes', rlsEnabled: false, columns: [{ name: 'k', type: 'integer', nullable: false, unique: true }, { name: 's', type: 'string', nullable: true }] },
+      { tableName: 'times', rlsEnabled: false, columns: [{ name: 'at', type: 'datetime', nullable: true }, { name: 'day', type: 'date', nullable: true }] },
     ]) {
       expect((await call(t, 'POST', '/api/database/tables', { headers: h(), body })).status).toBe(201);
     }
@@ -57,5 +58,23 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
     });
     expect(r.status).toBe(201);
     expect(r.body).toEqual([{ k: 2, s: 'kept' }]);
+  });
+
+  it('takes every ISO 8601 offset Postgres takes (+02 too), and refuses days that do not exist with INVALID_VALUE', async () => {
+    let r = await call(t, 'POST', '/api/db/times', { headers: represent(), body: { at: '2024-03-10T12:00:00+02', day: '2024-02-29' } });
+    expect(r.status).toBe(201);
+    expect(Date.parse(r.body[0].at)).toBe(Date.parse('2024-03-10T10:00:00Z'));
+    r = await call(t, 'GET', '/api/db/times?at=eq.2024-03-10T12:00:00%2B02', { headers: h() });
+    expect(r.body).toHaveLength(1);
+    for (const [body, column] of [
+      [{ at: '2024-02-30T00:00:00Z' }, 'at'],
+      [{ at: '2024-03-10T24:00:00Z' }, 'at'],
+      [{ day: '2023-02-29' }, 'day'],
+    ] as const) {
+      r = await call(t, 'POST', '/api/db/times', { headers: h(), body });
+      expect(r.status).toBe(400);
+      expect(envelope(r)).toMatchObject({ error: 'INVALID_VALUE', message: expect.stringContaining(`"${column}"`) });
+    }
+    expect((await call(t, 'GET', '/api/db/times', { headers: h() })).body).toHaveLength(1);
   });
 });
