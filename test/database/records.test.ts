@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
-import { admin, envelope } from './helpers.js';
+import { admin, envelope, sql } from './helpers.js';
 
 describe.each(backends())('records API (%s)', (backend) => {
   let t: TestApp;
@@ -193,6 +193,18 @@ describe.each(backends())('records API (%s)', (backend) => {
     r = await call(t, 'POST', '/api/database/records/items', { headers: h(), raw: '{"name":' });
     expect(r.status).toBe(400);
     envelope(r);
+  });
+
+  it('refuses a JSON number a double would round, stores the same value sent as a string', async () => {
+    await sql(t, 'create table public.bigs (id serial primary key, big bigint)');
+    let r = await call(t, 'POST', '/api/db/bigs', { headers: h(), raw: '{"big":9007199254740993}' });
+    expect(r.status).toBe(400);
+    expect(envelope(r).error).toBe('INVALID_INPUT');
+    expect(r.body.message).toContain('"9007199254740993"');
+    expect((await sql(t, 'select count(*)::int as n from public.bigs')).rows).toEqual([{ n: 0 }]);
+    r = await call(t, 'POST', '/api/db/bigs', { headers: h(), raw: '{"big":"9007199254740993"}' });
+    expect(r.status).toBe(201);
+    expect((await sql(t, 'select big::text as big from public.bigs')).rows).toEqual([{ big: '9007199254740993' }]);
   });
 
   it('upserts with on_conflict and merge-duplicates', async () => {
