@@ -27,6 +27,10 @@ export function limitBytes(source: Readable, maxBytes: number): Readable {
       cb(null, chunk);
     },
   });
+  // A driver that refused the object before reading (a key too long for the store) never
+  // consumes `out`: the source failing later must not become an uncaught error. Consumers
+  // that do read still get the error.
+  out.on('error', () => {});
   const onError = (err: Error) => out.destroy(endedEarly(err));
   const onClose = () => {
     if (!source.readableEnded) out.destroy(endedEarly(source.errored));

@@ -280,6 +280,15 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
     await expectNothingStored();
   });
 
+  it('a form upload whose key the driver refuses (a segment over 255 bytes) is a 400, and the server lives on', async () => {
+    // The driver refuses before reading the file part; the form's stream then fails unread.
+    const r = await t.upload('h', { key: `${'s'.repeat(300)}/x.txt`, data: 'x'.repeat(64 * 1024) });
+    expect(r.status).toBe(400);
+    expect((await r.json()).error).toBe('INVALID_KEY');
+    expect((await t.fetch('/api/health')).status).toBe(200);
+    await expectNothingStored();
+  });
+
   it('a client that breaks off a raw upload gets 400, logged once at info (not as a server error)', async () => {
     const u = new URL(base);
     const id = `broken-off-${backend}`;

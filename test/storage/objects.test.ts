@@ -122,10 +122,12 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       expect(await r.text()).toBe('unicode');
     });
 
-    it('accepts a 1024-byte key and refuses 1025 bytes', async () => {
+    it('accepts the longest key the store holds and refuses one byte more', async () => {
+      // 1024 bytes; S3 counts the driver's "<bucket>/" prefix too.
+      const longest = driver === 's3' ? 1024 - 'objs/'.length : 1024;
       const segment = 'k'.repeat(200);
-      const key = [segment, segment, segment, segment, 'k'.repeat(1024 - 4 * 201)].join('/');
-      expect(Buffer.byteLength(key)).toBe(1024);
+      const key = [segment, segment, segment, segment, 'k'.repeat(longest - 4 * 201)].join('/');
+      expect(Buffer.byteLength(key)).toBe(longest);
       let r = await t.upload('objs', { key, data: 'long' });
       expect(r.status).toBe(200);
       expect(await (await t.fetch(`/api/storage/buckets/objs/objects/${key}`)).text()).toBe('long');
