@@ -163,23 +163,13 @@ export class StorageService {
   }
 
   /** The bytes of an object authorised by authorizeRead, described by the driver's read. */
-  async openObject(row: ObjectRow, range?: ByteRange): Promise<ObjectRead> {
-    try {
-      return await this.driver.get(row.bucket, row.key, { range });
-    } catch (err) {
-      if (err instanceof ObjectNotFound) throw objectNotFound(row.bucket, row.key, err);
-      throw err;
-    }
+  openObject(row: ObjectRow, range?: ByteRange): Promise<ObjectRead> {
+    return recorded(row, this.driver.get(row.bucket, row.key, { range }));
   }
 
   /** Size and ETag of an object authorised by authorizeRead, as the driver holds it now. */
-  async headObject(row: ObjectRow): Promise<ObjectHead> {
-    try {
-      return await this.driver.head(row.bucket, row.key);
-    } catch (err) {
-      if (err instanceof ObjectNotFound) throw objectNotFound(row.bucket, row.key, err);
-      throw err;
-    }
+  headObject(row: ObjectRow): Promise<ObjectHead> {
+    return recorded(row, this.driver.head(row.bucket, row.key));
   }
 
   async deleteObject(o: { bucket: string; key: string; actor: Actor }): Promise<void> {
@@ -382,6 +372,13 @@ function isForeignKeyViolation(err: unknown): boolean {
 
 function objectNotFound(bucket: string, key: string, cause?: unknown): AppError {
   return new AppError('OBJECT_NOT_FOUND', { message: `Object "${key}" does not exist in bucket "${bucket}".`, cause });
+}
+
+/** The driver's answer about a recorded object; bytes missing from the store are OBJECT_NOT_FOUND. */
+function recorded<T>(row: ObjectRow, answer: Promise<T>): Promise<T> {
+  return answer.catch((err: unknown) => {
+    throw err instanceof ObjectNotFound ? objectNotFound(row.bucket, row.key, err) : err;
+  });
 }
 
 function uploadNotFound(key: string): AppError {
