@@ -242,6 +242,12 @@ export async function checkHost(target: HostTarget, timeoutMs: number): Promise<
  */
 export type DeployResult = { loaded: true; socket: string | null } | { loaded: false; kind: 'export' | 'threw'; message: string };
 
+/** The answer to a module its host refused to load (the local pool and a remote runtime alike). */
+export function loadRefused(r: { kind: 'export' | 'threw'; message: string }): AppError {
+  if (r.kind === 'export') return new AppError('INVALID_FUNCTION_CODE', { message: r.message });
+  return new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
+}
+
 /**
  * Loads a function version into a host. Transport failures reject with HostUnreachable; a
  * remote runtime's timeout or memory outcome with its AppError.

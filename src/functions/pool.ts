@@ -7,7 +7,7 @@ import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
-import { checkHost, deployTo, hostPool, HostUnreachable, sendToHost } from './host-client.js';
+import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, sendToHost } from './host-client.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */
@@ -283,10 +283,7 @@ export class HostPool implements FunctionRuntime {
     }
     // A module that failed to load changed nothing in the host: the process and the version
     // it serves (if any) are kept.
-    if (!result.loaded) {
-      if (result.kind === 'export') throw new AppError('INVALID_FUNCTION_CODE', { message: result.message });
-      throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
-    }
+    if (!result.loaded) throw loadRefused(result);
     // The replaced worker's calls in flight finish; it closes its connections once drained.
     void host.worker?.dispatcher.close().catch(() => {});
     host.worker = { socketPath: result.socket!, dispatcher: hostPool({ socketPath: result.socket! }) };

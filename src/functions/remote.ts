@@ -1,6 +1,6 @@
 import type { Pool } from 'undici';
 import { AppError } from '../errors/index.js';
-import { checkHost, deployTo, hostPool, HostUnreachable, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
+import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
 
 // The runtime closed a kept-alive connection (it restarted) as the call was sent.
@@ -92,8 +92,7 @@ export class RemoteRuntime implements FunctionRuntime {
     const { code, secrets } = await fn.load();
     const adopts = fn.adopts !== undefined && this.deployed.get(fn.id) === fn.adopts ? { adopts: fn.adopts } : {};
     const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets, ...adopts }, this.o.timeoutMs + 5000);
-    if (!r.loaded && r.kind === 'export') throw new AppError('INVALID_FUNCTION_CODE', { message: r.message });
-    if (!r.loaded) throw new AppError('FUNCTION_ERROR', { message: 'The function failed to load; its logs show why.' });
+    if (!r.loaded) throw loadRefused(r);
     this.deployed.set(fn.id, fn.version);
   }
 
