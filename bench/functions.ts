@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { denoBinary } from '../src/functions/deno.js';
+import { denoBinary } from '../src/functions/runtime/deno.js';
 import { PLINTH, compare, freePort, load, median, requireWrk, spawnServer, type Server } from './lib.js';
 
 const HANDLER = `() => new Response('hello from a function', { headers: { 'content-type': 'text/plain' } })`;
@@ -18,7 +18,7 @@ function denoChildren(pid: number): number[] {
   const kids: number[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean)) {
-      if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('host.js')) kids.push(Number(c));
+      if (readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('deno-host.js')) kids.push(Number(c));
     }
   }
   return kids;

@@ -1,10 +1,10 @@
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/types.js';
-import { denoBinary } from './deno.js';
+import { denoBinary } from './runtime/deno.js';
 import { FunctionLogs } from './logs.js';
-import { HostPool } from './pool.js';
-import { RemoteRuntime } from './remote.js';
-import type { FunctionRuntime } from './runtime.js';
+import { HostPool } from './runtime/pool.js';
+import { RemoteRuntime } from './runtime/remote.js';
+import type { FunctionRuntime } from './runtime/types.js';
 import { FunctionService } from './service.js';
 
 export { FunctionService } from './service.js';

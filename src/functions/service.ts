@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import type { Db } from '../db/types.js';
 import { compileFunction } from './code.js';
 import type { FunctionLogs, LogLine } from './logs.js';
-import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
+import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime/types.js';
 import { SecretStore, type SecretInfo } from './secrets.js';
 import { slugify } from './slug.js';
 import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus } from './store.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostPool } from '../../src/functions/pool.js';
+import type { HostPool } from '../../src/functions/runtime/pool.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 // Functions that answer with something Plinth cannot relay as it is: each is the function's

@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { denoBinary } from '../../src/functions/deno.js';
-import { HostPool } from '../../src/functions/pool.js';
-import type { InvokeResponse } from '../../src/functions/runtime.js';
+import { denoBinary } from '../../src/functions/runtime/deno.js';
+import { HostPool } from '../../src/functions/runtime/pool.js';
+import type { InvokeResponse } from '../../src/functions/runtime/types.js';
 
 const fn = (id: string, text = id) => ({ id, version: 'v1', load: async () => ({ code: `export default () => new Response(${JSON.stringify(text)})`, secrets: {} }) });
 const GET = { method: 'GET', url: 'http://x/', headers: {}, body: null };

@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { denoBinary } from '../../src/functions/deno.js';
-import { HostPool } from '../../src/functions/pool.js';
-import { createRuntimeServer } from '../../src/functions/runtime-server.js';
+import { denoBinary } from '../../src/functions/runtime/deno.js';
+import { HostPool } from '../../src/functions/runtime/pool.js';
+import { createRuntimeServer } from '../../src/functions/runtime/server.js';
 
 const TOKEN = 'runtime-token-0123456789abcdef';
 

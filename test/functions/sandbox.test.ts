@@ -4,7 +4,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import type { HostPool } from '../../src/functions/pool.js';
+import type { HostPool } from '../../src/functions/runtime/pool.js';
 
 // Runs one escape attempt named by ?a= and reports {ok, value} or {ok: false, name, message}.
 const PROBE = `

@@ -1,7 +1,7 @@
 import type { Pool } from 'undici';
-import { AppError } from '../errors/index.js';
+import { AppError } from '../../errors/index.js';
 import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
-import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
+import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './types.js';
 
 // The runtime closed a kept-alive connection (it restarted) as the call was sent.
 const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Pool } from 'undici';
-import { AppError } from '../errors/index.js';
+import { AppError } from '../../errors/index.js';
 import { hostArgs } from './deno.js';
-import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './runtime.js';
+import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './types.js';
 import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, sendToHost } from './host-client.js';
 
 export interface PoolOptions {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The Deno-side host script every function process runs. */
-export const HOST_SCRIPT = fileURLToPath(new URL('./runtime/host.js', import.meta.url));
+export const HOST_SCRIPT = fileURLToPath(new URL('./deno-host.js', import.meta.url));
 
 /**
  * Path of the deno binary shipped by the npm package `deno` (resolved from the package,
@@ -61,7 +61,7 @@ export function deniedNet(): string[] {
   return [...new Set([...DENIED_NET, ...own])];
 }
 
-/** Command-line arguments of one host process (see runtime/host.js). */
+/** Command-line arguments of one host process (see deno-host.js). */
 export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
   return [
     'run',

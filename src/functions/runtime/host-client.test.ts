@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AppError } from '../errors/index.js';
+import { AppError } from '../../errors/index.js';
 import { hostPool, HostUnreachable, sendToHost, type SendOptions } from './host-client.js';
 
 const fn = { id: 'f', version: 'v1', load: async () => ({ code: '', secrets: {} }) };

@@ -1,10 +1,10 @@
 // A standalone function runtime for FUNCTION_RUNTIME_URL (see docs/functions.md):
-//   PORT=7131 HOST=10.0.0.5 FUNCTION_RUNTIME_TOKEN=... node --import tsx src/functions/runtime-main.ts
+//   PORT=7131 HOST=10.0.0.5 FUNCTION_RUNTIME_TOKEN=... node --import tsx src/functions/runtime/main.ts
 // Function console output goes to stdout as JSON lines.
-import { ConfigError, loadConfig, readEnv } from '../config/index.js';
+import { ConfigError, loadConfig, readEnv } from '../../config/index.js';
 import { denoBinary } from './deno.js';
 import { HostPool } from './pool.js';
-import { createRuntimeServer } from './runtime-server.js';
+import { createRuntimeServer } from './server.js';
 
 let config;
 try {

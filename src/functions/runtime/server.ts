@@ -1,8 +1,8 @@
 import http from 'node:http';
-import { AppError } from '../errors/index.js';
-import { safeEqual } from '../lib/crypto.js';
+import { AppError } from '../../errors/index.js';
+import { safeEqual } from '../../lib/crypto.js';
 import { dropHopByHop } from './host-client.js';
-import type { FunctionRuntime } from './runtime.js';
+import type { FunctionRuntime } from './types.js';
 
 interface Deployed {
   version: string;

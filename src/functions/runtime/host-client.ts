@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
-import { AppError } from '../errors/index.js';
-import type { InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime.js';
+import { AppError } from '../../errors/index.js';
+import type { InvokeRequest, InvokeResponse, RuntimeFunction } from './types.js';
 
 /** Where a host is reached: a connection pool to it, and how its protocol paths are written. */
 export interface HostTarget {
