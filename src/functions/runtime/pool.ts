@@ -7,7 +7,10 @@ import type { Pool } from 'undici';
 import { AppError } from '../../errors/index.js';
 import { hostArgs } from './deno.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './types.js';
-import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, sendToHost } from './host-client.js';
+import { checkHost, deployTo } from './control.js';
+import { HostUnreachable, loadRefused } from './faults.js';
+import { sendToHost } from './send.js';
+import { hostPool } from './transport.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */

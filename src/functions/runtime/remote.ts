@@ -1,6 +1,9 @@
 import type { Pool } from 'undici';
 import { AppError } from '../../errors/index.js';
-import { checkHost, deployTo, hostPool, HostUnreachable, loadRefused, NotDeployed, sendToHost, type HostTarget } from './host-client.js';
+import { checkHost, deployTo } from './control.js';
+import { HostUnreachable, loadRefused, NotDeployed } from './faults.js';
+import { sendToHost } from './send.js';
+import { hostPool, type HostTarget } from './transport.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './types.js';
 
 // The runtime closed a kept-alive connection (it restarted) as the call was sent.

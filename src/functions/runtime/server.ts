@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { AppError } from '../../errors/index.js';
 import { safeEqual } from '../../lib/crypto.js';
-import { dropHopByHop } from './host-client.js';
+import { dropHopByHop } from './transport.js';
 import type { FunctionRuntime } from './types.js';
 
 interface Deployed {
@@ -11,7 +11,7 @@ interface Deployed {
   adopts?: string;
 }
 
-// How each failure is told to Plinth (see host-client.ts, which maps them back to codes).
+// How each failure is told to Plinth (see faults.ts, which maps them back to codes).
 const OUTCOME: Partial<Record<string, { status: number; outcome: string }>> = {
   FUNCTION_ERROR: { status: 500, outcome: 'threw' },
   FUNCTION_TIMEOUT: { status: 504, outcome: 'timeout' },

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../errors/index.js';
-import { hostPool, HostUnreachable, sendToHost, type SendOptions } from './host-client.js';
+import { HostUnreachable } from './faults.js';
+import { sendToHost, type SendOptions } from './send.js';
+import { hostPool } from './transport.js';
 
 const fn = { id: 'f', version: 'v1', load: async () => ({ code: '', secrets: {} }) };
 
@@ -37,7 +39,7 @@ describe('sendToHost, when a call with a body fails halfway', () => {
     );
 
   it('blames the host when the host drops the connection', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'plinth-host-client-'));
+    dir = mkdtempSync(path.join(tmpdir(), 'plinth-send-'));
     const host = await droppingHost(dir);
     server = host.server;
     const body = new PassThrough();
@@ -46,7 +48,7 @@ describe('sendToHost, when a call with a body fails halfway', () => {
   });
 
   it('blames the client when its body stops before the end', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'plinth-host-client-'));
+    dir = mkdtempSync(path.join(tmpdir(), 'plinth-send-'));
     const socketPath = path.join(dir, 'host.sock');
     // A host that waits for the whole body, which never comes.
     server = createServer(() => {});
@@ -84,7 +86,7 @@ describe('sendToHost, when the answer is not one to relay', () => {
 
   const GET = { method: 'GET', url: 'http://localhost/functions/f', headers: {}, body: null };
   const call = async (raw: string, opts: Partial<SendOptions> = {}, drop = false) => {
-    dir = mkdtempSync(path.join(tmpdir(), 'plinth-host-client-'));
+    dir = mkdtempSync(path.join(tmpdir(), 'plinth-send-'));
     const host = await rawHost(dir, raw, drop);
     server = host.server;
     return sendToHost({ dispatcher: hostPool({ socketPath: host.socketPath }) }, fn, GET, { timeoutMs: 5000, onTimeout: () => {}, ...opts });
