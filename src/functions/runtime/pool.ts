@@ -1,16 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Pool } from 'undici';
 import { AppError } from '../../errors/index.js';
-import { hostArgs } from './deno.js';
-import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './types.js';
+import { SpawnBackoff } from './backoff.js';
 import { checkHost, deployTo } from './control.js';
 import { HostUnreachable, loadRefused } from './faults.js';
+import { HostProcess, isOutOfMemory, type Exit } from './host-process.js';
+import { makePoolDir } from './pool-dir.js';
 import { sendToHost } from './send.js';
 import { hostPool } from './transport.js';
+import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './types.js';
 
 export interface PoolOptions {
   /** The deno binary (see denoBinary()). */
@@ -28,71 +27,35 @@ export interface PoolOptions {
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** Where calls go: connections to the Unix socket of the worker running the loaded version. */
-interface WorkerTarget {
-  readonly socketPath: string;
-  readonly dispatcher: Pool;
-}
-
-/** One Deno process hosting (at most) one function, managed over its control socket. */
-export interface Host {
-  readonly pid: number;
-  /** The control socket (deploy, health), and connections to it. */
-  readonly socketPath: string;
-  readonly dispatcher: Pool;
-  /** The worker serving the loaded version; null until one is loaded. */
-  worker: WorkerTarget | null;
-  functionId: string | null;
-  version: string | null;
-  lastUsed: number;
-  alive: boolean;
-  /** Stopped by the memory watchdog. */
-  overMemory: boolean;
-  readonly exited: Promise<Exit>;
-  readonly proc: ChildProcess;
-}
-
-const SPAWN_TIMEOUT_MS = 15_000;
-const DIR_PREFIX = 'plinth-fn-';
 // What the Deno runtime itself takes besides the function's heap: the process with its
 // main isolate, the function's worker and a standby worker measure about 60 MiB.
 const PROCESS_BASE_MIB = 96;
 const MEMORY_CHECK_MS = 100;
-const MAX_BACKOFF_MS = 5_000;
 
 /**
  * The local function runtime: one Deno process per warm function (so a function that
  * exhausts its memory limit or loops takes down only itself), one spare process kept
  * started so a cold start only loads the code, processes restarted on demand with backoff
- * when they fail to start.
+ * when they fail to start. The pool places functions in processes and evicts them (least
+ * recently used past maxHosts, idle past idleMs, over their memory); HostProcess runs one.
  */
 export class HostPool implements FunctionRuntime {
   private readonly baseDir: string;
-  private readonly byFunction = new Map<string, Host>();
+  private readonly byFunction = new Map<string, HostProcess>();
   /** The deploy under way per function (one at a time: the last one asked for serves). */
-  private readonly deploying = new Map<string, { version: string; host: Promise<Host> }>();
-  private readonly all = new Set<Host>();
-  private spare: Promise<Host> | null = null;
-  private failures = 0;
-  private retryAt = 0;
+  private readonly deploying = new Map<string, { version: string; host: Promise<HostProcess> }>();
+  private readonly all = new Set<HostProcess>();
+  private spare: Promise<HostProcess> | null = null;
+  private readonly backoff = new SpawnBackoff();
   private closed = false;
   private seq = 0;
   private readonly sweeper: NodeJS.Timeout;
   /** Runs only while some function is warm: an idle server stays asleep. */
   private memoryWatch: NodeJS.Timeout | null = null;
 
-  constructor(private readonly o: PoolOptions) {
-    const root = o.tmpRoot ?? tmpdir();
-    removeStaleDirs(root);
-    this.baseDir = mkdtempSync(path.join(root, DIR_PREFIX));
-    mkdirSync(path.join(this.baseDir, 'deno'));
-    writeFileSync(path.join(this.baseDir, 'owner.pid'), String(process.pid));
-    const idleMs = o.idleMs ?? 10 * 60_000;
+  constructor(private readonly opts: PoolOptions) {
+    this.baseDir = makePoolDir(opts.tmpRoot ?? tmpdir());
+    const idleMs = opts.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => {
       const now = Date.now();
       for (const h of this.byFunction.values()) if (now - h.lastUsed > idleMs) this.kill(h);
@@ -112,12 +75,12 @@ export class HostPool implements FunctionRuntime {
       this.memoryWatch = null;
       return;
     }
-    const limit = (this.o.memoryMb + PROCESS_BASE_MIB) * 1024;
+    const limit = (this.opts.memoryMb + PROCESS_BASE_MIB) * 1024;
     for (const h of this.byFunction.values()) {
-      if (!h.alive || residentKiB(h.pid) <= limit) continue;
+      if (!h.alive || h.residentKiB() <= limit) continue;
       h.overMemory = true;
       this.kill(h);
-      if (h.functionId) this.o.onLog(h.functionId, 'error', `The function exceeded its memory limit (${this.o.memoryMb} MiB) and was restarted.`);
+      if (h.functionId) this.logRestart(h.functionId);
     }
   }
 
@@ -129,7 +92,7 @@ export class HostPool implements FunctionRuntime {
 
   /** Starts the spare process in the background, so the next cold start is quick. */
   warm(): void {
-    if (this.closed || this.spare || Date.now() < this.retryAt) return;
+    if (this.closed || this.spare || this.backoff.waiting) return;
     const p = this.spawn();
     this.spare = p;
     p.catch(() => {
@@ -157,8 +120,8 @@ export class HostPool implements FunctionRuntime {
    */
   async check(): Promise<void> {
     if (this.closed) throw new Error('function runtime closed');
-    if (Date.now() < this.retryAt) throw new Error('function processes failed to start recently');
-    accessSync(this.o.binary, constants.X_OK);
+    if (this.backoff.waiting) throw new Error('function processes failed to start recently');
+    accessSync(this.opts.binary, constants.X_OK);
     const h = [...this.byFunction.values()].find((x) => x.alive && x.version);
     if (!h) return;
     await checkHost(h, 2000);
@@ -170,9 +133,9 @@ export class HostPool implements FunctionRuntime {
     const target = host.worker!;
     try {
       return await sendToHost(target, fn, req, {
-        timeoutMs: this.o.timeoutMs,
+        timeoutMs: this.opts.timeoutMs,
         onTimeout: () => this.kill(host),
-        log: (message) => this.o.onLog(fn.id, 'error', message),
+        log: (message) => this.opts.onLog(fn.id, 'error', message),
         blameCut: (cause) => this.blameCut(fn, host, cause),
       });
     } catch (err) {
@@ -191,19 +154,19 @@ export class HostPool implements FunctionRuntime {
    * A response cut after its head: when the process still answers, the function's body
    * failed (its stream threw or was aborted) and the process is kept; else the process died.
    */
-  private async blameCut(fn: RuntimeFunction, host: Host, cause: Error): Promise<AppError> {
+  private async blameCut(fn: RuntimeFunction, host: HostProcess, cause: Error): Promise<AppError> {
     const answers = host.alive && !host.overMemory && (await checkHost(host, 2000).then(() => true, () => false));
     if (!answers) return this.died(host, cause);
-    this.o.onLog(fn.id, 'error', "The function's response body failed part-way (its stream threw an error or was aborted).");
+    this.opts.onLog(fn.id, 'error', "The function's response body failed part-way (its stream threw an error or was aborted).");
     return new AppError('FUNCTION_ERROR', { message: "The function's response body failed; its logs show why." });
   }
 
   /** The process died under a call, or its socket is gone: stops it, and says which. */
-  private async died(host: Host, cause: unknown): Promise<AppError> {
+  private async died(host: HostProcess, cause: unknown): Promise<AppError> {
     const exit = await Promise.race([host.exited, new Promise<null>((r) => setTimeout(() => r(null), 300))]);
     this.kill(host);
     if (host.overMemory || (exit && isOutOfMemory(exit))) {
-      return new AppError('FUNCTION_MEMORY_LIMIT', { message: `The function exceeded its memory limit of ${this.o.memoryMb} MiB.` });
+      return new AppError('FUNCTION_MEMORY_LIMIT', { message: `The function exceeded its memory limit of ${this.opts.memoryMb} MiB.` });
     }
     return new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause });
   }
@@ -221,18 +184,17 @@ export class HostPool implements FunctionRuntime {
   }
 
   /** Stops a process (SIGKILL: it may be stuck in a loop). Its requests fail; the next call starts another. */
-  kill(h: Host): void {
-    if (h.alive) h.proc.kill('SIGKILL');
+  kill(h: HostProcess): void {
+    h.kill();
     this.forget(h);
   }
 
-  private forget(h: Host): void {
-    h.alive = false;
+  private forget(h: HostProcess): void {
     if (h.functionId && this.byFunction.get(h.functionId) === h) this.byFunction.delete(h.functionId);
   }
 
   /** The warm process of `fn` at its current version, deploying it first if needed. */
-  private async acquire(fn: RuntimeFunction): Promise<Host> {
+  private async acquire(fn: RuntimeFunction): Promise<HostProcess> {
     for (;;) {
       const current = this.byFunction.get(fn.id);
       if (current?.alive && current.version === fn.version) return current;
@@ -250,7 +212,7 @@ export class HostPool implements FunctionRuntime {
         continue;
       }
       // The next spare starts after this deploy, not during it: both compete for the CPU.
-      const host: Promise<Host> = this.deploy(fn, current?.alive ? current : null).finally(() => {
+      const host: Promise<HostProcess> = this.deploy(fn, current?.alive ? current : null).finally(() => {
         if (this.deploying.get(fn.id)?.host === host) this.deploying.delete(fn.id);
         this.warm();
       });
@@ -259,7 +221,7 @@ export class HostPool implements FunctionRuntime {
     }
   }
 
-  private async deploy(fn: RuntimeFunction, reuse: Host | null): Promise<Host> {
+  private async deploy(fn: RuntimeFunction, reuse: HostProcess | null): Promise<HostProcess> {
     const host = reuse ?? (await this.takeSpareOrSpawn());
     if (!reuse) {
       host.functionId = fn.id;
@@ -271,7 +233,7 @@ export class HostPool implements FunctionRuntime {
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();
-    const result = await deployTo(host, { version: fn.version, code, secrets }, this.o.timeoutMs).catch(async (err: HostUnreachable) => {
+    const result = await deployTo(host, { version: fn.version, code, secrets }, this.opts.timeoutMs).catch(async (err: HostUnreachable) => {
       this.kill(host);
       const exit = await host.exited;
       if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
@@ -295,14 +257,14 @@ export class HostPool implements FunctionRuntime {
   }
 
   private evictOverflow(): void {
-    const max = this.o.maxHosts ?? 16;
+    const max = this.opts.maxHosts ?? 16;
     if (this.byFunction.size <= max) return;
     const lru = [...this.byFunction.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
     if (lru) this.kill(lru);
   }
 
   /** The spare process (taken at once, so two cold starts never share it), else a new one. */
-  private async takeSpareOrSpawn(): Promise<Host> {
+  private async takeSpareOrSpawn(): Promise<HostProcess> {
     if (this.closed) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime is shutting down.' });
     const spare = this.spare;
     if (spare) {
@@ -310,157 +272,57 @@ export class HostPool implements FunctionRuntime {
       const h = await spare.catch(() => null);
       if (h?.alive) return h;
     }
-    if (Date.now() < this.retryAt) {
+    if (this.backoff.waiting) {
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime failed to start; retrying shortly.' });
     }
     return this.spawn();
   }
 
   /** Starts one Deno host process and resolves once it listens. */
-  private spawn(): Promise<Host> {
+  private spawn(): Promise<HostProcess> {
     const n = ++this.seq;
-    const tmpDir = path.join(this.baseDir, `t${n}`);
-    const socketDir = path.join(this.baseDir, `s${n}`);
-    mkdirSync(tmpDir);
-    mkdirSync(socketDir);
-    const controlSocket = path.join(socketDir, 'control.sock');
-    const proc = spawn(this.o.binary, hostArgs({ socketDir, tmpDir, memoryMb: this.o.memoryMb }), {
-      // A minimal environment: none of Plinth's secrets reach the function processes.
-      env: {
-        HOME: tmpDir,
-        TMPDIR: tmpDir,
-        DENO_DIR: path.join(this.baseDir, 'deno'),
-        DENO_NO_UPDATE_CHECK: '1',
-        NO_COLOR: '1',
+    const host = new HostProcess({
+      binary: this.opts.binary,
+      memoryMb: this.opts.memoryMb,
+      tmpDir: path.join(this.baseDir, `t${n}`),
+      socketDir: path.join(this.baseDir, `s${n}`),
+      denoDir: path.join(this.baseDir, 'deno'),
+      onLog: this.opts.onLog,
+      onStartFailed: (h, details) => {
+        this.gone(h);
+        this.backoff.failed();
+        this.opts.warn?.('function runtime failed to start', details);
       },
-      // stdin stays open for the host's lifetime: it exits when Plinth does, however Plinth ends.
-      stdio: ['pipe', 'pipe', 'pipe'],
+      onExit: (h, exit, wasAlive) => {
+        this.gone(h);
+        if (wasAlive && !this.closed) this.exitedOnItsOwn(h, exit);
+      },
     });
-    let resolveExit!: (e: Exit) => void;
-    const exited = new Promise<Exit>((r) => (resolveExit = r));
-    const host: Host = {
-      pid: proc.pid ?? -1,
-      socketPath: controlSocket,
-      dispatcher: hostPool({ socketPath: controlSocket }, 4),
-      worker: null,
-      functionId: null,
-      version: null,
-      lastUsed: Date.now(),
-      alive: true,
-      overMemory: false,
-      exited,
-      proc,
-    };
     this.all.add(host);
-    let stderr = '';
-    proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (d: string) => {
-      stderr = (stderr + d).slice(-4000);
-    });
-    return new Promise<Host>((resolve, reject) => {
-      let listening = false;
-      const timer = setTimeout(() => {
-        proc.kill('SIGKILL');
-        reject(new Error('deno host did not start in time'));
-      }, SPAWN_TIMEOUT_MS);
-      createInterface({ input: proc.stdout! }).on('line', (line) => {
-        let m: { level?: unknown; message?: unknown };
-        try {
-          m = JSON.parse(line);
-        } catch {
-          return;
-        }
-        if (m.level === 'host') {
-          if (!listening) {
-            listening = true;
-            clearTimeout(timer);
-            this.failures = 0;
-            resolve(host);
-          }
-          return;
-        }
-        if (host.functionId && typeof m.level === 'string' && typeof m.message === 'string') {
-          this.o.onLog(host.functionId, m.level, m.message);
-        }
-      });
-      proc.on('error', (err) => {
-        clearTimeout(timer);
-        this.all.delete(host);
-        this.forget(host);
-        this.failures++;
-        this.retryAt = Date.now() + Math.min(100 * 2 ** this.failures, MAX_BACKOFF_MS);
-        this.o.warn?.('function runtime failed to start', { err: err.message });
-        resolveExit({ code: null, signal: null });
-        reject(err);
-      });
-      proc.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        this.all.delete(host);
-        void host.dispatcher.destroy().catch(() => {});
-        void host.worker?.dispatcher.destroy().catch(() => {});
-        const wasAlive = host.alive;
-        this.forget(host);
-        rmSync(tmpDir, { recursive: true, force: true });
-        rmSync(socketDir, { recursive: true, force: true });
-        if (!listening) {
-          this.failures++;
-          this.retryAt = Date.now() + Math.min(100 * 2 ** this.failures, MAX_BACKOFF_MS);
-          this.o.warn?.('function runtime failed to start', { code, signal, stderr: stderr.slice(-1000) });
-          reject(new Error(`deno host exited before listening (${signal ?? code})`));
-        } else if (wasAlive && !this.closed) {
-          this.o.warn?.('function process exited', { functionId: host.functionId, code, signal });
-          if (host.functionId && (host.overMemory || isOutOfMemory({ code, signal }))) {
-            this.o.onLog(host.functionId, 'error', `The function exceeded its memory limit (${this.o.memoryMb} MiB) and was restarted.`);
-          }
-        }
-        resolveExit({ code, signal });
-      });
-    }).catch((err) => {
-      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
-    });
+    return host.ready.then(
+      () => {
+        this.backoff.succeeded();
+        return host;
+      },
+      (err: unknown) => {
+        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
+      },
+    );
   }
-}
 
-/** V8 aborts the process on heap exhaustion (Deno exits by SIGTRAP or SIGABRT). */
-export function isOutOfMemory(e: Exit): boolean {
-  return e.signal === 'SIGTRAP' || e.signal === 'SIGABRT' || e.code === 133 || e.code === 134;
-}
-
-/** Resident set size of a process in KiB (0 when it is gone or /proc is unavailable). */
-function residentKiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
+  /** A process that ended without being stopped: the app log is told, and the function's log when it ran out of memory. */
+  private exitedOnItsOwn(host: HostProcess, exit: Exit): void {
+    this.opts.warn?.('function process exited', { functionId: host.functionId, ...exit });
+    if (host.functionId && (host.overMemory || isOutOfMemory(exit))) this.logRestart(host.functionId);
   }
-}
 
-/** Removes the temp dirs of pools whose server died without cleaning up (e.g. kill -9). */
-function removeStaleDirs(root: string): void {
-  try {
-    for (const name of readdirSync(root)) {
-      if (!name.startsWith(DIR_PREFIX)) continue;
-      const dir = path.join(root, name);
-      let owner: number;
-      try {
-        owner = Number(readFileSync(path.join(dir, 'owner.pid'), 'utf8'));
-      } catch {
-        continue; // not ours to judge
-      }
-      if (!Number.isInteger(owner) || owner <= 0 || processAlive(owner)) continue;
-      rmSync(dir, { recursive: true, force: true });
-    }
-  } catch {
-    // best effort
+  private logRestart(functionId: string): void {
+    this.opts.onLog(functionId, 'error', `The function exceeded its memory limit (${this.opts.memoryMb} MiB) and was restarted.`);
   }
-}
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  /** A process that ended, or never started: the pool lets go of it. */
+  private gone(host: HostProcess): void {
+    this.all.delete(host);
+    this.forget(host);
   }
 }
