@@ -62,7 +62,7 @@ export function deniedNet(): string[] {
 }
 
 /** Command-line arguments of one host process (see deno-host.js). */
-export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
+export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
   return [
     'run',
     '--no-prompt',
@@ -70,18 +70,18 @@ export function hostArgs(o: { socketDir: string; tmpDir: string; memoryMb: numbe
     '--no-lock',
     '--no-npm',
     '--unstable-worker-options',
-    `--v8-flags=--max-old-space-size=${o.memoryMb}`,
+    `--v8-flags=--max-old-space-size=${opts.memoryMb}`,
     '--allow-net',
     `--deny-net=${deniedNet().join(',')}`,
-    `--allow-read=${o.socketDir},${o.tmpDir}`,
-    `--allow-write=${o.socketDir},${o.tmpDir}`,
+    `--allow-read=${opts.socketDir},${opts.tmpDir}`,
+    `--allow-write=${opts.socketDir},${opts.tmpDir}`,
     '--deny-run',
     '--deny-ffi',
     '--deny-env',
     '--deny-sys',
     '--deny-import',
     HOST_SCRIPT,
-    o.socketDir,
-    o.tmpDir,
+    opts.socketDir,
+    opts.tmpDir,
   ];
 }

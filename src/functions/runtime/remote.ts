@@ -20,8 +20,8 @@ export class RemoteRuntime implements FunctionRuntime {
   private readonly base: URL;
   private readonly deployed = new Map<string, string>();
 
-  constructor(private readonly o: { url: string; token: string | null; timeoutMs: number }) {
-    this.base = new URL(o.url);
+  constructor(private readonly opts: { url: string; token: string | null; timeoutMs: number }) {
+    this.base = new URL(opts.url);
     this.pool = hostPool({ origin: this.base.origin });
   }
 
@@ -30,7 +30,7 @@ export class RemoteRuntime implements FunctionRuntime {
     return {
       dispatcher: this.pool,
       pathPrefix: id ? `${prefix}/fn/${encodeURIComponent(id)}` : prefix,
-      extraHeaders: this.o.token ? { 'x-plinth-runtime-token': this.o.token } : {},
+      extraHeaders: this.opts.token ? { 'x-plinth-runtime-token': this.opts.token } : {},
     };
   }
 
@@ -79,7 +79,7 @@ export class RemoteRuntime implements FunctionRuntime {
 
   private async send(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
     // The runtime enforces the limit itself; this one only catches a runtime that hangs.
-    const once = () => sendToHost(this.target(fn.id), fn, req, { timeoutMs: this.o.timeoutMs + 5000, onTimeout: () => {} });
+    const once = () => sendToHost(this.target(fn.id), fn, req, { timeoutMs: this.opts.timeoutMs + 5000, onTimeout: () => {} });
     try {
       return await once();
     } catch (err) {
@@ -94,7 +94,7 @@ export class RemoteRuntime implements FunctionRuntime {
   private async deploy(fn: RuntimeFunction): Promise<void> {
     const { code, secrets } = await fn.load();
     const adopts = fn.adopts !== undefined && this.deployed.get(fn.id) === fn.adopts ? { adopts: fn.adopts } : {};
-    const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets, ...adopts }, this.o.timeoutMs + 5000);
+    const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets, ...adopts }, this.opts.timeoutMs + 5000);
     if (!r.loaded) throw loadRefused(r);
     this.deployed.set(fn.id, fn.version);
   }
