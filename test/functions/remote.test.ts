@@ -5,6 +5,7 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { denoBinary } from '../../src/functions/runtime/deno.js';
 import { HostPool } from '../../src/functions/runtime/pool.js';
 import { createRuntimeServer } from '../../src/functions/runtime/server.js';
+import { expectEnvelope, json } from './helpers.js';
 
 const TOKEN = 'runtime-token-0123456789abcdef';
 
@@ -98,5 +99,25 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     // Without the token the runtime answers nothing useful.
     const direct = await fetch(`${runtimeUrl}/_plinth/health`);
     expect(direct.status).toBe(401);
+  });
+});
+
+describe('function runtime unreachable', () => {
+  it('answers 502 with the envelope when FUNCTION_RUNTIME_URL does not answer', async () => {
+    const t = await startApp('pglite', { FUNCTION_RUNTIME_URL: 'http://127.0.0.1:9' });
+    try {
+      const admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
+      const c = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Remote', code: 'export default () => new Response("x")' }) });
+      expect(c.status).toBe(201);
+      const r = await t.fetch('/functions/remote');
+      expect(r.status).toBe(502);
+      expectEnvelope(await json(r), 502, 'FUNCTION_RUNTIME_UNAVAILABLE');
+      const health = await t.fetch('/api/health?checks=true');
+      expect(health.status).toBe(503);
+      expect((await json(health)).checks.functions.status).toBe('down');
+      expect((await t.fetch('/functions/missing')).status).toBe(404);
+    } finally {
+      await t.close();
+    }
   });
 });
