@@ -1,4 +1,5 @@
-// Plinth function host: one Deno process per warm function, spawned by src/functions/runtime/pool.ts (see host-process.ts).
+// Plinth function host: one Deno process per warm function, started by HostProcess
+// (src/functions/runtime/host-process.ts) for the pool in pool.ts.
 // The process itself only manages; the function runs in a Web Worker with narrowed permissions
 // (network as the process allows it, i.e. public addresses only via --deny-net; its temp dir;
 // its own socket; nothing else) and that worker serves the calls itself, on a Unix socket of
