@@ -179,7 +179,6 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
 /** Object upload, download, delete and the upload/download strategies. */
 export const objectRoutes: RoutePlugin = async (app, { deps }) => {
   const storage = deps.storage;
-  const max = storage.maxUploadBytes;
   const tags = ['storage'];
   const base = (request: FastifyRequest) => baseUrl(request, deps.config);
 
