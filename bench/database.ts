@@ -11,9 +11,9 @@ import pg from 'pg';
 import { PLINTH, compare, freePort, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { newAdminKey } from '../src/auth/credentials.js';
-import { parseRecordsQuery } from '../src/records/query.js';
-import { buildInsert, buildSelect } from '../src/records/build.js';
-import { loadTables } from '../src/records/schema.js';
+import { parseRecordsQuery } from '../src/database/query.js';
+import { buildInsert, buildSelect } from '../src/database/build.js';
+import { loadTables } from '../src/database/schema.js';
 import type { Queryable } from '../src/db/types.js';
 
 const ROWS = 100_000;

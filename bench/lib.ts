@@ -258,5 +258,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The command that runs Plinth the way `npm start` does, without npm in between. */
-export const PLINTH = { cmd: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };
+/** The command that runs Plinth the way `npm start` does, without npm in between (`npm run bench` builds dist/ first). */
+export const PLINTH = { cmd: process.execPath, args: ['dist/main.js'] };
+
+/** Plinth run from its TypeScript source through the tsx loader (`npm run dev`). */
+export const PLINTH_SOURCE = { cmd: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };

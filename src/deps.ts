@@ -10,12 +10,13 @@ import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
 import { createStorage, type StorageService } from './storage/index.js';
-import { SchemaCache } from './records/schema.js';
-import { RecordsService } from './records/records.js';
-import { TablesService } from './records/tables.js';
+import { SchemaCache } from './database/schema.js';
+import { RecordsService } from './database/records.js';
+import { TablesService } from './database/tables.js';
 import { createAiGateway, type AiGateway } from './ai/index.js';
 import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
-import { AuthGuard, MemoryCounter, RedisCounter } from './auth/guard.js';
+import { AuthGuard } from './auth/guard.js';
+import { MemoryCounter, RedisCounter } from './lib/counter.js';
 import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
@@ -112,7 +113,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       db,
       tokens,
       mailer,
-      guard: new AuthGuard(redis ? new RedisCounter(redis) : new MemoryCounter()),
+      guard: new AuthGuard(redis ? new RedisCounter(redis, 'plinth-auth:') : new MemoryCounter()),
       codes: new EmailCodes(credentials.jwtSecret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,

@@ -14,11 +14,12 @@ import {
   type ModelList,
   type Usage,
 } from './shape.js';
-import type { CallerKind, UsageLine, UsageQuery, UsageRecord, UsageStore } from './usage.js';
+import type { UsageLine, UsageQuery } from './usage-store.js';
+import { CLIENT_CLOSED, type Caller, type MeteredCall, type UsageMeter } from './usage.js';
 
 /** Who calls and how the call ends early: the caller's identity, its disconnect signal, its log. */
 export interface CallContext {
-  caller: { kind: CallerKind; userId: string | null };
+  caller: Caller;
   /** Aborted when the client goes away: the upstream call stops with it. */
   signal: AbortSignal;
   /** Where background failures (a usage row that could not be written) are reported. */
@@ -45,9 +46,6 @@ export interface ImagesRequest {
   [k: string]: unknown;
 }
 
-/** Status recorded when the client disconnected before the answer was complete (nginx's convention). */
-export const CLIENT_CLOSED = 499;
-
 const sseData = (data: string) => `data: ${data}\n\n`;
 
 /**
@@ -59,7 +57,8 @@ export class AiGateway {
     private readonly cfg: Readonly<Config['ai']>,
     /** null when AI_BASE_URL is not set: every call is a 503. */
     private readonly upstream: AiUpstream | null,
-    readonly usage: UsageStore,
+    /** Budgets and one usage row per call. */
+    private readonly meter: UsageMeter,
   ) {}
 
   get configured(): boolean {
@@ -71,16 +70,16 @@ export class AiGateway {
     const upstream = this.admit(ctx);
     checkMessages(req.messages);
     const model = this.model(req.model);
-    await this.checkBudget(ctx);
+    await this.meter.checkBudget(ctx.caller);
     const started = performance.now();
-    const base = { ctx, endpoint: 'chat' as const, model, stream: false, started, promptChars: promptChars(req.messages) };
+    const call = metered(ctx, { endpoint: 'chat', model, stream: false, started, promptChars: promptChars(req.messages) });
     try {
       const raw = await upstream.chat({ ...req, model }, ctx.signal);
-      const { completion, estimated } = shapeChat(raw, model, base.promptChars);
-      this.record({ ...base, usage: completion.usage, estimated, status: 200 });
+      const { completion, estimated } = shapeChat(raw, model, call.promptChars!);
+      this.meter.record(call, { usage: completion.usage, estimated, status: 200 });
       return completion;
     } catch (err) {
-      this.recordFailure(base, err);
+      this.meter.recordFailure(call, err);
       throw this.safe(err);
     }
   }
@@ -94,9 +93,9 @@ export class AiGateway {
     const upstream = this.admit(ctx);
     checkMessages(req.messages);
     const model = this.model(req.model);
-    await this.checkBudget(ctx);
+    await this.meter.checkBudget(ctx.caller);
     const started = performance.now();
-    const base = { ctx, endpoint: 'chat' as const, model, stream: true as const, started, promptChars: promptChars(req.messages) };
+    const call = metered(ctx, { endpoint: 'chat', model, stream: true, started, promptChars: promptChars(req.messages) });
     // Ask for the final usage chunk when the client did not decide; it is then kept from the client.
     const clientOptions = req.stream_options;
     const injectUsage = !(typeof clientOptions === 'object' && clientOptions !== null && 'include_usage' in clientOptions);
@@ -106,26 +105,26 @@ export class AiGateway {
     try {
       events = await upstream.chatStream(body, ctx.signal);
     } catch (err) {
-      this.recordFailure(base, err);
+      this.meter.recordFailure(call, err);
       throw this.safe(err);
     }
-    return this.relay(events, { ...base, injectUsage });
+    return this.relay(events, { ctx, call, injectUsage });
   }
 
   /** Image generation. */
   async images(ctx: CallContext, req: ImagesRequest): Promise<ImagesAnswer> {
     const upstream = this.admit(ctx);
     const model = this.model(req.model);
-    await this.checkBudget(ctx);
+    await this.meter.checkBudget(ctx.caller);
     const started = performance.now();
-    const base = { ctx, endpoint: 'images' as const, model, stream: false, started };
+    const call = metered(ctx, { endpoint: 'images', model, stream: false, started });
     try {
       const raw = await upstream.images({ ...req, model }, ctx.signal);
       const { answer, usage } = shapeImages(raw);
-      this.record({ ...base, usage, estimated: false, status: 200, images: answer.data.length });
+      this.meter.record(call, { usage, estimated: false, status: 200, images: answer.data.length });
       return answer;
     } catch (err) {
-      this.recordFailure(base, err);
+      this.meter.recordFailure(call, err);
       throw this.safe(err);
     }
   }
@@ -146,15 +145,12 @@ export class AiGateway {
   /** A user's (or the anon callers') tokens today (UTC) against the daily budget. */
   async today(ctx: CallContext): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
     this.admit(ctx);
-    const dayStart = utcDayStart(new Date());
-    const used = await this.usage.tokensSince(ctx.caller, dayStart);
-    const budget = ctx.caller.kind === 'admin' ? null : this.cfg.userDailyTokens;
-    return { date: dayStart.toISOString().slice(0, 10), totalTokens: used, budget, remaining: budget === null ? null : Math.max(0, budget - used) };
+    return this.meter.today(ctx.caller);
   }
 
   /** The admin report (waits for this instance's usage writes still in flight). */
   report(q: UsageQuery): Promise<UsageLine[]> {
-    return this.usage.summary(q);
+    return this.meter.store.summary(q);
   }
 
   /** Health check: the upstream answers GET /models within 3 s. */
@@ -167,12 +163,12 @@ export class AiGateway {
 
   /** Waits for usage writes still in flight (shutdown). */
   flush(): Promise<void> {
-    return this.usage.flush();
+    return this.meter.store.flush();
   }
 
   /** Writes what is buffered and closes idle upstream connections (shutdown). */
   async close(): Promise<void> {
-    await this.usage.flush();
+    await this.meter.store.flush();
     this.upstream?.close();
   }
 
@@ -214,25 +210,9 @@ export class AiGateway {
     return model;
   }
 
-  /** 429 once today's (UTC) tokens reach AI_USER_DAILY_TOKENS. Admins have no budget; anon callers share one. */
-  private async checkBudget(ctx: CallContext): Promise<void> {
-    const budget = this.cfg.userDailyTokens;
-    if (budget === null || ctx.caller.kind === 'admin') return;
-    const now = new Date();
-    const dayStart = utcDayStart(now);
-    const used = await this.usage.tokensSince(ctx.caller, dayStart);
-    if (used >= budget) {
-      const retryAfter = Math.max(1, Math.ceil((dayStart.getTime() + 86_400_000 - now.getTime()) / 1000));
-      throw new AppError('AI_BUDGET_EXCEEDED', {
-        message: `The daily AI budget of ${budget} tokens is spent (${used} used today, UTC).`,
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
-  }
-
   private async *relay(
     events: AsyncIterable<string[]>,
-    s: { ctx: CallContext; endpoint: 'chat'; model: string; stream: true; started: number; injectUsage: boolean; promptChars: number },
+    s: { ctx: CallContext; call: MeteredCall; injectUsage: boolean },
   ): AsyncGenerator<string> {
     let usage: Usage | null = null;
     let chars = 0;
@@ -298,68 +278,14 @@ export class AiGateway {
     } finally {
       if (s.ctx.signal.aborted && status === 200) status = CLIENT_CLOSED;
       const estimated = usage === null;
-      this.record({
-        ...s,
-        usage: usage ?? estimateUsage(s.promptChars, chars),
-        estimated,
-        status,
-        error,
-      });
+      this.meter.record(s.call, { usage: usage ?? estimateUsage(s.call.promptChars!, chars), estimated, status, error });
     }
-  }
-
-  /**
-   * Records a call that failed before an answer. A client that hung up may have left the
-   * upstream working on its prompt: that prompt is estimated, as for a stream cut short.
-   */
-  private recordFailure(
-    base: { ctx: CallContext; endpoint: 'chat' | 'images'; model: string; stream: boolean; started: number; promptChars?: number },
-    err: unknown,
-  ): void {
-    const gone = err instanceof ClientGoneError;
-    const estimate = gone && base.promptChars !== undefined;
-    this.record({
-      ...base,
-      usage: estimate ? estimateUsage(base.promptChars!, 0) : null,
-      estimated: estimate,
-      status: gone ? CLIENT_CLOSED : err instanceof AppError ? err.status : 500,
-      error: gone ? null : err instanceof AppError ? err.code : 'INTERNAL_ERROR',
-    });
-  }
-
-  private record(r: {
-    ctx: CallContext;
-    endpoint: 'chat' | 'images';
-    model: string;
-    stream: boolean;
-    started: number;
-    usage: Usage | null;
-    estimated: boolean;
-    status: number;
-    error?: string | null;
-    images?: number;
-  }): void {
-    const row: UsageRecord = {
-      userId: r.ctx.caller.kind === 'user' ? r.ctx.caller.userId : null,
-      caller: r.ctx.caller.kind,
-      endpoint: r.endpoint,
-      model: r.model,
-      stream: r.stream,
-      promptTokens: r.usage?.prompt_tokens ?? 0,
-      completionTokens: r.usage?.completion_tokens ?? 0,
-      totalTokens: r.usage?.total_tokens ?? 0,
-      images: r.images ?? 0,
-      estimated: r.estimated,
-      latencyMs: performance.now() - r.started,
-      status: r.status,
-      error: r.error ?? null,
-    };
-    this.usage.record(row, (err) => r.ctx.logError(err, 'could not record AI usage'));
   }
 }
 
-function utcDayStart(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+/** The accounting view of a call: who makes it, plus what the meter needs. */
+function metered(ctx: CallContext, call: Omit<MeteredCall, 'caller' | 'logError'>): MeteredCall {
+  return { ...call, caller: ctx.caller, logError: ctx.logError };
 }
 
 /** Role rules a JSON schema cannot say simply: who needs content, what a tool message needs. */

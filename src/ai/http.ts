@@ -38,14 +38,14 @@ export class HttpClient {
   }
 
   /** `path` is relative to the base URL ("chat/completions"). Resolves when the headers arrive. */
-  async request(o: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal }): Promise<HttpAnswer> {
-    const url = new URL(o.path, this.base);
+  async request(req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal }): Promise<HttpAnswer> {
+    const url = new URL(req.path, this.base);
     const res = await this.pool.request({
-      method: o.method,
+      method: req.method,
       path: url.pathname + url.search,
-      headers: { ...o.headers, 'accept-encoding': 'identity' },
-      body: o.body ?? null,
-      signal: o.signal,
+      headers: { ...req.headers, 'accept-encoding': 'identity' },
+      body: req.body ?? null,
+      signal: req.signal,
       // The caller's deadline covers the wait and the stream; undici's own timers are off.
       headersTimeout: 0,
       bodyTimeout: 0,

@@ -1,179 +1,108 @@
-import type { Queryable } from '../db/types.js';
+import { AppError } from '../errors/index.js';
+import { estimateUsage, type Usage } from './shape.js';
+import { ClientGoneError } from './upstream.js';
+import type { CallerKind, UsageRecord, UsageStore } from './usage-store.js';
 
-export type CallerKind = 'user' | 'admin' | 'anon';
+/** Status recorded when the client disconnected before the answer was complete (nginx's convention). */
+export const CLIENT_CLOSED = 499;
 
-/** One call through the gateway, as stored in ai.usage. */
-export interface UsageRecord {
-  userId: string | null;
-  caller: CallerKind;
+export type Caller = { kind: CallerKind; userId: string | null };
+
+/** One call being metered: who makes it, to what, and when it started. */
+export interface MeteredCall {
+  caller: Caller;
   endpoint: 'chat' | 'images';
   model: string;
   stream: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  images: number;
+  /** performance.now() when the call was sent upstream. */
+  started: number;
+  /** Characters of the prompt, to estimate tokens when the upstream does not say (chat only). */
+  promptChars?: number;
+  /** Where a usage row that could not be written is reported (the request log). */
+  logError: (err: unknown, msg: string) => void;
+}
+
+/** How a call ended, as far as accounting is concerned. */
+export interface CallOutcome {
+  usage: Usage | null;
+  /** The tokens are Plinth's estimate, not the upstream's count. */
   estimated: boolean;
-  latencyMs: number;
-  /** The HTTP status Plinth answered; 499 when the client went away first. */
   status: number;
-  /** The error code answered, if any. */
-  error: string | null;
+  error?: string | null;
+  images?: number;
 }
-
-/** One line of the admin report: a caller and a model over the period. */
-export interface UsageLine {
-  userId: string | null;
-  email: string | null;
-  caller: CallerKind;
-  model: string;
-  requests: number;
-  errors: number;
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  images: number;
-  avgLatencyMs: number;
-}
-
-export interface UsageQuery {
-  from: Date | null;
-  to: Date | null;
-  userId: string | null;
-}
-
-const INT4_MAX = 2_147_483_647;
-const int = (n: number) => Math.max(0, Math.min(INT4_MAX, Math.round(Number.isFinite(n) ? n : 0)));
-
-/** Rows are written in batches: at most this many in one statement... */
-const BATCH_ROWS = 200;
-/** ...and at most this long after the call they describe (unless someone reads first). */
-const BATCH_MS = 100;
 
 /**
- * Writes usage rows off the response path, batched into one multi-row insert (the answer does
- * not wait for the insert, and an embedded database is spared one statement per call), and
- * reads them back. `flush()` writes what is buffered and waits for writes in flight; reads
- * flush first, so one instance always sees its own calls.
+ * Budgets and usage accounting: the daily token budget per user (AI_USER_DAILY_TOKENS; admins
+ * have none, anon callers share one) and one usage row per call, whatever its outcome.
  */
-export class UsageStore {
-  private buffer: Array<{ row: UsageRecord; onError: (err: unknown) => void }> = [];
-  private timer: NodeJS.Timeout | null = null;
-  private readonly pending = new Set<Promise<void>>();
+export class UsageMeter {
+  constructor(
+    readonly store: UsageStore,
+    /** Tokens per UTC day per user, or null for no budget. */
+    private readonly dailyTokens: number | null,
+  ) {}
 
-  constructor(private readonly db: Queryable) {}
-
-  /** Queues a row; a failed write goes to `onError` (the request log), never to the caller. */
-  record(row: UsageRecord, onError: (err: unknown) => void): void {
-    this.buffer.push({ row, onError });
-    if (this.buffer.length >= BATCH_ROWS) this.write();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.write(), BATCH_MS);
-      this.timer.unref();
+  /** 429 once today's (UTC) tokens reach the budget. */
+  async checkBudget(caller: Caller): Promise<void> {
+    const budget = this.dailyTokens;
+    if (budget === null || caller.kind === 'admin') return;
+    const now = new Date();
+    const dayStart = utcDayStart(now);
+    const used = await this.store.tokensSince(caller, dayStart);
+    if (used >= budget) {
+      const retryAfter = Math.max(1, Math.ceil((dayStart.getTime() + 86_400_000 - now.getTime()) / 1000));
+      throw new AppError('AI_BUDGET_EXCEEDED', {
+        message: `The daily AI budget of ${budget} tokens is spent (${used} used today, UTC).`,
+        headers: { 'retry-after': String(retryAfter) },
+      });
     }
   }
 
-  async flush(): Promise<void> {
-    this.write();
-    while (this.pending.size) await Promise.all([...this.pending]);
+  /** A caller's tokens today (UTC) against the daily budget. */
+  async today(caller: Caller): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
+    const dayStart = utcDayStart(new Date());
+    const used = await this.store.tokensSince(caller, dayStart);
+    const budget = caller.kind === 'admin' ? null : this.dailyTokens;
+    return { date: dayStart.toISOString().slice(0, 10), totalTokens: used, budget, remaining: budget === null ? null : Math.max(0, budget - used) };
   }
 
-  private write(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const batch = this.buffer;
-    if (!batch.length) return;
-    this.buffer = [];
-    const rows = batch.map((b) => b.row);
-    const col = <T>(f: (r: UsageRecord) => T) => rows.map(f);
-    const p: Promise<void> = this.db
-      .query(
-        // A user deleted since the call would fail the whole batch on the foreign key: keep the row, unattributed.
-        `insert into ai.usage (user_id, caller, endpoint, model, stream, prompt_tokens, completion_tokens, total_tokens,
-           images, estimated, latency_ms, status, error)
-         select case when exists (select 1 from auth.users au where au.id = u.user_id) then u.user_id end,
-                u.caller, u.endpoint, u.model, u.stream, u.prompt_tokens, u.completion_tokens, u.total_tokens,
-                u.images, u.estimated, u.latency_ms, u.status, u.error
-           from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::int[], $7::int[], $8::int[],
-                $9::int[], $10::boolean[], $11::int[], $12::int[], $13::text[])
-             as u (user_id, caller, endpoint, model, stream, prompt_tokens, completion_tokens, total_tokens,
-                   images, estimated, latency_ms, status, error)`,
-        [
-          col((r) => r.userId),
-          col((r) => r.caller),
-          col((r) => r.endpoint),
-          // Postgres text cannot hold NUL: one hostile model name must not sink the batch.
-          col((r) => r.model.replace(/\u0000/g, '').slice(0, 256)),
-          col((r) => r.stream),
-          col((r) => int(r.promptTokens)),
-          col((r) => int(r.completionTokens)),
-          col((r) => int(r.totalTokens)),
-          col((r) => int(r.images)),
-          col((r) => r.estimated),
-          col((r) => int(r.latencyMs)),
-          col((r) => r.status),
-          col((r) => r.error),
-        ],
-      )
-      .then(
-        () => undefined,
-        (err) => {
-          for (const report of new Set(batch.map((b) => b.onError))) report(err);
-        },
-      )
-      .finally(() => this.pending.delete(p));
-    this.pending.add(p);
+  /** Records a call that got an answer (or a stream that ended, however it ended). */
+  record(call: MeteredCall, outcome: CallOutcome): void {
+    const row: UsageRecord = {
+      userId: call.caller.kind === 'user' ? call.caller.userId : null,
+      caller: call.caller.kind,
+      endpoint: call.endpoint,
+      model: call.model,
+      stream: call.stream,
+      promptTokens: outcome.usage?.prompt_tokens ?? 0,
+      completionTokens: outcome.usage?.completion_tokens ?? 0,
+      totalTokens: outcome.usage?.total_tokens ?? 0,
+      images: outcome.images ?? 0,
+      estimated: outcome.estimated,
+      latencyMs: performance.now() - call.started,
+      status: outcome.status,
+      error: outcome.error ?? null,
+    };
+    this.store.record(row, (err) => call.logError(err, 'could not record AI usage'));
   }
 
-  /** Tokens used since `since` by one user, or by all admin or all anon callers together. */
-  async tokensSince(caller: { kind: CallerKind; userId: string | null }, since: Date): Promise<number> {
-    await this.flush();
-    const { rows } =
-      caller.kind === 'user'
-        ? await this.db.query<{ used: number }>(
-            'select coalesce(sum(total_tokens), 0)::float8 as used from ai.usage where user_id = $1 and created_at >= $2',
-            [caller.userId, since],
-          )
-        : await this.db.query<{ used: number }>(
-            'select coalesce(sum(total_tokens), 0)::float8 as used from ai.usage where caller = $1 and created_at >= $2',
-            [caller.kind, since],
-          );
-    return Number(rows[0]?.used ?? 0);
+  /**
+   * Records a call that failed before an answer. A client that hung up may have left the
+   * upstream working on its prompt: that prompt is estimated, as for a stream cut short.
+   */
+  recordFailure(call: MeteredCall, err: unknown): void {
+    const gone = err instanceof ClientGoneError;
+    const estimate = gone && call.promptChars !== undefined;
+    this.record(call, {
+      usage: estimate ? estimateUsage(call.promptChars!, 0) : null,
+      estimated: estimate,
+      status: gone ? CLIENT_CLOSED : err instanceof AppError ? err.status : 500,
+      error: gone ? null : err instanceof AppError ? err.code : 'INTERNAL_ERROR',
+    });
   }
+}
 
-  /** Sums per caller and model over the period, biggest token users first. */
-  async summary(q: UsageQuery): Promise<UsageLine[]> {
-    await this.flush();
-    const { rows } = await this.db.query<Record<string, unknown>>(
-      `select u.user_id, au.email, u.caller, u.model,
-              count(*)::float8 as requests,
-              (count(*) filter (where u.status >= 400))::float8 as errors,
-              sum(u.prompt_tokens)::float8 as prompt_tokens,
-              sum(u.completion_tokens)::float8 as completion_tokens,
-              sum(u.total_tokens)::float8 as total_tokens,
-              sum(u.images)::float8 as images,
-              avg(u.latency_ms)::float8 as avg_latency_ms
-         from ai.usage u
-         left join auth.users au on au.id = u.user_id
-        where ($1::timestamptz is null or u.created_at >= $1::timestamptz)
-          and ($2::timestamptz is null or u.created_at < $2::timestamptz)
-          and ($3::uuid is null or u.user_id = $3::uuid)
-        group by u.user_id, au.email, u.caller, u.model
-        order by sum(u.total_tokens) desc, count(*) desc, u.model`,
-      [q.from, q.to, q.userId],
-    );
-    return rows.map((r) => ({
-      userId: (r.user_id as string | null) ?? null,
-      email: (r.email as string | null) ?? null,
-      caller: r.caller as CallerKind,
-      model: String(r.model),
-      requests: Number(r.requests),
-      errors: Number(r.errors),
-      promptTokens: Number(r.prompt_tokens),
-      completionTokens: Number(r.completion_tokens),
-      totalTokens: Number(r.total_tokens),
-      images: Number(r.images),
-      avgLatencyMs: Math.round(Number(r.avg_latency_ms)),
-    }));
-  }
+function utcDayStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 }

@@ -13,13 +13,13 @@ export const CODE_MAX_ATTEMPTS = 5;
  * purpose, 15 minutes, 5 attempts.
  */
 export class EmailCodes {
-  readonly #key: Buffer;
+  private readonly key: Buffer;
   constructor(secret: string) {
-    this.#key = Buffer.from(`email-code:${secret}`);
+    this.key = Buffer.from(`email-code:${secret}`);
   }
 
-  #hmac(userId: string, purpose: CodePurpose, code: string): string {
-    return createHmac('sha256', this.#key).update(`${userId}:${purpose}:${code}`).digest('hex');
+  private hmac(userId: string, purpose: CodePurpose, code: string): string {
+    return createHmac('sha256', this.key).update(`${userId}:${purpose}:${code}`).digest('hex');
   }
 
   /** Issues a fresh code for the user and purpose, replacing any earlier one. */
@@ -30,7 +30,7 @@ export class EmailCodes {
        values ($1, $2, $3, now() + make_interval(secs => $4))
        on conflict (user_id, purpose) do update
          set code_hmac = excluded.code_hmac, attempts = 0, created_at = now(), expires_at = excluded.expires_at`,
-      [userId, purpose, this.#hmac(userId, purpose, code), CODE_TTL_SECONDS],
+      [userId, purpose, this.hmac(userId, purpose, code), CODE_TTL_SECONDS],
     );
     return code;
   }
@@ -52,7 +52,7 @@ export class EmailCodes {
       [userId, purpose, CODE_MAX_ATTEMPTS],
     );
     const stored = rows[0]?.code_hmac;
-    if (!stored || !safeEqual(stored, this.#hmac(userId, purpose, code))) return false;
+    if (!stored || !safeEqual(stored, this.hmac(userId, purpose, code))) return false;
     const del = await db.query('delete from auth.email_codes where user_id = $1 and purpose = $2 and code_hmac = $3', [
       userId,
       purpose,

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors/index.js';
-import { AuthGuard, MemoryCounter, RedisCounter, type Counter } from './guard.js';
+import { MemoryCounter, RedisCounter, type Counter } from '../lib/counter.js';
+import { AuthGuard } from './guard.js';
 
 const LIMITS = {
   perEmail: { max: 3, windowMs: 60_000 },

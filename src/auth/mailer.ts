@@ -22,16 +22,16 @@ export interface Mailer {
 
 /** Tracks sends in flight so close() can let them finish (bounded wait). */
 class InFlight {
-  readonly #pending = new Set<Promise<unknown>>();
+  private readonly pending = new Set<Promise<unknown>>();
   track<T>(p: Promise<T>): Promise<T> {
-    this.#pending.add(p);
-    void p.finally(() => this.#pending.delete(p)).catch(() => {});
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p)).catch(() => {});
     return p;
   }
   async drain(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.#pending]),
+      Promise.allSettled([...this.pending]),
       new Promise((r) => {
         timer = setTimeout(r, timeoutMs);
       }),
@@ -43,31 +43,31 @@ class InFlight {
 /** Mail through nodemailer to SMTP_URL (smtp:// or smtps://, credentials in the URL). */
 export class SmtpMailer implements Mailer {
   readonly kind = 'smtp';
-  readonly #transport: Transporter;
-  readonly #inFlight = new InFlight();
+  private readonly transport: Transporter;
+  private readonly inFlight = new InFlight();
 
   constructor(
     smtpUrl: string,
     private readonly from: string,
   ) {
     // Connections are opened per message: mail is rare, and a pool would hold sockets open.
-    this.#transport = nodemailer.createTransport(smtpUrl);
+    this.transport = nodemailer.createTransport(smtpUrl);
   }
 
   send(mail: Mail): Promise<void> {
-    return this.#inFlight.track(
-      this.#transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text }).then(() => {}),
+    return this.inFlight.track(
+      this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text }).then(() => {}),
     );
   }
 
   /** Checks that the SMTP server answers (for the health check). */
   async verify(): Promise<void> {
-    await this.#transport.verify();
+    await this.transport.verify();
   }
 
   async close(): Promise<void> {
-    await this.#inFlight.drain(5000);
-    this.#transport.close();
+    await this.inFlight.drain(5000);
+    this.transport.close();
   }
 }
 

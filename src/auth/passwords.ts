@@ -28,9 +28,9 @@ export async function verifyPassword(stored: string, password: string): Promise<
  * the same time. Built once per process.
  */
 export class DummyHash {
-  #value: Promise<string> | null = null;
+  private value: Promise<string> | null = null;
   get(): Promise<string> {
-    this.#value ??= hashPassword(randomHex(16));
-    return this.#value;
+    this.value ??= hashPassword(randomHex(16));
+    return this.value;
   }
 }

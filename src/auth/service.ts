@@ -37,15 +37,15 @@ const CODE_MINUTES = CODE_TTL_SECONDS / 60;
 
 /** Sign-up, sign-in, sessions, email codes and user administration. Framework-free. */
 export class AuthService {
-  readonly #dummy = new DummyHash();
+  private readonly dummy = new DummyHash();
 
-  constructor(private readonly d: AuthServiceDeps) {
+  constructor(private readonly deps: AuthServiceDeps) {
     // Build the dummy hash now, so the first unknown-email sign-in is not slower.
-    void this.#dummy.get();
+    void this.dummy.get();
   }
 
   get requireEmailVerification(): boolean {
-    return this.d.requireEmailVerification;
+    return this.deps.requireEmailVerification;
   }
 
   async signUp(
@@ -57,7 +57,7 @@ export class AuthService {
     const passwordHash = await hashPassword(input.password);
     let row: UserRow;
     try {
-      row = await users.insertUser(this.d.db, { email, passwordHash, name });
+      row = await users.insertUser(this.deps.db, { email, passwordHash, name });
     } catch (err) {
       if (err instanceof AppError && err.code === 'ALREADY_EXISTS') {
         throw new AppError('ALREADY_EXISTS', {
@@ -68,13 +68,13 @@ export class AuthService {
       }
       throw err;
     }
-    if (this.d.requireEmailVerification) {
+    if (this.deps.requireEmailVerification) {
       // Not counted against the per-address mail limit: an address signs up once, and a
       // 429 here would leave an account behind with no code.
-      await this.#sendCode(row, 'verify_email', ctx);
+      await this.sendCode(row, 'verify_email', ctx);
       return { user: users.toUser(row), accessToken: null, refreshToken: null, requireEmailVerification: true };
     }
-    return { ...(await this.#signIn(row, ctx)), requireEmailVerification: false };
+    return { ...(await this.startSession(row, ctx)), requireEmailVerification: false };
   }
 
   /**
@@ -83,16 +83,16 @@ export class AuthService {
    */
   async signIn(input: { email: string; password: string }, ctx: AuthContext): Promise<SignedIn> {
     const email = normalizeEmail(input.email);
-    await this.d.guard.checkSignIn(email, ctx.ip);
-    const row = await users.userByEmail(this.d.db, email);
-    const ok = await verifyPassword(row?.password_hash ?? (await this.#dummy.get()), input.password);
+    await this.deps.guard.checkSignIn(email, ctx.ip);
+    const row = await users.userByEmail(this.deps.db, email);
+    const ok = await verifyPassword(row?.password_hash ?? (await this.dummy.get()), input.password);
     if (!row || !ok) {
-      await this.d.guard.signInFailed(email, ctx.ip);
+      await this.deps.guard.signInFailed(email, ctx.ip);
       throw new AppError('INVALID_CREDENTIALS');
     }
-    if (this.d.requireEmailVerification && !row.email_verified) throw new AppError('EMAIL_NOT_VERIFIED');
-    await this.d.guard.signInSucceeded(email);
-    return this.#signIn(row, ctx);
+    if (this.deps.requireEmailVerification && !row.email_verified) throw new AppError('EMAIL_NOT_VERIFIED');
+    await this.deps.guard.signInSucceeded(email);
+    return this.startSession(row, ctx);
   }
 
   /** The user behind a live session (the identity layer has checked the session). */
@@ -101,14 +101,14 @@ export class AuthService {
    * leaves that check to this query): an ended session or a deleted user is INVALID_TOKEN.
    */
   async currentUser(caller: { userId: string; sessionId: string }): Promise<User> {
-    const row = await users.userOfLiveSession(this.d.db, caller.userId, caller.sessionId);
+    const row = await users.userOfLiveSession(this.deps.db, caller.userId, caller.sessionId);
     if (!row) throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended, or its user no longer exists.' });
     return users.toUser(row);
   }
 
   /** Spends a refresh token for a new pair. Reusing a spent token ends the session. */
   async refresh(refreshToken: string): Promise<SignedIn> {
-    const r = await sessions.rotateRefreshToken(this.d.db, refreshToken, this.d.refreshTtlSeconds);
+    const r = await sessions.rotateRefreshToken(this.deps.db, refreshToken, this.deps.refreshTtlSeconds);
     if (!r.ok) {
       throw new AppError('INVALID_REFRESH_TOKEN', {
         message:
@@ -119,48 +119,48 @@ export class AuthService {
               : 'The refresh token is invalid.',
       });
     }
-    const row = await users.userById(this.d.db, r.userId);
+    const row = await users.userById(this.deps.db, r.userId);
     if (!row) throw new AppError('INVALID_REFRESH_TOKEN', { message: 'The user of this refresh token no longer exists.' });
-    const accessToken = await this.#accessToken(row, r.sessionId);
+    const accessToken = await this.accessToken(row, r.sessionId);
     return { user: users.toUser(row), accessToken, refreshToken: r.refreshToken };
   }
 
   /** Ends a session by id (from the caller's access token). */
   async signOutSession(sessionId: string): Promise<void> {
-    await sessions.revokeSession(this.d.db, sessionId);
+    await sessions.revokeSession(this.deps.db, sessionId);
   }
 
   /** Ends the session a refresh token belongs to (sign-out after the access token expired). */
   async signOutRefreshToken(refreshToken: string): Promise<void> {
-    const s = await sessions.sessionOfRefreshToken(this.d.db, refreshToken);
+    const s = await sessions.sessionOfRefreshToken(this.deps.db, refreshToken);
     if (!s) throw new AppError('INVALID_REFRESH_TOKEN');
-    await sessions.revokeSession(this.d.db, s.sessionId);
+    await sessions.revokeSession(this.deps.db, s.sessionId);
   }
 
   /** Mails a new verification code when the address belongs to an unverified user. */
   async sendVerification(rawEmail: string, ctx: AuthContext): Promise<void> {
     const email = normalizeEmail(rawEmail);
-    await this.d.guard.mailSent(email);
-    const row = await users.userByEmail(this.d.db, email);
+    await this.deps.guard.mailSent(email);
+    const row = await users.userByEmail(this.deps.db, email);
     // Answer the same whether or not the address is known, so it cannot be probed.
-    if (row && !row.email_verified) await this.#sendCode(row, 'verify_email', ctx);
+    if (row && !row.email_verified) await this.sendCode(row, 'verify_email', ctx);
   }
 
   /** Checks a verification code; marks the email verified and signs the user in. */
   async verifyEmail(input: { email: string; code: string }, ctx: AuthContext): Promise<SignedIn> {
-    const row = await users.userByEmail(this.d.db, normalizeEmail(input.email));
-    if (!row || !(await this.d.codes.consume(this.d.db, row.id, 'verify_email', input.code))) {
+    const row = await users.userByEmail(this.deps.db, normalizeEmail(input.email));
+    if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'verify_email', input.code))) {
       throw new AppError('INVALID_CODE');
     }
-    const verified = (await users.markEmailVerified(this.d.db, row.id)) ?? row;
-    return this.#signIn(verified, ctx);
+    const verified = (await users.markEmailVerified(this.deps.db, row.id)) ?? row;
+    return this.startSession(verified, ctx);
   }
 
   async sendPasswordReset(rawEmail: string, ctx: AuthContext): Promise<void> {
     const email = normalizeEmail(rawEmail);
-    await this.d.guard.mailSent(email);
-    const row = await users.userByEmail(this.d.db, email);
-    if (row) await this.#sendCode(row, 'reset_password', ctx);
+    await this.deps.guard.mailSent(email);
+    const row = await users.userByEmail(this.deps.db, email);
+    if (row) await this.sendCode(row, 'reset_password', ctx);
   }
 
   /**
@@ -174,21 +174,21 @@ export class AuthService {
     caller: { userId: string; sessionId: string } | null,
   ): Promise<void> {
     const email = normalizeEmail(input.email);
-    const row = await users.userByEmail(this.d.db, email);
-    if (!row || !(await this.d.codes.consume(this.d.db, row.id, 'reset_password', input.code))) {
+    const row = await users.userByEmail(this.deps.db, email);
+    if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'reset_password', input.code))) {
       throw new AppError('INVALID_CODE');
     }
     const hash = await hashPassword(input.newPassword);
-    await this.d.db.transaction(async (tx) => {
+    await this.deps.db.transaction(async (tx) => {
       await users.setPassword(tx, row.id, hash);
       await sessions.revokeUserSessions(tx, row.id, caller?.userId === row.id ? caller.sessionId : null);
-      await this.d.codes.revokeAll(tx, row.id);
+      await this.deps.codes.revokeAll(tx, row.id);
     });
-    await this.d.guard.signInSucceeded(email);
+    await this.deps.guard.signInSucceeded(email);
   }
 
   async listUsers(page: { limit: number; offset: number; search?: string }) {
-    const { rows, total } = await users.listUsers(this.d.db, {
+    const { rows, total } = await users.listUsers(this.deps.db, {
       limit: page.limit,
       offset: page.offset,
       search: page.search ? normalizeEmail(page.search) : null,
@@ -197,28 +197,28 @@ export class AuthService {
   }
 
   async getUser(id: string): Promise<User> {
-    const row = await users.userById(this.d.db, id);
+    const row = await users.userById(this.deps.db, id);
     if (!row) throw new AppError('USER_NOT_FOUND');
     return users.toUser(row);
   }
 
   /** Deletes a user; its sessions and refresh tokens go with it (cascade), ending them at once. */
   async deleteUser(id: string): Promise<void> {
-    if (!(await users.deleteUser(this.d.db, id))) throw new AppError('USER_NOT_FOUND');
+    if (!(await users.deleteUser(this.deps.db, id))) throw new AppError('USER_NOT_FOUND');
   }
 
-  async #signIn(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
-    await sessions.pruneSessions(this.d.db, row.id);
-    const s = await sessions.openSession(this.d.db, row.id, this.d.refreshTtlSeconds, {
+  private async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
+    await sessions.pruneSessions(this.deps.db, row.id);
+    const s = await sessions.openSession(this.deps.db, row.id, this.deps.refreshTtlSeconds, {
       ip: ctx.ip,
       userAgent: ctx.userAgent,
     });
-    const accessToken = await this.#accessToken(row, s.sessionId);
+    const accessToken = await this.accessToken(row, s.sessionId);
     return { user: users.toUser(row), accessToken, refreshToken: s.refreshToken };
   }
 
-  #accessToken(row: UserRow, sessionId: string): Promise<string> {
-    return this.d.tokens.sign({ sub: row.id, email: row.email, role: 'authenticated', sid: sessionId });
+  private accessToken(row: UserRow, sessionId: string): Promise<string> {
+    return this.deps.tokens.sign({ sub: row.id, email: row.email, role: 'authenticated', sid: sessionId });
   }
 
   /**
@@ -226,8 +226,8 @@ export class AuthService {
    * the answer takes the same time whether or not a mail went out. Callers count the mail
    * against the per-address limit first, before anything changes.
    */
-  async #sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
-    const code = await this.d.codes.issue(this.d.db, row.id, purpose);
+  private async sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
+    const code = await this.deps.codes.issue(this.deps.db, row.id, purpose);
     const mail: Mail =
       purpose === 'verify_email'
         ? {
@@ -240,6 +240,6 @@ export class AuthService {
             subject: `Your password reset code: ${code}`,
             text: `Your password reset code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to reset your password, ignore this email: your password stays as it is.\n`,
           };
-    this.d.mailer.send(mail, ctx.log).catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
+    this.deps.mailer.send(mail, ctx.log).catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
   }
 }

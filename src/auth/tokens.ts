@@ -22,11 +22,11 @@ const VERIFIED_MAX = 10_000;
 /** HS256 access tokens bound to one secret. */
 export class TokenSigner {
   // A KeyObject made once: handing jose raw bytes makes it import the key on every call.
-  readonly #key: KeyObject;
-  readonly #verified = new Map<string, AccessClaims>();
+  private readonly key: KeyObject;
+  private readonly verified = new Map<string, AccessClaims>();
 
   constructor(secret: string, readonly ttlSeconds: number) {
-    this.#key = createSecretKey(Buffer.from(secret, 'utf8'));
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   async sign(claims: { sub: string; email: string; role: TokenRole; sid: string }): Promise<string> {
@@ -36,26 +36,26 @@ export class TokenSigner {
       .setIssuer(ISSUER)
       .setIssuedAt()
       .setExpirationTime(`${this.ttlSeconds}s`)
-      .sign(this.#key);
+      .sign(this.key);
   }
 
   /** Verifies signature (HS256 only: `alg: none` and others are refused), expiry and shape. */
   async verify(token: string): Promise<AccessClaims> {
-    const known = this.#verified.get(token);
+    const known = this.verified.get(token);
     if (known) {
       if (known.exp > Date.now() / 1000) return known;
-      this.#verified.delete(token);
+      this.verified.delete(token);
       throw new AppError('INVALID_TOKEN', { message: 'The access token has expired.' });
     }
-    const claims = await this.#check(token);
-    if (this.#verified.size >= VERIFIED_MAX) this.#verified.delete(this.#verified.keys().next().value!);
-    this.#verified.set(token, claims);
+    const claims = await this.check(token);
+    if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, claims);
     return claims;
   }
 
-  async #check(token: string): Promise<AccessClaims> {
+  private async check(token: string): Promise<AccessClaims> {
     try {
-      const { payload } = await jwtVerify(token, this.#key, { algorithms: ['HS256'], issuer: ISSUER });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
       const { sub, email, role, sid, iat, exp } = payload as Record<string, unknown>;
       if (
         typeof sub !== 'string' ||

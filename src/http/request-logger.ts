@@ -12,36 +12,36 @@ type Parent = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
  * serializes the bindings right away, yet most requests log nothing at the server's level.
  */
 class RequestLogger {
-  #child: FastifyBaseLogger | undefined;
+  private childLogger: FastifyBaseLogger | undefined;
 
   constructor(
     private readonly parent: Parent,
     private readonly bindings: Bindings,
   ) {}
 
-  #write(level: Level, args: unknown[]): void {
+  private write(level: Level, args: unknown[]): void {
     if (!this.parent.isLevelEnabled(level)) return;
-    this.#child ??= this.parent.child(this.bindings);
-    (this.#child[level] as (...a: unknown[]) => void)(...args);
+    this.childLogger ??= this.parent.child(this.bindings);
+    (this.childLogger[level] as (...a: unknown[]) => void)(...args);
   }
 
   fatal(...args: unknown[]): void {
-    this.#write('fatal', args);
+    this.write('fatal', args);
   }
   error(...args: unknown[]): void {
-    this.#write('error', args);
+    this.write('error', args);
   }
   warn(...args: unknown[]): void {
-    this.#write('warn', args);
+    this.write('warn', args);
   }
   info(...args: unknown[]): void {
-    this.#write('info', args);
+    this.write('info', args);
   }
   debug(...args: unknown[]): void {
-    this.#write('debug', args);
+    this.write('debug', args);
   }
   trace(...args: unknown[]): void {
-    this.#write('trace', args);
+    this.write('trace', args);
   }
   silent(): void {}
 

@@ -31,31 +31,31 @@ function isMissing(err: unknown): boolean {
  */
 export class LocalDriver implements StorageDriver {
   readonly kind = 'local';
-  readonly #tmp: string;
-  #ready: Promise<void> | null = null;
+  private readonly tmp: string;
+  private ready: Promise<void> | null = null;
 
   constructor(readonly root: string) {
-    this.#tmp = path.join(root, '.tmp');
+    this.tmp = path.join(root, '.tmp');
   }
 
-  #init(): Promise<void> {
-    this.#ready ??= (async () => {
-      await mkdir(this.#tmp, { recursive: true });
+  private init(): Promise<void> {
+    this.ready ??= (async () => {
+      await mkdir(this.tmp, { recursive: true });
       // Leftovers of a crash: temp files old enough that no upload can still be writing them.
-      for (const name of await readdir(this.#tmp)) {
-        const file = path.join(this.#tmp, name);
+      for (const name of await readdir(this.tmp)) {
+        const file = path.join(this.tmp, name);
         const s = await stat(file).catch(() => null);
         if (s && Date.now() - s.mtimeMs > STALE_TEMP_MS) await rm(file, { force: true });
       }
     })();
-    return this.#ready;
+    return this.ready;
   }
 
-  #bucketDir(bucket: string): string {
+  private bucketDir(bucket: string): string {
     return path.join(this.root, bucket);
   }
 
-  #file(bucket: string, key: string): string {
+  private file(bucket: string, key: string): string {
     const segments = key.split('/');
     const names = segments.map((s, i) => encodeSegment(s) + (i < segments.length - 1 ? DIR_MARK : ''));
     if (names.some((n) => Buffer.byteLength(n) > NAME_MAX)) {
@@ -63,13 +63,13 @@ export class LocalDriver implements StorageDriver {
         message: `A segment of the key is too long for local storage (at most ${NAME_MAX} bytes once encoded).`,
       });
     }
-    return path.join(this.#bucketDir(bucket), ...names);
+    return path.join(this.bucketDir(bucket), ...names);
   }
 
   async put(bucket: string, key: string, body: Readable, _opts: { contentType: string }): Promise<PutResult> {
-    const target = this.#file(bucket, key);
-    await this.#init();
-    const tmp = path.join(this.#tmp, randomUUID());
+    const target = this.file(bucket, key);
+    await this.init();
+    const tmp = path.join(this.tmp, randomUUID());
     // A large buffer lets the file stream batch socket-sized chunks into fewer writes.
     const file = createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER });
     let size = 0;
@@ -100,7 +100,7 @@ export class LocalDriver implements StorageDriver {
   }
 
   async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<ObjectRead> {
-    const file = this.#file(bucket, key);
+    const file = this.file(bucket, key);
     let fd: number;
     try {
       // A plain descriptor: FileHandle streams cost about twice as much per small object.
@@ -130,7 +130,7 @@ export class LocalDriver implements StorageDriver {
 
   async head(bucket: string, key: string): Promise<ObjectHead> {
     try {
-      const s = await stat(this.#file(bucket, key));
+      const s = await stat(this.file(bucket, key));
       if (!s.isFile()) throw new ObjectNotFound(bucket, key);
       return { size: s.size, etag: null, contentType: null, lastModified: s.mtime };
     } catch (err) {
@@ -140,11 +140,11 @@ export class LocalDriver implements StorageDriver {
   }
 
   async delete(bucket: string, key: string): Promise<void> {
-    const file = this.#file(bucket, key);
+    const file = this.file(bucket, key);
     await rm(file, { force: true });
     // Prune folders left empty, the bucket folder included (put creates them again as needed,
     // and retries if one vanishes under it), so a deleted bucket leaves no folder behind.
-    const stop = this.#bucketDir(bucket);
+    const stop = this.bucketDir(bucket);
     for (let dir = path.dirname(file); dir.length >= stop.length && dir.startsWith(stop); dir = path.dirname(dir)) {
       try {
         await rmdir(dir);
@@ -171,15 +171,15 @@ export class LocalDriver implements StorageDriver {
         }
       }
     };
-    for await (const key of walk(this.#bucketDir(bucket), '')) if (key.startsWith(prefix)) yield key;
+    for await (const key of walk(this.bucketDir(bucket), '')) if (key.startsWith(prefix)) yield key;
   }
 
   async deleteBucket(bucket: string): Promise<void> {
-    await rm(this.#bucketDir(bucket), { recursive: true, force: true });
+    await rm(this.bucketDir(bucket), { recursive: true, force: true });
   }
 
   async check(): Promise<void> {
-    await this.#init();
-    await access(this.#tmp, constants.W_OK);
+    await this.init();
+    await access(this.tmp, constants.W_OK);
   }
 }

@@ -51,12 +51,12 @@ const unquote = (etag: string | undefined): string => (etag ?? '').replace(/^"|"
  */
 export class S3Driver implements StorageDriver {
   readonly kind = 's3';
-  readonly #client: S3Client;
-  readonly #bucket: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
 
   constructor(cfg: S3Config) {
-    this.#bucket = cfg.bucket;
-    this.#client = new S3Client({
+    this.bucket = cfg.bucket;
+    this.client = new S3Client({
       region: cfg.region,
       endpoint: cfg.endpoint ?? undefined,
       forcePathStyle: cfg.forcePathStyle,
@@ -72,13 +72,13 @@ export class S3Driver implements StorageDriver {
   }
 
   /** The client's send; an unreachable or failing S3 becomes SERVICE_UNAVAILABLE (503). */
-  readonly #send = ((command: never, ...rest: never[]) =>
-    (this.#client.send as (...a: unknown[]) => Promise<unknown>)(command, ...rest).catch((err: unknown) => {
+  private readonly send = ((command: never, ...rest: never[]) =>
+    (this.client.send as (...a: unknown[]) => Promise<unknown>)(command, ...rest).catch((err: unknown) => {
       throw unavailable(err) ? new AppError('SERVICE_UNAVAILABLE', { message: 'The object store is unavailable.', cause: err }) : err;
     })) as S3Client['send'];
 
   /** The S3 key of an object: `<bucket>/<key>`, which S3 allows up to 1024 bytes. */
-  #key(bucket: string, key: string): string {
+  private key(bucket: string, key: string): string {
     const s3Key = `${bucket}/${key}`;
     if (Buffer.byteLength(s3Key) > S3_MAX_KEY_BYTES) {
       throw new AppError('INVALID_KEY', {
@@ -89,8 +89,8 @@ export class S3Driver implements StorageDriver {
   }
 
   async put(bucket: string, key: string, body: Readable, opts: { contentType: string }): Promise<PutResult> {
-    const Bucket = this.#bucket;
-    const Key = this.#key(bucket, key);
+    const Bucket = this.bucket;
+    const Key = this.key(bucket, key);
     // Small objects: chunks are kept as they come and sent with one PutObject. Past one part,
     // two part-sized buffers are reused in turn (one being sent, one being filled), so a large
     // upload holds ~16 MiB and leaves no part-sized garbage behind.
@@ -104,11 +104,11 @@ export class S3Driver implements StorageDriver {
     const parts: { ETag: string; PartNumber: number }[] = [];
     let inflight: Promise<void> | null = null;
     const sendPart = async (data: Buffer) => {
-      uploadId ??= (await this.#send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: opts.contentType }))).UploadId!;
+      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: opts.contentType }))).UploadId!;
       const PartNumber = parts.length + 1;
       parts.push({ ETag: '', PartNumber });
       const id = uploadId;
-      inflight = this.#send(new UploadPartCommand({ Bucket, Key, UploadId: id, PartNumber, Body: data, ContentLength: data.length }))
+      inflight = this.send(new UploadPartCommand({ Bucket, Key, UploadId: id, PartNumber, Body: data, ContentLength: data.length }))
         .then((r) => {
           parts[PartNumber - 1]!.ETag = r.ETag!;
         });
@@ -146,7 +146,7 @@ export class S3Driver implements StorageDriver {
       }
       if (pending) {
         const data = Buffer.concat(pending, pendingBytes);
-        const r = await this.#send(
+        const r = await this.send(
           new PutObjectCommand({ Bucket, Key, Body: data, ContentLength: data.length, ContentType: opts.contentType }),
         );
         return { size, etag: unquote(r.ETag) };
@@ -154,14 +154,14 @@ export class S3Driver implements StorageDriver {
       await inflight;
       if (filled > 0) await sendPart(buffers![current].subarray(0, filled));
       await inflight;
-      const r = await this.#send(
+      const r = await this.send(
         new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
       );
       return { size, etag: unquote(r.ETag) };
     } catch (err) {
       if (uploadId) {
         await (inflight as Promise<void> | null)?.catch(() => {});
-        await this.#send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })).catch(() => {});
+        await this.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })).catch(() => {});
       }
       throw err;
     }
@@ -170,10 +170,10 @@ export class S3Driver implements StorageDriver {
   async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<ObjectRead> {
     let r;
     try {
-      r = await this.#send(
+      r = await this.send(
         new GetObjectCommand({
-          Bucket: this.#bucket,
-          Key: this.#key(bucket, key),
+          Bucket: this.bucket,
+          Key: this.key(bucket, key),
           Range: opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined,
         }),
       );
@@ -199,7 +199,7 @@ export class S3Driver implements StorageDriver {
 
   async head(bucket: string, key: string): Promise<ObjectHead> {
     try {
-      const r = await this.#send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(bucket, key) }));
+      const r = await this.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(bucket, key) }));
       return {
         size: r.ContentLength ?? 0,
         etag: r.ETag ? unquote(r.ETag) : null,
@@ -213,14 +213,14 @@ export class S3Driver implements StorageDriver {
   }
 
   async delete(bucket: string, key: string): Promise<void> {
-    await this.#send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(bucket, key) }));
+    await this.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(bucket, key) }));
   }
 
-  async *#pages(prefix: string): AsyncGenerator<string[]> {
+  private async *pages(prefix: string): AsyncGenerator<string[]> {
     let token: string | undefined;
     do {
-      const r = await this.#send(
-        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ContinuationToken: token }),
+      const r = await this.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
       );
       yield (r.Contents ?? []).map((c) => c.Key!).filter(Boolean);
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
@@ -229,20 +229,20 @@ export class S3Driver implements StorageDriver {
 
   async *list(bucket: string, prefix = ''): AsyncIterable<string> {
     const base = `${bucket}/`;
-    for await (const page of this.#pages(base + prefix)) for (const k of page) yield k.slice(base.length);
+    for await (const page of this.pages(base + prefix)) for (const k of page) yield k.slice(base.length);
   }
 
   async deleteBucket(bucket: string): Promise<void> {
-    for await (const page of this.#pages(`${bucket}/`)) {
+    for await (const page of this.pages(`${bucket}/`)) {
       if (!page.length) continue;
-      await this.#send(
-        new DeleteObjectsCommand({ Bucket: this.#bucket, Delete: { Objects: page.map((Key) => ({ Key })), Quiet: true } }),
+      await this.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: page.map((Key) => ({ Key })), Quiet: true } }),
       );
     }
   }
 
   async check(): Promise<void> {
-    await this.#send(new HeadBucketCommand({ Bucket: this.#bucket }));
+    await this.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async presignPost(
@@ -250,9 +250,9 @@ export class S3Driver implements StorageDriver {
     key: string,
     opts: { contentType: string; maxBytes: number; expiresIn: number },
   ): Promise<PresignedPost> {
-    const { url, fields } = await createPresignedPost(this.#client, {
-      Bucket: this.#bucket,
-      Key: this.#key(bucket, key),
+    const { url, fields } = await createPresignedPost(this.client, {
+      Bucket: this.bucket,
+      Key: this.key(bucket, key),
       Conditions: [
         ['content-length-range', 0, opts.maxBytes],
         ['eq', '$Content-Type', opts.contentType],
@@ -265,10 +265,10 @@ export class S3Driver implements StorageDriver {
 
   async presignGet(bucket: string, key: string, opts: { expiresIn: number; attachment: boolean }): Promise<string> {
     return getSignedUrl(
-      this.#client,
+      this.client,
       new GetObjectCommand({
-        Bucket: this.#bucket,
-        Key: this.#key(bucket, key),
+        Bucket: this.bucket,
+        Key: this.key(bucket, key),
         ResponseContentDisposition: opts.attachment ? 'attachment' : undefined,
       }),
       { expiresIn: opts.expiresIn },
@@ -276,6 +276,6 @@ export class S3Driver implements StorageDriver {
   }
 
   async close(): Promise<void> {
-    this.#client.destroy();
+    this.client.destroy();
   }
 }

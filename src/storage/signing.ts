@@ -14,28 +14,28 @@ export interface SignedObject {
 
 /** HMAC-signed, expiring download tokens for private objects (`?token=<exp>.<sig>`). */
 export class UrlSigner {
-  readonly #key: Buffer;
+  private readonly key: Buffer;
 
   constructor(secret: string) {
-    this.#key = createHmac('sha256', secret).update(LABEL).digest();
+    this.key = createHmac('sha256', secret).update(LABEL).digest();
   }
 
   // Bucket names and keys cannot contain a newline, so the fields (version last) are unambiguous.
-  #mac(o: SignedObject, exp: number): string {
-    return createHmac('sha256', this.#key).update(`${exp}\n${o.bucket}\n${o.key}\n${o.version}`).digest('base64url');
+  private mac(object: SignedObject, exp: number): string {
+    return createHmac('sha256', this.key).update(`${exp}\n${object.bucket}\n${object.key}\n${object.version}`).digest('base64url');
   }
 
   /** A token valid until `exp` (unix seconds) for this version of this object. */
-  sign(o: SignedObject, exp: number): string {
-    return `${exp}.${this.#mac(o, exp)}`;
+  sign(object: SignedObject, exp: number): string {
+    return `${exp}.${this.mac(object, exp)}`;
   }
 
   /** True when `token` was made by `sign` for this version of this object and has not expired. */
-  verify(o: SignedObject, token: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+  verify(object: SignedObject, token: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
     const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
     if (!m) return false;
     const exp = Number(m[1]);
     if (exp < nowSeconds) return false;
-    return safeEqual(m[2]!, this.#mac(o, exp));
+    return safeEqual(m[2]!, this.mac(object, exp));
   }
 }

@@ -2,10 +2,10 @@
 // holds no client value, or fails with a 4xx AppError. Nothing else.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/index.js';
-import { parseRecordsQuery } from '../../src/records/query.js';
-import { buildDelete, buildInsert, buildSelect, buildUpdate } from '../../src/records/build.js';
-import type { ColumnMeta, TableMeta } from '../../src/records/schema.js';
-import { valueKind } from '../../src/records/types.js';
+import { parseRecordsQuery } from '../../src/database/query.js';
+import { buildDelete, buildInsert, buildSelect, buildUpdate } from '../../src/database/build.js';
+import type { ColumnMeta, TableMeta } from '../../src/database/schema.js';
+import { valueKind } from '../../src/database/types.js';
 import { body, queryString, rng } from './hostile.js';
 
 const specs: Array<[string, string, string]> = [

@@ -11,7 +11,14 @@ import { openPglite } from '../../src/db/pglite.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
 
 const run = promisify(execFile);
-const NODE_ARGS = ['--import', 'tsx'];
+// `npm start` runs the compiled JavaScript (`node dist/main.js`, built by `npm install`):
+// these tests build the current source the same way into a folder of their own and run it
+// with plain Node, no TypeScript loader.
+const BUILD_DIR = `.build-test-${process.pid}`;
+beforeAll(async () => {
+  await run(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
+}, 120_000);
+afterAll(() => rmSync(BUILD_DIR, { recursive: true, force: true }));
 const cleanEnv = () => {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -30,7 +37,7 @@ async function freePort(): Promise<number> {
 }
 
 function startServer(env: Record<string, string>) {
-  const proc = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts'], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
@@ -106,9 +113,9 @@ describe('the server process', () => {
 
   it('the CLI shows the anon key and rotates the admin key', async () => {
     const env = { ...cleanEnv(), DATA_DIR: dataDir };
-    const shown = await run(process.execPath, [...NODE_ARGS, 'src/cli.ts', 'keys', 'show'], { env });
+    const shown = await run(process.execPath, [`${BUILD_DIR}/cli.js`, 'keys', 'show'], { env });
     expect(shown.stdout).toMatch(/anon key: anon_[0-9a-f]{64}/);
-    const rotated = await run(process.execPath, [...NODE_ARGS, 'src/cli.ts', 'keys', 'rotate-admin'], { env });
+    const rotated = await run(process.execPath, [`${BUILD_DIR}/cli.js`, 'keys', 'rotate-admin'], { env });
     const newKey = /(ik_[0-9a-f]{64})/.exec(rotated.stdout)?.[1];
     expect(newKey).toBeDefined();
 

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import type { UploadStrategy } from '../../src/storage/service.js';
+import type { UploadStrategy } from '../../src/storage/signed-transfers.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
 
 async function postForm(s: UploadStrategy, data: Buffer, type: string): Promise<Response> {

@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
-import { Code, Email, NewPassword, PUBLIC_AUTH_ROUTE, SignedIn, Success, authContext } from './schemas.js';
+import { authContext } from '../../request-context.js';
+import { Code, Email, NewPassword, PUBLIC_AUTH_ROUTE, SignedIn, Success } from './schemas.js';
 
 const SENT = 'If the address belongs to an account that needs it, a code has been sent to it.';
 

@@ -1,7 +1,4 @@
 import { Type } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import type { AuthContext } from '../../../auth/service.js';
-import { AppError } from '../../../errors/index.js';
 
 export const UserSchema = Type.Object(
   {
@@ -34,20 +31,3 @@ export const SignedIn = Type.Object({
  * anything over 16 KiB is refused before it is parsed.
  */
 export const PUBLIC_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const } };
-
-export function authContext(request: FastifyRequest): AuthContext {
-  const ua = request.headers['user-agent'];
-  return { ip: request.ip, userAgent: typeof ua === 'string' ? ua : null, log: request.log };
-}
-
-/** The signed-in user calling, or 403 for an admin or anon caller. */
-export function requireUser(request: FastifyRequest) {
-  const id = request.identity;
-  if (id.kind !== 'user') {
-    throw new AppError('FORBIDDEN', {
-      message: 'This endpoint needs a signed-in user, not an API key.',
-      nextActions: 'Sign in and send the access token as "Authorization: Bearer <token>".',
-    });
-  }
-  return id;
-}

@@ -11,9 +11,8 @@ import {
   SignedIn,
   Success,
   UserSchema,
-  authContext,
-  requireUser,
 } from './schemas.js';
+import { authContext, requireUser } from '../../request-context.js';
 
 /** Sign-up, sign-in, current user, refresh and sign-out. */
 export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {

@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../types.js';
-import { contentRange, parsePrefer, parseRange, type Page } from '../../../records/records.js';
+import { contentRange, parsePrefer, parseRange, type Page } from '../../../database/records.js';
 
 const Row = Type.Record(Type.String(), Type.Unknown());
 const Rows = Type.Array(Row);

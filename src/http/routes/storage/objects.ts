@@ -64,7 +64,7 @@ const notModified = (inm: string | undefined, etag: string | null) =>
  * be read by the client as the next response on the connection.
  */
 async function sendObject(storage: StorageService, request: FastifyRequest, reply: FastifyReply, bucket: string, token?: string) {
-  const row = await storage.authorizeRead({ bucket, key: keyFromRequest(request), actor: request.identity, token });
+  const row = await storage.authorizeRead({ bucket, key: keyFromRequest(request), identity: request.identity, token });
   reply.headers({
     'content-type': row.mimeType,
     'accept-ranges': 'bytes',
@@ -139,13 +139,13 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
             key: fields.path ?? generateKey(info.filename || 'file'),
             body: file,
             contentType: info.mimeType,
-            actor: request.identity,
+            identity: request.identity,
             base: base(request),
           });
         },
         // A generated key is new: remove the object again if the form broke after the file.
         async (o) => {
-          if (generated) await storage.deleteObject({ bucket, key: o.key, actor: request.identity });
+          if (generated) await storage.deleteObject({ bucket, key: o.key, identity: request.identity });
         },
       );
     });
@@ -166,11 +166,11 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
     return upload(request, reply, max, async () => {
       const key = assertValidKey(keyFromRequest(request));
       if (!isMultipart(request)) {
-        return storage.putObject({ bucket, key, body: request.raw, contentType: request.headers['content-type'], actor: request.identity, base: base(request) });
+        return storage.putObject({ bucket, key, body: request.raw, contentType: request.headers['content-type'], identity: request.identity, base: base(request) });
       }
       await storage.bucket(bucket);
       return receiveFile(request.raw, (file, info) =>
-        storage.putObject({ bucket, key, body: file, contentType: info.mimeType, actor: request.identity, base: base(request) }),
+        storage.putObject({ bucket, key, body: file, contentType: info.mimeType, identity: request.identity, base: base(request) }),
       );
     });
   });
@@ -179,7 +179,6 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
 /** Object upload, download, delete and the upload/download strategies. */
 export const objectRoutes: RoutePlugin = async (app, { deps }) => {
   const storage = deps.storage;
-  const max = storage.maxUploadBytes;
   const tags = ['storage'];
   const base = (request: FastifyRequest) => baseUrl(request, deps.config);
 
@@ -208,7 +207,7 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
     schema: { tags, summary: 'Delete an object', params: ObjectParams, response: { 200: Message } },
   }, async (request) => {
     const key = keyFromRequest(request);
-    await storage.deleteObject({ bucket: request.params.bucketName, key, actor: request.identity });
+    await storage.deleteObject({ bucket: request.params.bucketName, key, identity: request.identity });
     return { message: `Object "${key}" deleted.` };
   });
 
@@ -216,7 +215,7 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
     config: { access: 'user' },
     schema: { tags, summary: 'How to upload a file: direct PUT (local) or presigned POST (S3)', params: BucketParams, body: UploadStrategyBody, response: { 200: UploadStrategy } },
   }, async (request) =>
-    storage.uploadStrategy({ bucket: request.params.bucketName, ...request.body, actor: request.identity, base: base(request) }),
+    storage.transfers.uploadStrategy({ bucket: request.params.bucketName, ...request.body, identity: request.identity, base: base(request) }),
   );
 
   // POST .../objects/{key}/confirm-upload and .../objects/{key}/download-strategy share one
@@ -237,11 +236,11 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
     if (path.endsWith('/confirm-upload')) {
       if (request.identity.kind === 'none') throw new AppError('UNAUTHORIZED');
       const input = check<Static<typeof ConfirmBody>>(request, ConfirmBody, body);
-      return storage.confirmUpload({ bucket, key: keyFromRequest(request, '/confirm-upload'), ...input, actor: request.identity, base: base(request) });
+      return storage.transfers.confirmUpload({ bucket, key: keyFromRequest(request, '/confirm-upload'), ...input, identity: request.identity, base: base(request) });
     }
     if (path.endsWith('/download-strategy')) {
       const input = check<Static<typeof DownloadBody>>(request, DownloadBody, body);
-      return storage.downloadStrategy({ bucket, key: keyFromRequest(request, '/download-strategy'), expiresIn: input.expiresIn, actor: request.identity, base: base(request) });
+      return storage.transfers.downloadStrategy({ bucket, key: keyFromRequest(request, '/download-strategy'), expiresIn: input.expiresIn, identity: request.identity, base: base(request) });
     }
     throw new AppError('ROUTE_NOT_FOUND', {
       message: 'POST on an object path must end with /confirm-upload or /download-strategy; upload with PUT.',

@@ -1,18 +1,10 @@
 import { AppError } from '../errors/index.js';
 import type { Db, Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
-import { checkIdent, qualified, quoteIdent, safe } from './ident.js';
-import {
-  AUTO_COLUMNS,
-  columnSql,
-  createTableSql,
-  defaultSql,
-  onDeleteSql,
-  pgType,
-  referencesSql,
-  type ColumnDef,
-} from './ddl.js';
+import { checkIdent, qualified, safe } from './ident.js';
+import { AUTO_COLUMNS, createTableSql, type ColumnDef } from './ddl.js';
 import type { ColumnMeta, SchemaCache, TableMeta } from './schema.js';
+import { planAlter, type SchemaChanges } from './alter.js';
 
 /** The table schema as the API returns it. */
 export interface TableSchema {
@@ -21,14 +13,7 @@ export interface TableSchema {
   columns: Array<Pick<ColumnMeta, 'name' | 'type' | 'nullable' | 'unique' | 'default' | 'isPrimaryKey' | 'foreignKey'>>;
 }
 
-export interface SchemaChanges {
-  addColumns?: Array<{ columnName: string; type: string; isNullable?: boolean; defaultValue?: string | null; unique?: boolean }>;
-  dropColumns?: string[];
-  updateColumns?: Array<{ columnName: string; newColumnName?: string; type?: string; defaultValue?: string | null; isNullable?: boolean }>;
-  addForeignKeys?: Array<{ columnName: string; foreignKey: { referenceTable: string; referenceColumn: string; onDelete?: string } }>;
-  dropForeignKeys?: string[];
-  renameTable?: { newTableName: string };
-}
+export type { SchemaChanges } from './alter.js';
 
 const MAX_COLUMNS = 500;
 
@@ -145,92 +130,14 @@ export class TablesService {
 
   /** Applies every change in one transaction; returns one summary line per operation. */
   async alter(name: string, changes: SchemaChanges): Promise<{ tableName: string; operations: string[] }> {
-    const t = await this.table(name);
-    const table = qualified(t.name);
-    const cols = new Set(t.columnList.map((c) => c.name));
-    const steps: Array<{ sql: string | ((tx: Queryable) => Promise<string[]>); op: string }> = [];
-    const guard = (col: string, what: string) => {
-      if (Object.hasOwn(AUTO_COLUMNS, col)) throw new AppError('INVALID_INPUT', { message: `Column "${col}" is managed by Plinth and cannot be ${what}.` });
-    };
-    const known = (col: string) => {
-      checkIdent(col, 'column name');
-      if (!cols.has(col)) throw new AppError('UNKNOWN_COLUMN', { message: `Table "${t.name}" has no column "${col}".` });
-      return col;
-    };
-
-    for (const col of changes.dropForeignKeys ?? []) {
-      known(col);
-      steps.push({ sql: (tx) => dropForeignKeys(tx, t.name, col), op: `Dropped foreign key on column ${col}` });
-    }
-    for (const col of changes.dropColumns ?? []) {
-      known(col);
-      guard(col, 'dropped');
-      cols.delete(col);
-      steps.push({ sql: `alter table ${table} drop column ${quoteIdent(col)}`, op: `Dropped column ${col}` });
-    }
-    for (const u of changes.updateColumns ?? []) {
-      let col = known(u.columnName);
-      if (u.type !== undefined) {
-        guard(col, 'changed');
-        const pg = pgType(u.type, col);
-        steps.push({ sql: `alter table ${table} alter column ${quoteIdent(col)} type ${pg} using ${quoteIdent(col)}::${pg}`, op: `Changed type of column ${col} to ${u.type}` });
-      }
-      if (u.defaultValue !== undefined) {
-        const type = u.type ?? t.columns.get(col)?.type ?? 'string';
-        steps.push(
-          u.defaultValue === null
-            ? { sql: `alter table ${table} alter column ${quoteIdent(col)} drop default`, op: `Dropped default of column ${col}` }
-            : { sql: `alter table ${table} alter column ${quoteIdent(col)} set default ${defaultSql(type, col, u.defaultValue)}`, op: `Set default of column ${col}` },
-        );
-      }
-      if (u.isNullable !== undefined) {
-        guard(col, 'changed');
-        steps.push({
-          sql: `alter table ${table} alter column ${quoteIdent(col)} ${u.isNullable ? 'drop' : 'set'} not null`,
-          op: `Made column ${col} ${u.isNullable ? 'nullable' : 'not nullable'}`,
-        });
-      }
-      if (u.newColumnName !== undefined && u.newColumnName !== col) {
-        guard(col, 'renamed');
-        const to = checkIdent(u.newColumnName, 'column name');
-        if (cols.has(to)) throw new AppError('ALREADY_EXISTS', { message: `Table "${t.name}" already has a column "${to}".` });
-        steps.push({ sql: `alter table ${table} rename column ${quoteIdent(col)} to ${quoteIdent(to)}`, op: `Renamed column ${col} to ${to}` });
-        cols.delete(col);
-        cols.add(to);
-        col = to;
-      }
-    }
-    for (const a of changes.addColumns ?? []) {
-      const col = checkIdent(a.columnName, 'column name');
-      if (cols.has(col)) throw new AppError('ALREADY_EXISTS', { message: `Table "${t.name}" already has a column "${col}".` });
-      cols.add(col);
-      const def = columnSql({ name: col, type: a.type, nullable: a.isNullable ?? true, defaultValue: a.defaultValue, unique: a.unique });
-      steps.push({ sql: `alter table ${table} add column ${def}`, op: `Added column ${col} (${a.type})` });
-    }
-    for (const f of changes.addForeignKeys ?? []) {
-      const col = known(f.columnName);
-      const ref = { table: checkIdent(f.foreignKey.referenceTable, 'reference table'), column: checkIdent(f.foreignKey.referenceColumn, 'reference column'), onDelete: f.foreignKey.onDelete };
-      steps.push({
-        sql: `alter table ${table} add foreign key (${quoteIdent(col)}) ${referencesSql(ref, col)}`,
-        op: `Added foreign key on column ${col} referencing ${ref.table}(${ref.column}) on delete ${onDeleteSql(ref.onDelete, col)}`,
-      });
-    }
-    let tableName = t.name;
-    if (changes.renameTable) {
-      const to = checkIdent(changes.renameTable.newTableName, 'new table name');
-      if (to !== t.name) {
-        steps.push({ sql: `alter table ${table} rename to ${quoteIdent(to)}`, op: `Renamed table ${t.name} to ${to}` });
-        tableName = to;
-      }
-    }
-    if (!steps.length) throw new AppError('INVALID_INPUT', { message: 'The request has no schema change.' });
+    const plan = planAlter(await this.table(name), changes);
     await this.ddl(async (tx) => {
-      for (const s of steps) {
-        if (typeof s.sql === 'string') await tx.query(s.sql);
-        else await s.sql(tx);
+      for (const step of plan.steps) {
+        if (typeof step.sql === 'string') await tx.query(step.sql);
+        else await step.sql(tx);
       }
     });
-    return { tableName, operations: steps.map((s) => s.op) };
+    return { tableName: plan.tableName, operations: plan.steps.map((step) => step.op) };
   }
 
   /** Admin SQL: one statement with bind parameters, as the owner role, in a transaction. */
@@ -257,17 +164,4 @@ export class TablesService {
       this.schema.invalidate();
     }
   }
-}
-
-/** Drops the single-column foreign keys of `column` (names come quoted from Postgres). */
-async function dropForeignKeys(tx: Queryable, table: string, column: string): Promise<string[]> {
-  const { rows } = await tx.query<{ name: string }>(
-    `select quote_ident(k.conname) as name from pg_constraint k
-     join pg_attribute a on a.attrelid = k.conrelid and a.attnum = k.conkey[1]
-     where k.conrelid = $1::regclass and k.contype = 'f' and a.attname = $2`,
-    [qualified(table), column],
-  );
-  if (!rows.length) throw new AppError('INVALID_INPUT', { message: `Column "${column}" has no foreign key.` });
-  for (const r of rows) await tx.query(`alter table ${qualified(table)} drop constraint ${r.name}`);
-  return rows.map((r) => r.name);
 }

@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 import type { Identity } from '../auth/identity.js';
 import type { Db, Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
-import { withCaller } from '../db/rls.js';
+import { withCaller } from './caller.js';
 import { isIdent, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { liveSessionSql, sessionEnded, type Identity } from '../auth/identity.js';
-import type { Db, Queryable } from './types.js';
+import type { Db, Queryable } from '../db/types.js';
 
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
 export const STATEMENT_TIMEOUT = '30s';

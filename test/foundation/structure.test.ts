@@ -1,0 +1,101 @@
+// The shape of src/ that docs/architecture.md describes, checked so that it stays true:
+// the floors only import downwards, Fastify stays in src/http, and no file or function grows
+// past the size where it starts mixing concerns.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(import.meta.dirname, '../../src');
+const MAX_FILE_LINES = 350;
+const MAX_FUNCTION_LINES = 80;
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return sourceFiles(full);
+    return /\.(ts|js)$/.test(name) && !name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+const rel = (file: string) => path.relative(SRC, file);
+/** The top folder of a file under src ('' for src/app.ts and the other root files). */
+const floorOf = (file: string) => (rel(file).includes(path.sep) ? rel(file).split(path.sep)[0]! : '');
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+}
+
+/** Folders under src each file resolves its relative imports into. */
+function importedFloors(file: string): string[] {
+  return imports(file)
+    .filter((s) => s.startsWith('.'))
+    .map((s) => floorOf(path.resolve(path.dirname(file), s)));
+}
+
+const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai'];
+
+describe('structure of src/', () => {
+  const files = sourceFiles();
+
+  it('finds the source tree', () => {
+    expect(files.length).toBeGreaterThan(50);
+  });
+
+  it('src/db and src/lib are the ground floor: they import nothing above them', () => {
+    const bad = files
+      .filter((f) => ['db', 'lib', 'errors', 'config'].includes(floorOf(f)))
+      .flatMap((f) => importedFloors(f).filter((floor) => [...DOMAIN, 'http', ''].includes(floor)).map((floor) => `${rel(f)} → ${floor}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('domain modules never import the HTTP layer or the composition root', () => {
+    const bad = files
+      .filter((f) => DOMAIN.includes(floorOf(f)))
+      .flatMap((f) => importedFloors(f).filter((floor) => floor === 'http' || floor === '').map((floor) => `${rel(f)} → ${floor || 'src root'}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('only src/http and app.ts import Fastify', () => {
+    const bad = files
+      .filter((f) => floorOf(f) !== 'http' && rel(f) !== 'app.ts')
+      .filter((f) => imports(f).some((s) => s === 'fastify' || s.startsWith('@fastify/')))
+      .map(rel);
+    expect(bad).toEqual([]);
+  });
+
+  it(`no source file is over ${MAX_FILE_LINES} lines`, () => {
+    const long = files.map((f) => ({ f: rel(f), n: readFileSync(f, 'utf8').split('\n').length })).filter((x) => x.n > MAX_FILE_LINES);
+    expect(long).toEqual([]);
+  });
+
+  it(`no function is over ${MAX_FUNCTION_LINES} lines, route tables aside`, () => {
+    const long: string[] = [];
+    for (const file of files.filter((f) => f.endsWith('.ts'))) {
+      const text = readFileSync(file, 'utf8');
+      const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body && !isRouteTable(node)) {
+          const start = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
+          const end = sf.getLineAndCharacterOfPosition(node.getEnd()).line;
+          if (end - start + 1 > MAX_FUNCTION_LINES) long.push(`${rel(file)}:${start + 1} (${end - start + 1} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(sf);
+    }
+    expect(long).toEqual([]);
+  });
+});
+
+/** A route plugin (`export const xRoutes: RoutePlugin = async (app, ...) => { app.get(...); ... }`): a table of routes. */
+function isRouteTable(node: ts.Node): boolean {
+  const parent = node.parent;
+  return (
+    ts.isArrowFunction(node) &&
+    ts.isVariableDeclaration(parent) &&
+    parent.type !== undefined &&
+    /^(RoutePlugin|FastifyPluginAsync)\b/.test(parent.type.getText())
+  );
+}
