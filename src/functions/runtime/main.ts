@@ -1,5 +1,6 @@
 // A standalone function runtime for FUNCTION_RUNTIME_URL (see docs/functions.md):
-//   PORT=7131 HOST=10.0.0.5 FUNCTION_RUNTIME_TOKEN=... node --import tsx src/functions/runtime/main.ts
+//   PORT=7131 HOST=10.0.0.5 FUNCTION_RUNTIME_TOKEN=... node dist/functions/runtime/main.js
+//   (or from the source: node --import tsx src/functions/runtime/main.ts)
 // Function console output goes to stdout as JSON lines.
 import { ConfigError, loadConfig, readEnv } from '../../config/index.js';
 import { denoBinary } from './deno.js';
