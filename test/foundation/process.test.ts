@@ -109,7 +109,8 @@ describe('the server process', () => {
     expect(r.status).toBe(200);
     second.proc.kill('SIGINT');
     expect(await second.exited).toBe(0);
-  });
+    // Two full starts of a real server: on a loaded 2-core machine each can take tens of seconds.
+  }, 180_000);
 
   it('the CLI shows the anon key and rotates the admin key', async () => {
     const env = { ...cleanEnv(), DATA_DIR: dataDir };
