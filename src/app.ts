@@ -25,8 +25,10 @@ import { functionRoutes } from './http/routes/functions/index.js';
 const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, aiRoutes, tableRoutes, recordRoutes, storageRoutes, functionRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-// Query parameters that carry secrets (signed URLs, tokens) are masked in request logs.
-const SECRET_PARAMS = /([?&](?:token|signature|sig|apikey|access_token|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&]*/gi;
+// Query parameters that may carry secrets are masked in request logs: any name that speaks of a
+// key, token, secret, password, signature, credential or code (signed URLs, `?api_key=` sent by
+// mistake, OAuth codes), whatever its spelling.
+const SECRET_PARAMS = /([?&][^=&]*(?:token|key|secret|passw|sig|credential|code)[^=&]*=)[^&]*/gi;
 
 const ajvCompilers = AjvCompiler();
 type Compile = (route: { httpPart?: string }) => unknown;

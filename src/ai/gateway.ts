@@ -180,14 +180,15 @@ export class AiGateway {
     return err instanceof ClientGoneError ? err : redactError(err, this.cfg.apiKey);
   }
 
+  // Who may call comes first: the anon key is refused the same way whether AI is set up or not.
   private admit(ctx: CallContext): AiUpstream {
-    if (!this.upstream) throw new AppError('AI_NOT_CONFIGURED');
     if (ctx.caller.kind === 'anon' && !this.cfg.allowAnon) {
       throw new AppError('FORBIDDEN', {
         message: 'The AI endpoints need a signed-in user; the anon key is not enough on this server.',
         nextActions: 'Sign in and send the access token as "Authorization: Bearer <token>" (the operator can allow anon callers with AI_ALLOW_ANON=true).',
       });
     }
+    if (!this.upstream) throw new AppError('AI_NOT_CONFIGURED');
     return this.upstream;
   }
 

@@ -90,7 +90,13 @@ export class IdentityResolver {
     const c = presentedCredential(headers);
     if (c === 'malformed') throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
     if (c === null) return { kind: 'none' };
-    return c.kind === 'bearer' ? this.fromBearer(c.value, opts.deferSessionCheck === true) : this.fromKey(c.value);
+    const identity = c.kind === 'bearer' ? await this.fromBearer(c.value, opts.deferSessionCheck === true) : this.fromKey(c.value);
+    // Only one credential decides, but every one sent must be valid: a wrong key next to a
+    // right token is a 401 too (a present but wrong credential is never ignored).
+    for (const key of [single(headers['x-api-key']), single(headers.apikey)]) {
+      if (key !== undefined && !(c.kind === 'key' && key === c.value)) this.fromKey(key);
+    }
+    return identity;
   }
 
   /**

@@ -54,6 +54,9 @@ export class TokenSigner {
   }
 
   private async check(token: string): Promise<AccessClaims> {
+    // One token, one spelling: base64url without padding and without stray bits in a segment's
+    // last character (jose decodes `=` padding and such variants to the same bytes).
+    if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
       const { sub, email, role, sid, iat, exp } = payload as Record<string, unknown>;
@@ -77,4 +80,11 @@ export class TokenSigner {
       });
     }
   }
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/** Three base64url segments, each exactly as a base64url encoder would write its bytes. */
+function isCanonicalJwt(token: string): boolean {
+  return JWT_SHAPE.test(token) && token.split('.').every((part) => Buffer.from(part, 'base64url').toString('base64url') === part);
 }

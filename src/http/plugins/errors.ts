@@ -28,6 +28,21 @@ const BY_STATUS: Record<number, ErrorCode> = {
  */
 const FUNCTION_FAULTS = new Set<ErrorCode>(['FUNCTION_ERROR', 'FUNCTION_TIMEOUT', 'FUNCTION_MEMORY_LIMIT']);
 
+/** 5xx answers that state how the server is set up (a feature left off), not a failure: info. */
+const SETUP_STATES = new Set<ErrorCode>(['AI_NOT_CONFIGURED']);
+
+/**
+ * The log line of an error answer: a failing dependency (an error with a cause) at error with
+ * its cause and stack; a 5xx Plinth chose without one (a runtime that is down, a feature that is
+ * off) without a stack; a client's mistake at info.
+ */
+function logAnswer(request: FastifyRequest, appErr: AppError): void {
+  const line = { code: appErr.code };
+  if (SETUP_STATES.has(appErr.code) || appErr.status < 500) request.log.info(line, appErr.message);
+  else if (FUNCTION_FAULTS.has(appErr.code) || appErr.cause === undefined) request.log.warn(line, appErr.message);
+  else request.log.error({ err: appErr.cause, ...line }, appErr.message);
+}
+
 /** Turns any thrown value into a client-safe AppError, or null for an unexpected failure. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
@@ -60,9 +75,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'unhandled error');
       return reply.status(500).type('application/json').send(internalErrorBody(request.id));
     }
-    if (FUNCTION_FAULTS.has(appErr.code)) request.log.warn({ code: appErr.code }, appErr.message);
-    else if (appErr.status >= 500) request.log.error({ err: appErr.cause ?? appErr, code: appErr.code }, appErr.message);
-    else request.log.info({ code: appErr.code }, appErr.message);
+    logAnswer(request, appErr);
     return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(appErr.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
