@@ -21,7 +21,11 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
   beforeAll(async () => {
     await Promise.all([oidc.listen(), gh.listen()]);
     t = await startApp(backend, {
-      OAUTH_PROVIDERS: 'kc,github',
+      OAUTH_PROVIDERS: 'kc,github,down',
+      // Nothing listens on port 1: discovery fails.
+      OAUTH_DOWN_ISSUER: 'http://127.0.0.1:1',
+      OAUTH_DOWN_CLIENT_ID: 'down',
+      OAUTH_DOWN_CLIENT_SECRET: 'down-secret',
       OAUTH_KC_ISSUER: oidc.issuer,
       OAUTH_KC_CLIENT_ID: 'plinth-web',
       OAUTH_KC_CLIENT_SECRET: KC_SECRET,
@@ -95,11 +99,12 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(a.body.providers).toEqual([
       { name: 'kc', type: 'oidc', issuer: oidc.issuer, clientId: 'plinth-web', scopes: ['openid', 'email', 'profile'] },
       { name: 'github', type: 'github', issuer: null, clientId: gh.clientId, scopes: ['read:user', 'user:email'] },
+      { name: 'down', type: 'oidc', issuer: 'http://127.0.0.1:1', clientId: 'down', scopes: ['openid', 'email', 'profile'] },
     ]);
     expect(a.text).not.toContain(KC_SECRET);
     expect(a.text).not.toContain(gh.clientSecret);
     expectError(await call(t, 'GET', '/api/auth/oauth/providers', { headers: { apikey: t.anonKey } }), 403, 'FORBIDDEN');
-    expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc'] });
+    expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down'] });
   });
 
   it('starts with {authUrl}: PKCE S256, state and nonce to the provider, an HttpOnly SameSite=Lax cookie, only hashes stored', async () => {
@@ -303,6 +308,33 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode, code_verifier: g.verifier } }), 400, 'INVALID_OAUTH_CODE');
     expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: 'x', code_verifier: g.verifier } }), 400, 'INVALID_OAUTH_CODE');
     expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode } }), 400, 'INVALID_INPUT');
+  });
+
+  it('a code the provider refuses is a 400, an unreachable provider a 502', async () => {
+    const f = await toApp('github', ghAccount());
+    await t.deps.db.query(`update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`);
+    const a = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier } });
+    expectError(a, 400, 'OAUTH_PROVIDER_REJECTED');
+    expect(a.body.message).toContain('bad_verification_code');
+    const k = await toApp('kc', kcAccount());
+    await t.deps.db.query(`update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`);
+    const b = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: k.back.searchParams.get('insforge_code'), code_verifier: k.verifier } });
+    expectError(b, 400, 'OAUTH_PROVIDER_REJECTED');
+    expect(b.body.message).toContain('invalid_grant');
+    const down = await start('down');
+    expect(down.res.status).toBe(502);
+    expect(down.body.error).toBe('OAUTH_PROVIDER_UNAVAILABLE');
+    expect(down.res.headers.getSetCookie()).toEqual([]);
+  });
+
+  it('two first sign-ins of one subject at once make one user', async () => {
+    const claims = { sub: newSub(), email: uniqueEmail('twin'), email_verified: true };
+    const tokens = await Promise.all([0, 1, 2].map(() => oidc.mintIdToken(claims, { audience: 'plinth-web' })));
+    const answers = await Promise.all(tokens.map((token) => call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token } })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => a.body.user.id)).size).toBe(1);
+    const { rows } = await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.identities where subject = $1', [claims.sub]);
+    expect(rows[0]!.n).toBe(1);
   });
 
   it('an expired code is refused', async () => {
