@@ -83,7 +83,7 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
 
   it('a wrong key next to a valid token is 401: every credential sent must be valid', async () => {
     const u = await createTestUser(t);
-    for (const headers of [{ 'x-api-key': 'ik_wrong' }, { apikey: 'anon_wrong' }, { apikey: 'garbage' }]) {
+    for (const headers of [{ 'x-api-key': 'ik_wrong' }, { apikey: 'anon_wrong' }, { apikey: 'garbage' }] as Array<Record<string, string>>) {
       expectError(await call(t, 'GET', '/api/auth/user', { token: u.token, headers }), 401);
     }
     expect((await call(t, 'GET', '/api/auth/user', { token: u.token, headers: { apikey: t.anonKey } })).status).toBe(200);
