@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../types.js';
 import { FLOW_COOKIE, FLOW_COOKIE_MAX_AGE, FLOW_COOKIE_PATH } from '../../../auth/oauth/index.js';
 import { authContext, requireUser } from '../../request-context.js';
+import { publicOrigin } from '../../origin.js';
 import { PUBLIC_AUTH_ROUTE, Success, UserSchema } from './schemas.js';
 
 const OAuthUser = Type.Object({ ...UserSchema.properties, providers: Type.Array(Type.String()) });
@@ -72,7 +73,7 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
       provider: request.params.provider,
       redirectUri: request.query.redirect_uri,
       codeChallenge: request.query.code_challenge,
-      origin: `${request.protocol}://${request.host}`,
+      origin: publicOrigin(request, deps.config.publicUrl),
     });
     setFlowCookie(reply, s.browserSecret, FLOW_COOKIE_MAX_AGE, s.secureCookie);
     // A browser that opened this URL itself is sent on; the SDK's fetch gets {authUrl}.
