@@ -33,10 +33,14 @@ export interface StartedFlow {
   nonce: string;
 }
 
-/** Stores a new flow; only hashes of the state and browser secret are kept. Prunes old flows. */
+/** Deletes flows that ended over an hour ago (kept that long only to recognise replays). */
+export async function pruneFlows(db: Queryable): Promise<void> {
+  await db.query(`delete from auth.oauth_flows where expires_at < now() - interval '1 hour' and (code_expires_at is null or code_expires_at < now() - interval '1 hour')`);
+}
+
+/** Stores a new flow; only hashes of the state and browser secret are kept. */
 export async function createFlow(db: Queryable, f: NewFlow): Promise<StartedFlow> {
   const started: StartedFlow = { state: randomToken(), browserSecret: randomToken(), providerVerifier: randomToken(), nonce: randomToken() };
-  await db.query(`delete from auth.oauth_flows where expires_at < now() - interval '1 hour' and (code_expires_at is null or code_expires_at < now() - interval '1 hour')`);
   await db.query(
     `insert into auth.oauth_flows (state_hash, provider, redirect_uri, callback_url, code_challenge, provider_verifier, nonce, browser_hash, expires_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,

@@ -4,7 +4,7 @@ import { AppError } from '../../errors/index.js';
 import type { AuthContext, AuthService } from '../service.js';
 import { toUser, type User, type UserRow } from '../users.js';
 import { listIdentities, resolveUser, signInMethods, unlinkIdentity, type Identity } from './accounts.js';
-import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, s256, STATE_TTL_SECONDS } from './flow.js';
+import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
 
@@ -36,6 +36,7 @@ export interface OAuthServiceDeps {
 /** Sign-in with OpenID Connect providers and GitHub: the flow, ID tokens, identities. Framework-free. */
 export class OAuthService {
   private readonly providers: Map<string, SignInProvider>;
+  private lastPrune = 0;
 
   constructor(private readonly deps: OAuthServiceDeps) {
     this.providers = buildProviders(deps.config.providers);
@@ -83,6 +84,11 @@ export class OAuthService {
     }
     const name = provider.config.name;
     const callbackUrl = `${this.deps.publicUrl ?? input.origin}/api/auth/oauth/${name}/callback`;
+    if (Date.now() - this.lastPrune > 60_000) {
+      // Old flows go at most once a minute per process, not on every start.
+      this.lastPrune = Date.now();
+      await pruneFlows(this.deps.db);
+    }
     const flow = await createFlow(this.deps.db, { provider: name, redirectUri, callbackUrl, codeChallenge: input.codeChallenge });
     const authUrl = await provider.authorizeUrl({ state: flow.state, nonce: flow.nonce, codeChallenge: s256(flow.providerVerifier), callbackUrl });
     return { authUrl, browserSecret: flow.browserSecret, secureCookie: callbackUrl.startsWith('https:') };

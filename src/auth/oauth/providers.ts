@@ -1,6 +1,6 @@
 import type { OAuthProviderConfig } from '../../config/oauth.js';
 import { AppError } from '../../errors/index.js';
-import { field, unavailable, upstreamJson } from './http.js';
+import { field, unavailable, upstreamJson } from './upstream.js';
 import { allowedAlgorithms, remoteKeySet, verifyIdToken, type KeySet } from './verify.js';
 
 /** Who the provider says signed in. */

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { AppError } from '../../errors/index.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
-import { unavailable } from './http.js';
+import { unavailable } from './upstream.js';
 
 export type KeySet = ReturnType<typeof createRemoteJWKSet>;
 
