@@ -452,3 +452,36 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     });
   });
 });
+
+describe.each(backends())('OAuth sign-in with REQUIRE_EMAIL_VERIFICATION (%s)', (backend) => {
+  let t: TestApp;
+  const oidc = new OidcServer();
+  beforeAll(async () => {
+    await oidc.listen();
+    t = await startApp(backend, {
+      REQUIRE_EMAIL_VERIFICATION: 'true',
+      OAUTH_PROVIDERS: 'kc',
+      OAUTH_KC_ISSUER: oidc.issuer,
+      OAUTH_KC_CLIENT_ID: 'plinth-web',
+      OAUTH_KC_CLIENT_SECRET: KC_SECRET,
+    });
+    await oidc.configure({ clientId: 'plinth-web', clientSecret: KC_SECRET, redirectUris: [`${t.url}/api/auth/oauth/kc/callback`] });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await oidc.close();
+  });
+  const post = async (claims: Record<string, unknown>) =>
+    call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token: await oidc.mintIdToken({ sub: newSub(), email: uniqueEmail('rev'), ...claims }, { audience: 'plinth-web' }) } });
+
+  it('signs in a provider-verified email, refuses an unverified one with 403', async () => {
+    expect((await post({ email_verified: true })).status).toBe(200);
+    expectError(await post({ email_verified: false }), 403, 'EMAIL_NOT_VERIFIED');
+  });
+
+  it('with AUTH_REDIRECT_URLS unset, no redirect sign-in can start', async () => {
+    const a = await call(t, 'GET', `/api/auth/oauth/kc?redirect_uri=${encodeURIComponent(APP)}&code_challenge=${s256(randomToken())}`);
+    expectError(a, 400, 'REDIRECT_NOT_ALLOWED');
+    expect(a.body.message).toMatch(/AUTH_REDIRECT_URLS is not set/);
+  });
+});
