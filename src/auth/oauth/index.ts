@@ -8,8 +8,6 @@ import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pru
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
 
-export { isRedirectAllowed } from './redirects.js';
-
 /** Providers the InsForge SDK calls by name (GET /api/auth/oauth/{name}); others are "custom". */
 const BUILT_IN = new Set(['google', 'github', 'discord', 'linkedin', 'facebook', 'instagram', 'tiktok', 'apple', 'x', 'spotify', 'microsoft']);
 
