@@ -206,6 +206,9 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     const a = await signIn('kc', acct);
     expect(a.status).toBe(200);
     expect(a.body.user).toMatchObject({ email: acct.email, emailVerified: false, providers: ['kc'] });
+    // Once the provider verifies it, so is the account's email.
+    const b = await signIn('kc', { ...acct, email_verified: true });
+    expect(b.body.user).toMatchObject({ id: a.body.user.id, emailVerified: true });
   });
 
   it('a verified provider email takes over an account whose own email was never verified: its password and sessions end', async () => {

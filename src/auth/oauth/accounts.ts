@@ -91,6 +91,8 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
   );
   if (known.rows[0]) {
     const row = await users.userById(tx, known.rows[0].user_id);
+    // The provider has since verified the account's address: so is the account's.
+    if (row && p.emailVerified && !row.email_verified && row.email === email) return (await users.markEmailVerified(tx, row.id)) ?? row;
     if (row) return row;
   }
   if (email === null || !email.includes('@')) throw new AppError('OAUTH_EMAIL_MISSING');
