@@ -36,6 +36,10 @@ export class GitHubServer {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (u.pathname === '/.well-known/openid-configuration') {
+      // Not GitHub's: a discovery document naming another issuer, for the mix-up test.
+      return json(200, { issuer: 'https://evil.example.com', authorization_endpoint: `${this.url}/a`, token_endpoint: `${this.url}/t`, jwks_uri: `${this.url}/k` });
+    }
     if (u.pathname === '/login/oauth/authorize') {
       const q = u.searchParams;
       const back = new URL(q.get('redirect_uri')!);

@@ -35,8 +35,9 @@ export const ghAccount = (over: Partial<GitHubAccount> = {}): GitHubAccount => (
 });
 
 /**
- * Plinth with three providers: `kc` (a real oidc-provider), `github` (a server speaking
- * GitHub's wire format) and `down` (nothing listens), and the steps of a browser sign-in.
+ * Plinth with four providers: `kc` (a real oidc-provider), `github` (a server speaking
+ * GitHub's wire format), `down` (nothing listens) and `mixup` (its discovery names another
+ * issuer), and the steps of a browser sign-in.
  */
 export class OAuthFixture {
   t!: TestApp;
@@ -46,7 +47,11 @@ export class OAuthFixture {
   async start(backend: Backend): Promise<void> {
     await Promise.all([this.oidc.listen(), this.gh.listen()]);
     this.t = await startApp(backend, {
-      OAUTH_PROVIDERS: 'kc,github,down',
+      OAUTH_PROVIDERS: 'kc,github,down,mixup',
+      // A discovery document that names another issuer.
+      OAUTH_MIXUP_ISSUER: this.gh.url,
+      OAUTH_MIXUP_CLIENT_ID: 'mixup',
+      OAUTH_MIXUP_CLIENT_SECRET: 'mixup-secret',
       OAUTH_KC_ISSUER: this.oidc.issuer,
       OAUTH_KC_CLIENT_ID: 'plinth-web',
       OAUTH_KC_CLIENT_SECRET: KC_SECRET,

@@ -29,11 +29,12 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
       { name: 'kc', type: 'oidc', issuer: oidc.issuer, clientId: 'plinth-web', scopes: ['openid', 'email', 'profile'] },
       { name: 'github', type: 'github', issuer: null, clientId: gh.clientId, scopes: ['read:user', 'user:email'] },
       { name: 'down', type: 'oidc', issuer: 'http://127.0.0.1:1', clientId: 'down', scopes: ['openid', 'email', 'profile'] },
+      { name: 'mixup', type: 'oidc', issuer: gh.url, clientId: 'mixup', scopes: ['openid', 'email', 'profile'] },
     ]);
     expect(a.text).not.toContain(KC_SECRET);
     expect(a.text).not.toContain(gh.clientSecret);
     expectError(await call(t, 'GET', '/api/auth/oauth/providers', { headers: { apikey: t.anonKey } }), 403, 'FORBIDDEN');
-    expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down'] });
+    expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down', 'mixup'] });
   });
 
   it('starts with {authUrl}: PKCE S256, state and nonce to the provider, an HttpOnly SameSite=Lax cookie, only hashes stored', async () => {
@@ -257,6 +258,10 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(down.res.status).toBe(502);
     expect(down.body.error).toBe('OAUTH_PROVIDER_UNAVAILABLE');
     expect(down.res.headers.getSetCookie()).toEqual([]);
+    // A discovery document that names another issuer is not trusted (mix-up).
+    const mixup = await start('mixup');
+    expect(mixup.res.status).toBe(502);
+    expect(mixup.body.message).toMatch(/names another issuer/);
   });
 
   it('two first sign-ins of one subject at once make one user', async () => {
