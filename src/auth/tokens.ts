@@ -45,7 +45,7 @@ export class TokenSigner {
     if (known) {
       if (known.exp > Date.now() / 1000) return known;
       this.verified.delete(token);
-      throw new AppError('INVALID_TOKEN', { message: 'The access token has expired.' });
+      throw expiredToken();
     }
     const claims = await this.check(token);
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
@@ -73,14 +73,15 @@ export class TokenSigner {
       return Object.freeze({ sub, email, role, sid, iat, exp });
     } catch (err) {
       if (err instanceof AppError) throw err;
-      const expired = err instanceof joseErrors.JWTExpired;
-      throw new AppError('INVALID_TOKEN', {
-        message: expired ? 'The access token has expired.' : 'The access token is invalid.',
-        cause: err,
-      });
+      // An expired token is AUTH_UNAUTHORIZED, the code on which clients refresh and retry;
+      // a forged or garbled one stays INVALID_TOKEN (refreshing would not help).
+      if (err instanceof joseErrors.JWTExpired) throw expiredToken(err);
+      throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.', cause: err });
     }
   }
 }
+
+const expiredToken = (cause?: unknown) => new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 

@@ -1,12 +1,21 @@
 import { Type } from '@fastify/type-provider-typebox';
 
+/** name and avatar_url by convention; other keys a user set through PATCH /api/auth/profiles/current. */
+export const Profile = Type.Object(
+  { name: Type.Optional(Type.String()), avatar_url: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+
 export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
     emailVerified: Type.Boolean(),
-    profile: Type.Object({ name: Type.Optional(Type.String()), avatar_url: Type.Optional(Type.String()) }),
+    profile: Profile,
+    providers: Type.Array(Type.String(), { description: '"email" for a password account' }),
     createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   },
 );
 
