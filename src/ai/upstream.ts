@@ -22,6 +22,8 @@ export interface AiUpstream {
   chatStream(body: Json, signal: AbortSignal): Promise<AsyncIterable<string[]>>;
   /** POST /images/generations: the parsed JSON answer. */
   images(body: Json, signal: AbortSignal): Promise<unknown>;
+  /** POST /embeddings: the parsed JSON answer. */
+  embeddings(body: Json, signal: AbortSignal): Promise<unknown>;
   /** GET /models: the parsed JSON answer. */
   models(signal: AbortSignal): Promise<unknown>;
   /** GET /models: resolves when the upstream answers with a 2xx (health check). */
@@ -130,6 +132,10 @@ export class OpenAiUpstream implements AiUpstream {
 
   async images(body: Json, signal: AbortSignal): Promise<unknown> {
     return this.json('images/generations', body, signal);
+  }
+
+  async embeddings(body: Json, signal: AbortSignal): Promise<unknown> {
+    return this.json('embeddings', body, signal);
   }
 
   async models(signal: AbortSignal): Promise<unknown> {

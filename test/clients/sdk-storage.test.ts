@@ -45,7 +45,7 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     const key = up.data!.key;
     expect(key).toMatch(/\.json$/);
     const { data } = alice.client.storage.from('pub').getPublicUrl(key);
-    const r = await fetch(data.publicUrl);
+    const r = await fetch(data!.publicUrl);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await r.text()).toBe('{"a":1}');
