@@ -134,10 +134,7 @@ export class OpenAiUpstream implements AiUpstream {
     return this.json('images/generations', body, signal);
   }
 
-  async embeddings(body: Json, signal: AbortSignal): Promise<unknown> {
-    return this.json('embeddings', body, signal);
-  }
-
+  embeddings = (body: Json, signal: AbortSignal): Promise<unknown> => this.json('embeddings', body, signal);
   async models(signal: AbortSignal): Promise<unknown> {
     return this.json('models', null, signal);
   }

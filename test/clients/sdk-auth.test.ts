@@ -93,6 +93,19 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(now?.email).toMatch(/^sdk-exp/);
   });
 
+  it('a client whose token expired can still sign in (the stale token it sends along is ignored); a forged one is not', async () => {
+    const { client, email, password } = await signedInClient(t, 'sdk-stale');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
+    const again = await client.auth.signInWithPassword({ email, password });
+    expect(again.error).toBeNull();
+    expect(again.data?.accessToken).toMatch(/^ey/);
+    expect((await client.auth.getPublicAuthConfig()).error).toBeNull();
+    vi.useRealTimers();
+    const forged = await call(t, 'POST', '/api/auth/sessions', { token: `${again.data!.accessToken}x`, body: { email, password } });
+    expect(forged.status).toBe(401);
+    expect(forged.body.error).toBe('INVALID_TOKEN');
+  });
+
   it('refreshSession in server mode sends refresh_token; a spent one is refused', async () => {
     const { refreshToken, accessToken } = await signedInClient(t, 'sdk-rs');
     const server = createClient({ baseUrl: t.url, accessToken, retryCount: 0 });

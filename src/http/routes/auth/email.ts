@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { authContext } from '../../request-context.js';
 import { AppError } from '../../../errors/index.js';
-import { Code, Email, NewPassword, PUBLIC_AUTH_ROUTE, SignedIn, Success } from './schemas.js';
+import { Code, Email, NewPassword, SDK_AUTH_ROUTE, SignedIn, Success } from './schemas.js';
 
 const SENT = 'If the address belongs to an account that needs it, a code has been sent to it.';
 const ClientType = Type.Object({ client_type: Type.Optional(Type.String({ maxLength: 32 })) });
@@ -24,7 +24,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/send-verification',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Send a new verification code (answers the same for unknown addresses)',
@@ -41,7 +41,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/verify',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Verify the email address with the emailed code; signs the user in',
@@ -57,7 +57,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/send-reset-password',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: 'Send a password reset code (answers the same for unknown addresses)',
@@ -74,7 +74,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/reset-password',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags: ['auth'],
         summary: "Set a new password with the emailed code; ends the user's other sessions",

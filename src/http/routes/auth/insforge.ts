@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { authContext, requireUser } from '../../request-context.js';
-import { Code, Email, GivenPassword, NewPassword, Profile, PUBLIC_AUTH_ROUTE, SignedIn, Success, UserSchema } from './schemas.js';
+import { Code, Email, GivenPassword, NewPassword, Profile, SDK_AUTH_ROUTE, SignedIn, Success, UserSchema } from './schemas.js';
 
 const tags = ['auth'];
 /** `?client_type=mobile`: the SDK's server mode. Plinth always returns the refresh token in the body. */
@@ -22,7 +22,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/users',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Sign up (anon key or no credential), or create a user (admin key)',
@@ -59,7 +59,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/sessions',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Sign in with a password, or with an emailed sign-in code (method "otp")',
@@ -144,7 +144,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
   app.get(
     '/api/auth/public-config',
     {
-      config: { access: 'public' },
+      config: { access: 'public', ignoreEndedToken: true },
       schema: {
         tags,
         summary: 'The auth settings a sign-in form needs (InsForge SDK getPublicAuthConfig)',
@@ -169,7 +169,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/send-otp',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Mail a 6-digit sign-in code (answers the same for unknown addresses)',
@@ -186,7 +186,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/email/exchange-reset-password-token',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Trade an emailed reset code for a one-time reset token (for reset-password {newPassword, otp})',

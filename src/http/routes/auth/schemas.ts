@@ -40,3 +40,10 @@ export const SignedIn = Type.Object({
  * anything over 16 KiB is refused before it is parsed.
  */
 export const PUBLIC_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const } };
+
+/**
+ * PUBLIC_AUTH_ROUTE for the paths the InsForge SDK calls with its last access token along
+ * (sign-up, sign-in, the emailed-code flows): an expired or ended token is ignored there, so a
+ * client whose session lapsed can still sign in. A forged token or wrong key is still a 401.
+ */
+export const SDK_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const, ignoreEndedToken: true } };
