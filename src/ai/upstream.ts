@@ -117,11 +117,9 @@ class Deadline {
 /** The upstream over a keep-alive HTTP client. The API key goes only to `baseUrl`: redirects are not followed. */
 export class OpenAiUpstream implements AiUpstream {
   private readonly http: HttpClient;
-
   constructor(private readonly opts: UpstreamOptions) {
     this.http = new HttpClient(opts.baseUrl);
   }
-
   close(): void {
     this.http.close();
   }
@@ -134,7 +132,10 @@ export class OpenAiUpstream implements AiUpstream {
     return this.json('images/generations', body, signal);
   }
 
-  embeddings = (body: Json, signal: AbortSignal): Promise<unknown> => this.json('embeddings', body, signal);
+  async embeddings(body: Json, signal: AbortSignal): Promise<unknown> {
+    return this.json('embeddings', body, signal);
+  }
+
   async models(signal: AbortSignal): Promise<unknown> {
     return this.json('models', null, signal);
   }
