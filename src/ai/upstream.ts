@@ -20,9 +20,8 @@ export interface AiUpstream {
    * ("[DONE]" included), in batches of the events that arrived together.
    */
   chatStream(body: Json, signal: AbortSignal): Promise<AsyncIterable<string[]>>;
-  /** POST /images/generations: the parsed JSON answer. */
+  /** POST /images/generations, POST /embeddings: the parsed JSON answer. */
   images(body: Json, signal: AbortSignal): Promise<unknown>;
-  /** POST /embeddings: the parsed JSON answer. */
   embeddings(body: Json, signal: AbortSignal): Promise<unknown>;
   /** GET /models: the parsed JSON answer. */
   models(signal: AbortSignal): Promise<unknown>;
@@ -117,6 +116,7 @@ class Deadline {
 /** The upstream over a keep-alive HTTP client. The API key goes only to `baseUrl`: redirects are not followed. */
 export class OpenAiUpstream implements AiUpstream {
   private readonly http: HttpClient;
+
   constructor(private readonly opts: UpstreamOptions) {
     this.http = new HttpClient(opts.baseUrl);
   }
@@ -132,9 +132,7 @@ export class OpenAiUpstream implements AiUpstream {
     return this.json('images/generations', body, signal);
   }
 
-  async embeddings(body: Json, signal: AbortSignal): Promise<unknown> {
-    return this.json('embeddings', body, signal);
-  }
+  embeddings(body: Json, signal: AbortSignal): Promise<unknown> { return this.json('embeddings', body, signal); } // prettier-ignore
 
   async models(signal: AbortSignal): Promise<unknown> {
     return this.json('models', null, signal);
