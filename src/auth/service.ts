@@ -138,6 +138,16 @@ export class AuthService {
     await sessions.revokeSession(this.deps.db, sessionId);
   }
 
+  /**
+   * Ends the session of an access token that has expired (the InsForge SDK signs out with the
+   * last token it holds). The token must be authentic; an ended session stays ended.
+   */
+  async signOutExpiredToken(token: string): Promise<void> {
+    const claims = await this.deps.tokens.verifyIgnoringExpiry(token);
+    if (claims.role !== 'authenticated') throw new AppError('INVALID_TOKEN');
+    await sessions.revokeSessionOf(this.deps.db, claims.sid, claims.sub);
+  }
+
   /** Ends the session a refresh token belongs to (sign-out after the access token expired). */
   async signOutRefreshToken(refreshToken: string): Promise<void> {
     const s = await sessions.sessionOfRefreshToken(this.deps.db, refreshToken);

@@ -106,6 +106,40 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(forged.body.error).toBe('INVALID_TOKEN');
   });
 
+  it('a database read with an expired token is refreshed and retried too (postgrest-js through the SDK)', async () => {
+    const admin = { 'x-api-key': t.adminKey };
+    const made = await call(t, 'POST', '/api/database/tables', {
+      headers: admin,
+      body: { tableName: 'sdk_notes', columns: [{ name: 'body', type: 'string', nullable: false }] },
+    });
+    expect(made.status).toBe(201);
+    expect((await call(t, 'POST', '/api/database/records/sdk_notes', { headers: admin, body: [{ body: 'hello' }] })).status).toBeLessThan(300);
+    const { client } = await signedInClient(t, 'sdk-db');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
+    const seen: string[] = [];
+    client.auth.onAuthStateChange((event) => {
+      seen.push(event);
+    });
+    const { data, error, status } = await client.database.from('sdk_notes').select('body');
+    expect(error).toBeNull();
+    expect(status).toBe(200);
+    expect(data).toEqual([{ body: 'hello' }]);
+    expect(seen).toContain('tokenRefreshed');
+  });
+
+  it('signOut with an expired token still ends the session on the server', async () => {
+    const { client, refreshToken } = await signedInClient(t, 'sdk-out-exp');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
+    expect(await client.auth.signOut()).toEqual({ error: null });
+    vi.useRealTimers();
+    const r = await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken } });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toBe('INVALID_REFRESH_TOKEN');
+    // A forged token cannot end anything.
+    const forged = await call(t, 'POST', '/api/auth/logout', { token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' });
+    expect(forged.status).toBe(401);
+  });
+
   it('refreshSession in server mode sends refresh_token; a spent one is refused', async () => {
     const { refreshToken, accessToken } = await signedInClient(t, 'sdk-rs');
     const server = createClient({ baseUrl: t.url, accessToken, retryCount: 0 });

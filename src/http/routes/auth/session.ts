@@ -8,11 +8,13 @@ import {
   NewPassword,
   PUBLIC_AUTH_ROUTE,
   RefreshToken,
+  SDK_AUTH_ROUTE,
   SignedIn,
   Success,
   UserSchema,
 } from './schemas.js';
 import { authContext, requireUser } from '../../request-context.js';
+import { presentedCredential } from '../../../auth/identity.js';
 
 /** Sign-up, sign-in, current user, refresh and sign-out. */
 export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
@@ -114,11 +116,13 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
     if (body.toString().trim() === '') return done(null, {});
     jsonBodyParser(request, body, done);
   });
-  // POST /api/auth/logout is the InsForge SDK's name for the same thing.
+  // POST /api/auth/logout is the InsForge SDK's name for the same thing. The SDK signs out
+  // with the last access token it holds, often expired: there, an authentic expired token
+  // still ends its session (on /signout such a token stays a 401, as everywhere).
   for (const url of ['/api/auth/signout', '/api/auth/logout']) app.post(
     url,
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...(url === '/api/auth/logout' ? SDK_AUTH_ROUTE : PUBLIC_AUTH_ROUTE),
       schema: {
         tags: ['auth'],
         summary: 'End the session of the bearer access token (or of the refresh token in the body)',
@@ -137,10 +141,15 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
     },
     async (request) => {
       const id = request.identity;
+      // Only set when the identity hook let an ended token through (logout).
+      const presented = presentedCredential(request.headers) ?? { kind: 'none' as const };
+      if (presented === 'malformed') throw new AppError('UNAUTHORIZED');
       if (id.kind === 'user') {
         await auth.signOutSession(id.sessionId);
       } else if (request.body?.refreshToken !== undefined) {
         await auth.signOutRefreshToken(request.body.refreshToken);
+      } else if (id.kind === 'none' && presented.kind === 'bearer') {
+        await auth.signOutExpiredToken(presented.value);
       } else {
         throw new AppError('UNAUTHORIZED', {
           message: 'Sign-out needs the user access token (or the refresh token) of the session to end.',
