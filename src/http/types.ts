@@ -28,6 +28,8 @@ declare module 'fastify' {
      * is still refused.
      */
     ignoreEndedToken?: boolean;
+    /** What a caller refused by `access` should do instead, when the general advice misleads. */
+    refusalHint?: string;
   }
   interface FastifyRequest {
     identity: Identity;
