@@ -6,8 +6,11 @@ import { revokeUserSessions } from '../sessions.js';
 import type { UserRow } from '../users.js';
 import type { ProviderProfile } from './providers.js';
 
-/** The password_hash of an account made by a provider sign-in: never matches any password. */
-export const NO_PASSWORD = '!none';
+/**
+ * The password_hash of an account made by a provider sign-in: never matches any password,
+ * and is falsy, so src/auth/providers.ts providersOf() does not list "email" for it.
+ */
+export const NO_PASSWORD = '';
 
 /** Whether the account has a usable password (a real argon2 hash). */
 export const hasPassword = (row: Pick<UserRow, 'password_hash'>): boolean => row.password_hash.startsWith('$');
@@ -106,7 +109,7 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
     if (p.avatarUrl && /^https?:\/\//.test(p.avatarUrl)) profile.avatar_url = p.avatarUrl.slice(0, 2048);
     const { rows } = await tx.query<UserRow>(
       `insert into auth.users (email, password_hash, email_verified, profile) values ($1, $2, $3, $4::jsonb)
-       returning id, email, password_hash, email_verified, profile, created_at`,
+       returning id, email, password_hash, email_verified, profile, created_at, updated_at`,
       [email, NO_PASSWORD, p.emailVerified, JSON.stringify(profile)],
     );
     row = rows[0]!;
@@ -124,7 +127,7 @@ async function claimUnverifiedAccount(tx: Queryable, row: UserRow): Promise<User
   await tx.query('delete from auth.email_codes where user_id = $1', [row.id]);
   const { rows } = await tx.query<UserRow>(
     `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1
-     returning id, email, password_hash, email_verified, profile, created_at`,
+     returning id, email, password_hash, email_verified, profile, created_at, updated_at`,
     [row.id, NO_PASSWORD],
   );
   return rows[0]!;
