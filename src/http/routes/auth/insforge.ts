@@ -152,8 +152,8 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async () => ({
-      oAuthProviders: [],
-      customOAuthProviders: [],
+      // The providers of OAUTH_PROVIDERS: the SDK's built-in names, then the others.
+      ...deps.oauth.publicConfig(),
       requireEmailVerification: auth.requireEmailVerification,
       passwordMinLength: 8,
       requireNumber: false,
