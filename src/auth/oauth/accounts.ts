@@ -6,14 +6,7 @@ import { revokeUserSessions } from '../sessions.js';
 import type { UserRow } from '../users.js';
 import type { ProviderProfile } from './providers.js';
 
-/**
- * The password_hash of an account made by a provider sign-in: never matches any password,
- * and is falsy, so src/auth/providers.ts providersOf() does not list "email" for it.
- */
-export const NO_PASSWORD = '';
-
-/** Whether the account has a usable password (a real argon2 hash). */
-export const hasPassword = (row: Pick<UserRow, 'password_hash'>): boolean => row.password_hash.startsWith('$');
+import { hasPassword, NO_PASSWORD } from '../providers.js';
 
 /** An identity as the API shows it. */
 export interface Identity {
@@ -51,19 +44,6 @@ export async function listIdentities(db: Queryable, userId: string): Promise<Ide
     [userId],
   );
   return rows.map(toIdentity);
-}
-
-/**
- * The ways a user can sign in, for the `providers` field of the user object: "email" when
- * the account has a password, then each linked provider once. (src/auth's providersOf()
- * can call this at merge.)
- */
-export async function signInMethods(db: Queryable, row: Pick<UserRow, 'id' | 'password_hash'>): Promise<string[]> {
-  const { rows } = await db.query<{ provider: string }>(
-    'select provider from auth.identities where user_id = $1 group by provider order by min(created_at)',
-    [row.id],
-  );
-  return [...(hasPassword(row) ? ['email'] : []), ...rows.map((r) => r.provider)];
 }
 
 /**
@@ -109,7 +89,7 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
     if (p.avatarUrl && /^https?:\/\//.test(p.avatarUrl)) profile.avatar_url = p.avatarUrl.slice(0, 2048);
     const { rows } = await tx.query<UserRow>(
       `insert into auth.users (email, password_hash, email_verified, profile) values ($1, $2, $3, $4::jsonb)
-       returning id, email, password_hash, email_verified, profile, created_at, updated_at`,
+       returning ${users.USER_COLUMNS}`,
       [email, NO_PASSWORD, p.emailVerified, JSON.stringify(profile)],
     );
     row = rows[0]!;
@@ -127,7 +107,7 @@ async function claimUnverifiedAccount(tx: Queryable, row: UserRow): Promise<User
   await tx.query('delete from auth.email_codes where user_id = $1', [row.id]);
   const { rows } = await tx.query<UserRow>(
     `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1
-     returning id, email, password_hash, email_verified, profile, created_at, updated_at`,
+     returning ${users.USER_COLUMNS}`,
     [row.id, NO_PASSWORD],
   );
   return rows[0]!;

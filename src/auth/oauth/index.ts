@@ -2,8 +2,8 @@ import type { OAuthConfig } from '../../config/oauth.js';
 import type { Db } from '../../db/types.js';
 import { AppError } from '../../errors/index.js';
 import type { AuthContext, AuthService } from '../service.js';
-import { toUser, type User, type UserRow } from '../users.js';
-import { listIdentities, resolveUser, signInMethods, unlinkIdentity, type Identity } from './accounts.js';
+import { toUser, userById, type User, type UserRow } from '../users.js';
+import { listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
 import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
@@ -147,8 +147,9 @@ export class OAuthService {
     return { ...s, user: await this.userOf(row) };
   }
 
+  /** The user as every auth answer shows it, read again for its linked providers. */
   private async userOf(row: UserRow): Promise<OAuthUser> {
-    return { ...toUser(row), providers: await signInMethods(this.deps.db, row) };
+    return toUser((await userById(this.deps.db, row.id)) ?? row);
   }
 
   identities(userId: string): Promise<Identity[]> {

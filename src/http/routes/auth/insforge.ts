@@ -152,7 +152,6 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async () => ({
-      // The providers of OAUTH_PROVIDERS: the SDK's built-in names, then the others.
       ...deps.oauth.publicConfig(),
       requireEmailVerification: auth.requireEmailVerification,
       passwordMinLength: 8,
