@@ -21,6 +21,8 @@ declare module 'fastify' {
      * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
      */
     handlerChecksSession?: boolean;
+    /** A database route: error bodies add PostgREST's `code`, `details` and `hint` (postgrest-js reads them). */
+    postgrest?: boolean;
   }
   interface FastifyRequest {
     identity: Identity;
