@@ -59,11 +59,17 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
   const cols: string[] = [];
   const names: string[] = [];
   const joins: string[] = [];
+  const embeds = new Set<string>();
   const add = (expr: string, name: string, strict: boolean) => {
-    if (names.includes(name)) {
+    const at = names.indexOf(name);
+    if (at >= 0) {
       if (!strict) return;
-      throw new AppError('INVALID_QUERY', { message: `Two items of select are named "${name}".`, nextActions: `Give one of them an alias, e.g. select=*,${name}2:${name}(*).` });
+      // An embed named like a column of `*` (select=*,author_id(name)) takes its place, as in PostgREST.
+      if (embeds.has(name)) throw new AppError('INVALID_QUERY', { message: `Two embedded relations of select are named "${name}".`, nextActions: `Give one of them an alias, e.g. select=*,${name}2:${name}(*).` });
+      names.splice(at, 1);
+      cols.splice(at, 1);
     }
+    if (strict) embeds.add(name);
     names.push(name);
     cols.push(`${expr} as ${quoteIdent(name)}`);
   };
