@@ -139,8 +139,9 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
 }
 
 /**
- * A read as ONE statement: the page of matching rows (filters, `!inner` embeds, order, limit)
- * with the total, then each row's projection with its embedded relations as lateral JSON.
+ * A read as ONE statement: the page of matching rows (filters, `!inner` embeds, order, limit),
+ * then each row's projection with its embedded relations as lateral JSON, and the total of
+ * matching rows (a count of its own: cheaper than a window over every row when pages are small).
  */
 export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit = 100): Statement {
   const { p } = ctx;
@@ -151,10 +152,11 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
   const limit = p.add(node.limit ?? defaultLimit);
   const offset = p.add(node.offset ?? 0);
   const proj = projection(ctx, table, node, 't0');
+  // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
   const text =
-    `with page as (select t0.*, count(*) over () as "__plinth_total", row_number() over (${order.trim()}) as "__plinth_n" from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
-    `select coalesce((select json_agg(r.*) from (select ${proj.cols.join(', ')} from page t0${proj.joins.join('')} order by t0."__plinth_n") r), '[]')::text as body, ` +
-    `coalesce((select "__plinth_total" from page limit 1), (select count(*) from ${from}${whereText})) as total`;
+    `with page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
+    `select coalesce((select json_agg(r.*) from (select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}) r), '[]')::text as body, ` +
+    `(select count(*) from ${from}${whereText}) as total`;
   return { text, values: p.values };
 }
 

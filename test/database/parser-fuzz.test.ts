@@ -33,7 +33,7 @@ function check(stmt: { text: string; values: unknown[] }) {
     if (!ALLOWED.test(tok) && !/^[()*,.=<>:'\[\]]+$/.test(tok)) throw new Error(`unexpected token ${JSON.stringify(tok)} in ${stmt.text}`);
   }
   for (const m of stmt.text.matchAll(/"([^"]*)"/g)) {
-    expect([...names, '__plinth_total', '__plinth_n', 't']).toContain(m[1]);
+    expect([...names, 't']).toContain(m[1]);
   }
 }
 
