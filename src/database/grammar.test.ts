@@ -76,13 +76,13 @@ describe('relations from foreign keys', () => {
     expect(resolveRelation(fks, 'profiles', 'reviews', 'b')).toMatchObject({ constraint: 'reviews_b_fkey' });
     expect(resolveRelation(fks, 'profiles', 'reviews', 'reviews_a_fkey')).toMatchObject({ constraint: 'reviews_a_fkey' });
   });
-  it('answers none with PGRST200 and several with a 300 listing the hints', () => {
+  it('answers none with PGRST200 and several with a 400 listing the hints', () => {
     expect(() => resolveRelation(fks, 'posts', 'reviews', null)).toThrow(expect.objectContaining({ code: 'RELATION_NOT_FOUND' }));
     try {
       resolveRelation(fks, 'profiles', 'reviews', null);
       expect.unreachable();
     } catch (e) {
-      expect(e).toMatchObject({ code: 'AMBIGUOUS_RELATION', status: 300 });
+      expect(e).toMatchObject({ code: 'AMBIGUOUS_RELATION', status: 400 });
       expect((e as AppError).hint).toContain('reviews!reviews_a_fkey');
     }
   });

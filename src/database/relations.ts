@@ -71,7 +71,7 @@ function describe(parent: string, r: Relation): string {
 /**
  * The relation `name` (a table, or a foreign key column or constraint of `parent`) seen from
  * `parent`, narrowed by `hint` (a constraint or column name). None: 400 PGRST200; more than
- * one: 300 PGRST201 listing the hints that pick one.
+ * one: 400 PGRST201 (PostgREST answers 300; our catalogue keeps errors 4xx) listing the hints that pick one.
  */
 export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: string, hint: string | null): Relation {
   const found: Relation[] = [];

@@ -71,7 +71,7 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
 
   it('answers an ambiguous or missing relationship with PGRST201 / PGRST200 and a hint', async () => {
     let r = await get(`${R}/profiles?select=name,reviews(stars)`);
-    expect(r.status).toBe(300);
+    expect(r.status).toBe(400);
     envelope(r);
     expect(r.body).toMatchObject({ error: 'AMBIGUOUS_RELATION', code: 'PGRST201' });
     expect(r.body.hint).toContain('reviews!reviews_reviewer_id_fkey');
