@@ -230,4 +230,15 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
     expect((await get(`${R}/locked`)).body).toEqual([]);
     void ANN;
   });
+
+  it('answers an invalid or expired token on database routes with code PGRST301 (the SDK refreshes on it)', async () => {
+    const r = await call(t, 'GET', `${R}/posts`, { headers: { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' } });
+    expect(r.status).toBe(401);
+    envelope(r);
+    expect(r.body).toMatchObject({ error: 'INVALID_TOKEN', code: 'PGRST301', details: null, hint: null });
+    // Other areas keep the plain envelope.
+    const other = await call(t, 'GET', '/api/auth/user', { headers: { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' } });
+    expect(other.status).toBe(401);
+    expect(other.body.code).toBeUndefined();
+  });
 });
