@@ -83,7 +83,7 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
       const child = childQuery(ctx, e, alias);
       const ev = `e${e.alias}`;
       joins.push(
-        e.rel.kind === 'many-to-one'
+        e.rel.kind !== 'one-to-many'
           ? ` left join lateral (select row_to_json(x.*) as v from (${child} limit 1) x) ${ev} on true`
           : ` left join lateral (select coalesce(json_agg(x.*), '[]'::json) as v from (${child}) x) ${ev} on true`,
       );
@@ -131,7 +131,7 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
     });
   }
   const e = embedOf(ctx, table, item);
-  if (e.rel.kind !== 'many-to-one') {
+  if (e.rel.kind === 'one-to-many') {
     throw new AppError('INVALID_QUERY', { message: `order=${o.relation}(...) works on a to-one relation only; "${o.relation}" is to-many.`, nextActions: `Order its rows inside the embed with ${o.relation}.order=${o.column}.asc.` });
   }
   const col = ref(e.alias, resolveColumn(e.table, o.column).name);

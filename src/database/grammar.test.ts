@@ -65,9 +65,9 @@ describe('select grammar', () => {
 
 describe('relations from foreign keys', () => {
   const fks: ForeignKeyInfo[] = [
-    { name: 'posts_author_id_fkey', table: 'posts', columns: ['author_id'], refTable: 'profiles', refColumns: ['id'] },
-    { name: 'reviews_a_fkey', table: 'reviews', columns: ['a'], refTable: 'profiles', refColumns: ['id'] },
-    { name: 'reviews_b_fkey', table: 'reviews', columns: ['b'], refTable: 'profiles', refColumns: ['id'] },
+    { name: 'posts_author_id_fkey', table: 'posts', columns: ['author_id'], refTable: 'profiles', refColumns: ['id'], unique: false },
+    { name: 'reviews_a_fkey', table: 'reviews', columns: ['a'], refTable: 'profiles', refColumns: ['id'], unique: false },
+    { name: 'reviews_b_fkey', table: 'reviews', columns: ['b'], refTable: 'profiles', refColumns: ['id'], unique: false },
   ];
   it('finds many-to-one and one-to-many, by table, key column, constraint or hint', () => {
     expect(resolveRelation(fks, 'posts', 'profiles', null)).toMatchObject({ kind: 'many-to-one', parentColumns: ['author_id'], childColumns: ['id'] });
@@ -75,6 +75,8 @@ describe('relations from foreign keys', () => {
     expect(resolveRelation(fks, 'profiles', 'posts', null)).toMatchObject({ kind: 'one-to-many', parentColumns: ['id'], childColumns: ['author_id'] });
     expect(resolveRelation(fks, 'profiles', 'reviews', 'b')).toMatchObject({ constraint: 'reviews_b_fkey' });
     expect(resolveRelation(fks, 'profiles', 'reviews', 'reviews_a_fkey')).toMatchObject({ constraint: 'reviews_a_fkey' });
+    const oneToOne = [{ name: 'settings_pid_fkey', table: 'settings', columns: ['pid'], refTable: 'profiles', refColumns: ['id'], unique: true }];
+    expect(resolveRelation(oneToOne, 'profiles', 'settings', null)).toMatchObject({ kind: 'one-to-one' });
   });
   it('answers none with PGRST200 and several with a 400 listing the hints', () => {
     expect(() => resolveRelation(fks, 'posts', 'reviews', null)).toThrow(expect.objectContaining({ code: 'RELATION_NOT_FOUND' }));

@@ -10,6 +10,8 @@ export interface ForeignKeyInfo {
   columns: string[];
   refTable: string;
   refColumns: string[];
+  /** The key columns are also unique in `table` (a primary key or unique constraint): one-to-one. */
+  unique: boolean;
 }
 
 /**
@@ -17,7 +19,8 @@ export interface ForeignKeyInfo {
  * equal the parent's `parentColumns`. many-to-one embeds one object, one-to-many an array.
  */
 export interface Relation {
-  kind: 'many-to-one' | 'one-to-many';
+  /** one-to-one: a one-to-many whose key is unique on the embedded side (an object, as PostgREST). */
+  kind: 'many-to-one' | 'one-to-many' | 'one-to-one';
   constraint: string;
   table: string;
   parentColumns: string[];
@@ -30,7 +33,9 @@ select k.conname as name, c.relname as table, f.relname as "refTable",
   (select json_agg(a.attname order by x.n) from unnest(k.conkey) with ordinality x(attnum, n)
      join pg_attribute a on a.attrelid = k.conrelid and a.attnum = x.attnum) as columns,
   (select json_agg(a.attname order by x.n) from unnest(k.confkey) with ordinality x(attnum, n)
-     join pg_attribute a on a.attrelid = k.confrelid and a.attnum = x.attnum) as "refColumns"
+     join pg_attribute a on a.attrelid = k.confrelid and a.attnum = x.attnum) as "refColumns",
+  exists (select 1 from pg_constraint u where u.conrelid = k.conrelid and u.contype in ('p', 'u')
+          and u.conkey @> k.conkey and k.conkey @> u.conkey) as "unique"
 from pg_constraint k
 join pg_class c on c.oid = k.conrelid join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = 'public'
 join pg_class f on f.oid = k.confrelid join pg_namespace fn on fn.oid = f.relnamespace and fn.nspname = 'public'
@@ -81,7 +86,7 @@ export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: str
       found.push({ kind: 'many-to-one', constraint: fk.name, table: fk.refTable, parentColumns: fk.columns, childColumns: fk.refColumns });
     }
     if (fk.refTable === parent && fk.table === name && !byKeyColumn) {
-      found.push({ kind: 'one-to-many', constraint: fk.name, table: fk.table, parentColumns: fk.refColumns, childColumns: fk.columns });
+      found.push({ kind: fk.unique ? 'one-to-one' : 'one-to-many', constraint: fk.name, table: fk.table, parentColumns: fk.refColumns, childColumns: fk.columns });
     }
   }
   const matches = hint

@@ -27,7 +27,7 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
   });
 
   it('selects with many-to-one, one-to-many, nested and !inner embeds', async () => {
-    let r = await db.from('posts').select('id, title, author:profiles(name)').order('id');
+    let r: any = await db.from('posts').select('id, title, author:profiles(name)').order('id');
     expect(r.error).toBeNull();
     expect(r.data).toEqual([
       { id: 1, title: 'hello', author: { name: 'Ann' } },

@@ -31,7 +31,7 @@ describe.each(backends())('@insforge/sdk client.database against Plinth (%s)', (
 
   it('reads with embedding, embedded filters and order, counts and HEAD', async () => {
     const db = clientFor(a).database;
-    let r = await db.from('posts').select('title, author:profiles(name)', { count: 'exact' }).order('id').range(0, 1);
+    let r: any = await db.from('posts').select('title, author:profiles(name)', { count: 'exact' }).order('id').range(0, 1);
     expect(r.error).toBeNull();
     expect(r.data).toEqual([
       { title: 'hello', author: { name: 'Ann' } },

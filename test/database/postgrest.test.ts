@@ -44,6 +44,9 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
     await sql(t, `insert into public.comments (post_id, body, owner) values (1, 'nice', null)`);
     r = await get(`${R}/comments?select=body,post:posts(title,author:profiles(name,org))`);
     expect(r.body).toEqual([{ body: 'nice', post: { title: 'hello', author: { name: 'Ann', org: 'acme' } } }]);
+    // one-to-one (the key is unique on the embedded side): an object, not an array
+    r = await get(`${R}/profiles?select=name,settings(theme)&order=name&limit=2`);
+    expect(r.body).toEqual([{ name: 'Ann', settings: { theme: 'dark' } }, { name: 'Bob', settings: null }]);
     // by the foreign key column, and * with an embed
     r = await get(`${R}/posts?select=*,author_id(name)&id=eq.3`);
     expect(r.body).toEqual([expect.objectContaining({ title: 'bobs', score: 9, author_id: { name: 'Bob' } })]);
