@@ -73,3 +73,14 @@ export function parseRange(header: string | undefined, unit: string | undefined,
 export function contentRange(offset: number, count: number, total: number): string {
   return count > 0 ? `${offset}-${offset + count - 1}/${total}` : `*/${total}`;
 }
+
+/** `Accept-Profile` / `Content-Profile` (postgrest-js `.schema(s)`): only `public` is served; another schema is a 406, never silently public. */
+export function checkProfile(headers: Record<string, string | string[] | undefined>): void {
+  for (const name of ['accept-profile', 'content-profile']) {
+    const v = headers[name];
+    const value = (Array.isArray(v) ? v[0] : v)?.trim();
+    if (value && value !== 'public') {
+      throw new AppError('SCHEMA_NOT_EXPOSED', { message: `Schema "${safe(value)}" is not exposed; only public is.`, pgrstCode: 'PGRST106' });
+    }
+  }
+}

@@ -51,6 +51,7 @@ export const ERRORS = {
   RELATION_NOT_FOUND: { status: 400, message: 'No relationship between these tables was found.', nextActions: 'Embed a table linked by a foreign key (either direction), or name the key with <table>!<constraint or column>(...); see docs/database.md "Embedding".' },
   AMBIGUOUS_RELATION: { status: 400, message: 'More than one relationship matches this embedding.', nextActions: 'Pick one with a hint, <table>!<constraint or column>(...), as the hint field lists.' },
   NOT_SINGLE_ROW: { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', nextActions: 'Filter to exactly one row (e.g. ?id=eq.<id>), or drop "Accept: application/vnd.pgrst.object+json" (.single()) to get an array; .maybeSingle() accepts zero rows.' },
+  SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
   // ai

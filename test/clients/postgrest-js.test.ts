@@ -114,6 +114,8 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
     expect(set.data.map((p: any) => p.title)).toEqual(['hello', 'bobs']);
     const head = await db.rpc('titles', {}, { head: true });
     expect([head.status, head.data]).toEqual([200, null]);
+    const other = await db.schema('private').from('posts').select('*');
+    expect([other.status, other.error?.code]).toEqual([406, 'PGRST106']);
     const missing = await db.rpc('nope');
     expect([missing.status, missing.error?.code]).toEqual([404, 'PGRST202']);
   });

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/index.js';
 import type { RoutePlugin } from '../../types.js';
 import type { Page, RecordsService, WriteResult } from '../../../database/records.js';
-import { contentRange, parsePrefer, parseRange, preferenceApplied, type Prefer } from '../../../database/prefer.js';
+import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied, type Prefer } from '../../../database/prefer.js';
 
 const Row = Type.Record(Type.String(), Type.Unknown());
 const Rows = Type.Array(Row);
@@ -47,6 +47,7 @@ function applied(reply: FastifyReply, prefer: Prefer) {
 }
 
 async function read(records: RecordsService, request: FastifyRequest, reply: FastifyReply) {
+  checkProfile(request.headers);
   const single = wantsObject(request);
   const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single });
   const prefer = parsePrefer(request.headers.prefer);
@@ -75,6 +76,7 @@ function answerWrite(reply: FastifyReply, prefer: Prefer, result: WriteResult, s
 }
 
 function writeOptions(request: FastifyRequest, prefer: Prefer) {
+  checkProfile(request.headers);
   return { ...prefer, single: wantsObject(request) };
 }
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../types.js';
 import type { RecordsService } from '../../../database/records.js';
 import { splitQuery } from '../../../database/query.js';
+import { checkProfile } from '../../../database/prefer.js';
 
 const FnParams = Type.Object({ fn: Type.String({ maxLength: 256 }) });
 const Args = Type.Record(Type.String(), Type.Unknown());
@@ -18,6 +19,7 @@ function queryArgs(request: FastifyRequest): Record<string, unknown> {
 }
 
 async function call(records: RecordsService, request: FastifyRequest, reply: FastifyReply, source: 'query' | 'body') {
+  checkProfile(request.headers);
   const fn = (request.params as { fn: string }).fn;
   const args = source === 'query' ? queryArgs(request) : ((request.body as Record<string, unknown> | undefined) ?? {});
   const body = await records.rpc(request.identity, fn, args, source);
