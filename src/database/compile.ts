@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import { embedName, type ColumnItem, type EmbedItem, type OrderKey, type ReadNode } from './ast.js';
+import { embedName, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
 import { filterSql, orderTerm, Params, ref, resolveColumn } from './filters.js';
 import { qualified, quoteIdent, safe } from './ident.js';
 import { resolveRelation, type ForeignKeyInfo, type Relation } from './relations.js';
@@ -103,14 +103,27 @@ function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): string 
   return `select ${proj.cols.join(', ')} from ${qualified(e.table.name)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${order}${page}`;
 }
 
+/** `exists (...)`: the embed has at least one row for the parent row (its own filters applied). */
+function embedExists(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias: string): string {
+  const e = embedOf(ctx, table, item);
+  const inner = [joinCondition(e, alias), ...nodeWhere(ctx, e.table, item.node, e.alias)];
+  return `exists (select 1 from ${qualified(e.table.name)} ${e.alias} where ${inner.join(' and ')})`;
+}
+
+/** `author=not.is.null` / `author=is.null` on an embed (not a column): the parent has / lacks embedded rows. */
+function embedNullFilter(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string, f: Filter): string | null {
+  if (f.type !== 'cond' || f.op !== 'is' || f.value !== 'null' || table.columns.has(f.column)) return null;
+  const item = node.select?.find((i): i is EmbedItem => i.type === 'embed' && embedName(i) === f.column);
+  if (!item) return null;
+  const exists = embedExists(ctx, table, item, alias);
+  return f.negate ? exists : `not ${exists}`;
+}
+
 /** A node's own filters, plus `exists (...)` for each `!inner` embed (with that embed's filters). */
 export function nodeWhere(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): string[] {
-  const where = node.filters.map((f) => filterSql(table, f, ctx.p, alias));
+  const where = node.filters.map((f) => embedNullFilter(ctx, table, node, alias, f) ?? filterSql(table, f, ctx.p, alias));
   for (const item of node.select ?? []) {
-    if (item.type !== 'embed' || !item.inner) continue;
-    const e = embedOf(ctx, table, item);
-    const inner = [joinCondition(e, alias), ...nodeWhere(ctx, e.table, item.node, e.alias)];
-    where.push(`exists (select 1 from ${qualified(e.table.name)} ${e.alias} where ${inner.join(' and ')})`);
+    if (item.type === 'embed' && item.inner) where.push(embedExists(ctx, table, item, alias));
   }
   return where;
 }

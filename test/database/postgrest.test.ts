@@ -63,6 +63,10 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
       { name: 'Ann', posts: [{ title: 'hello' }] },
       { name: 'Bob', posts: [{ title: 'bobs' }] },
     ]);
+    r = await get(`${R}/posts?select=title,author:profiles(name)&author.name=eq.Bob&author=not.is.null`);
+    expect(r.body).toEqual([{ title: 'bobs', author: { name: 'Bob' } }]);
+    r = await get(`${R}/profiles?select=name,posts(id)&posts=is.null`);
+    expect(r.body).toEqual([{ name: 'Cy', posts: [] }]);
     r = await get(`${R}/profiles?select=name,posts(title)&posts.order=score.asc&posts.limit=1&order=name&limit=1`);
     expect(r.body).toEqual([{ name: 'Ann', posts: [{ title: 'second' }] }]);
     r = await get(`${R}/posts?select=title,author:profiles(name)&author_id=not.is.null&order=author(name).desc,id.asc`);
