@@ -78,6 +78,13 @@ describe('relations from foreign keys', () => {
     const oneToOne = [{ name: 'settings_pid_fkey', table: 'settings', columns: ['pid'], refTable: 'profiles', refColumns: ['id'], unique: true }];
     expect(resolveRelation(oneToOne, 'profiles', 'settings', null)).toMatchObject({ kind: 'one-to-one' });
   });
+  it('tells the two directions of a self reference apart by the hint', () => {
+    const self = [{ name: 'emp_boss_fkey', table: 'emp', columns: ['boss'], refTable: 'emp', refColumns: ['id'], unique: false }];
+    expect(() => resolveRelation(self, 'emp', 'emp', null)).toThrow(expect.objectContaining({ hint: expect.stringContaining('"emp!boss", "emp!emp_boss_fkey"') }));
+    expect(resolveRelation(self, 'emp', 'emp', 'boss')).toMatchObject({ kind: 'many-to-one', parentColumns: ['boss'] });
+    expect(resolveRelation(self, 'emp', 'emp', 'emp_boss_fkey')).toMatchObject({ kind: 'one-to-many', childColumns: ['boss'] });
+  });
+
   it('answers none with PGRST200 and several with a 400 listing the hints', () => {
     expect(() => resolveRelation(fks, 'posts', 'reviews', null)).toThrow(expect.objectContaining({ code: 'RELATION_NOT_FOUND' }));
     try {

@@ -69,6 +69,10 @@ export class RelationsCache {
   }
 }
 
+function selfRef(r: Relation, parent: string): boolean {
+  return r.table === parent;
+}
+
 function describe(parent: string, r: Relation): string {
   return `${r.kind} via "${r.constraint}" (${parent}.${r.parentColumns.join(',')} = ${r.table}.${r.childColumns.join(',')})`;
 }
@@ -93,6 +97,11 @@ export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: str
     ? found.filter((r) => r.constraint === hint || r.table === hint || (r.kind === 'many-to-one' ? r.parentColumns : r.childColumns).includes(hint))
     : found;
   if (matches.length === 1) return matches[0]!;
+  // A self reference is both directions of one key: `!<key column>` is the referenced row
+  // (many-to-one), `!<constraint>` the referencing rows (one-to-many).
+  if (hint && matches.length === 2 && matches[0]!.constraint === matches[1]!.constraint) {
+    return matches.find((r) => (hint === r.constraint ? r.kind !== 'many-to-one' : r.kind === 'many-to-one'))!;
+  }
   if (!matches.length) {
     throw new AppError('RELATION_NOT_FOUND', {
       message: `Could not find a relationship between "${parent}" and "${safe(name)}"${hint ? ` with the hint "${safe(hint)}"` : ''}.`,
@@ -100,10 +109,9 @@ export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: str
       hint: `Embedding needs a foreign key between the two tables (e.g. ${safe(name)}.${parent}_id references ${parent}(id)), or a hint that names one.`,
     });
   }
-  // One-to-many through a self reference is also many-to-one: a hint naming the column picks both.
   throw new AppError('AMBIGUOUS_RELATION', {
     message: `More than one relationship was found for "${parent}" and "${safe(name)}".`,
     details: matches.map((r) => describe(parent, r)).join('; '),
-    hint: `Try changing "${safe(name)}" to one of: ${matches.map((r) => `"${safe(name)}!${r.constraint}"`).join(', ')}.`,
+    hint: `Try changing "${safe(name)}" to one of: ${matches.map((r) => `"${safe(name)}!${selfRef(r, parent) && r.kind === 'many-to-one' ? r.parentColumns.join(',') : r.constraint}"`).join(', ')}.`,
   });
 }

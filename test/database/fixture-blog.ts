@@ -13,6 +13,7 @@ export async function blogSchema(t: TestApp): Promise<void> {
     `create table public.reviews (id serial primary key, reviewer_id uuid references public.profiles(id), subject_id uuid references public.profiles(id), stars int)`,
     `create table public.todos (id serial primary key, title text not null unique, done boolean not null default false, n int)`,
     `create table public.settings (profile_id uuid primary key references public.profiles(id), theme text)`,
+    `create table public.emp (id int primary key, name text not null, boss int references public.emp(id))`,
     `create table public.locked (id serial primary key, owner uuid not null default auth.uid(), body text)`,
     `create table public.nopolicy (id serial primary key, body text)`,
     `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
@@ -31,6 +32,7 @@ export async function blogSchema(t: TestApp): Promise<void> {
        ('bobs', '00000000-0000-0000-0000-0000000000b2', 9, '{misc}', 'jumping foxes'),
        ('orphan', null, 1, '{}', null)`,
     `insert into public.settings (profile_id, theme) values ('00000000-0000-0000-0000-0000000000a1', 'dark')`,
+    `insert into public.emp values (1, 'chief', null), (2, 'dev', 1), (3, 'ops', 1)`,
     `insert into public.reviews (reviewer_id, subject_id, stars) values ('00000000-0000-0000-0000-0000000000a1', '00000000-0000-0000-0000-0000000000b2', 4)`,
   ];
   for (const s of statements) await sql(t, s);

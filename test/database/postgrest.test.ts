@@ -89,6 +89,12 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
       { name: 'Ann', written: [{ stars: 4 }], got: [] },
       { name: 'Bob', written: [], got: [{ stars: 4 }] },
     ]);
+    r = await get(`${R}/emp?select=name,boss:emp!boss(name),reports:emp!emp_boss_fkey(name)&order=id&reports.order=id`);
+    expect(r.body).toEqual([
+      { name: 'chief', boss: null, reports: [{ name: 'dev' }, { name: 'ops' }] },
+      { name: 'dev', boss: { name: 'chief' }, reports: [] },
+      { name: 'ops', boss: { name: 'chief' }, reports: [] },
+    ]);
     r = await get(`${R}/todos?select=*,profiles(*)`);
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ error: 'RELATION_NOT_FOUND', code: 'PGRST200' });
