@@ -23,6 +23,8 @@ declare module 'fastify' {
     handlerChecksSession?: boolean;
     /** A database route: error bodies add PostgREST's `code`, `details` and `hint` (postgrest-js reads them). */
     postgrest?: boolean;
+    /** What a caller refused by `access` should do instead, when the general advice misleads. */
+    refusalHint?: string;
   }
   interface FastifyRequest {
     identity: Identity;
