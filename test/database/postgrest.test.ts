@@ -101,6 +101,37 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
     expect(r.body.hint).toContain('foreign key');
   });
 
+  it('answers hostile embeds and operators with a 4xx envelope, never a 500', async () => {
+    const bad = [
+      'profiles?select=*,posts(*)&posts.limit=x',
+      'profiles?select=*,posts(*)&posts.nope=eq.1',
+      'posts?select=*,author:profiles(nope)',
+      'posts?select=*,author:profiles(name)&order=author(nope)',
+      'profiles?select=*,posts(*)&order=posts(title)',
+      'posts?select=*,author:profiles!nope(name)',
+      'posts?select=*,a:profiles(name),a:profiles(org)',
+      'posts?select=*,x:posts!posts_author_id_fkey(*)',
+      'posts?select=title::regclass',
+      'posts?select=body->%27x',
+      'posts?body=fts(nope).x',
+      'posts?tags=cs.notanarray',
+      'posts?score=adj.[1,5)',
+      'posts?title=like(any).%7Ba,b',
+      'posts?select=*,author:profiles(*,posts(*,comments(*,post:posts(*,author:profiles(*,posts(*,comments(*))))))))',
+    ];
+    for (const q of bad) {
+      const r = await get(`${R}/${q}`);
+      expect(r.status, `${q}: ${r.text}`).toBeGreaterThanOrEqual(400);
+      expect(r.status, `${q}: ${r.text}`).toBeLessThan(500);
+      envelope(r);
+      expect(typeof r.body.code, q).toBe('string');
+    }
+    // A hostile value in an embedded filter is only a value.
+    const r = await get(`${R}/posts?select=id,author:profiles(name)&author.name=eq.x'%3Bdrop+table+posts`);
+    expect(r.status).toBe(200);
+    expect(r.body.map((p: any) => p.author)).toEqual([null, null, null, null]);
+  });
+
   it('parses the operators and logic trees postgrest-js emits', async () => {
     const titles = async (qs: string) => {
       const r = await get(`${R}/posts?select=title&order=id&${qs}`);
