@@ -2,7 +2,7 @@
 // served (rate limits fail open, see docs/decisions.md), sign-in keeps its brute-force guard
 // in this process, health reports Redis down, and counting resumes when Redis is back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlinth, type FaultApp } from './app.js';
+import { startApp, type TestApp } from '../helpers/app.js';
 import { prepare, runLoad, tally, type LoadTarget } from './load.js';
 import { hasCommand, startRedis, until, type TestRedis } from './procs.js';
 
@@ -11,7 +11,7 @@ if (why) console.warn(`skipping the Redis fault: ${why}`);
 
 describe.skipIf(why !== null)('Redis stopped under load', () => {
   let redis: TestRedis;
-  let t: FaultApp;
+  let t: TestApp;
   let target: LoadTarget;
   const health = async () => {
     const r = await fetch(`${t.url}/api/health?checks=true`, { headers: { 'x-api-key': t.adminKey } });
@@ -20,7 +20,7 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    t = await startPlinth({ REDIS_URL: redis.url, RATE_LIMIT_PLAN: 'pro' });
+    t = await startApp(undefined, { REDIS_URL: redis.url, RATE_LIMIT_PLAN: 'pro' });
     target = await prepare({ url: t.url, adminKey: t.adminKey });
   });
   afterAll(async () => {
