@@ -12,7 +12,7 @@ const CONNECT_TIMEOUT_MS = 3000;
 /** pg-pool's connect timeout and a client that lost its server carry no code: name them here. */
 function translate(err: unknown): unknown {
   const e = err as { code?: unknown; message?: unknown } | null;
-  if (err instanceof Error && e?.code === undefined && /^(timeout exceeded when trying to connect|Connection terminated)/.test(err.message)) {
+  if (err instanceof Error && e?.code === undefined && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(err.message)) {
     return new AppError('DATABASE_UNAVAILABLE', { cause: err });
   }
   return translatePgError(err);
@@ -29,8 +29,10 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
   });
-  // An idle client losing its connection must not crash the process.
+  // An idle client losing its connection must not crash the process; nor may a checked-out
+  // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       try {

@@ -42,13 +42,13 @@ describe('SIGTERM with requests in flight', () => {
     const json = { ...admin, 'content-type': 'application/json' };
     try {
       await until(async () => (await fetch(`${base}/api/health`)).ok, 60_000, 'the server to start');
-      // A function that holds its answer until told how long; a 24 MiB object to stream.
+      // A function that holds its answer until told how long; a 12 MiB object to stream.
       const code = 'export default async (req) => { await new Promise((r) => setTimeout(r, Number(new URL(req.url).searchParams.get("ms")))); return Response.json({ done: true }); }';
       expect((await fetch(`${base}/api/functions`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'lingers', code }) })).status).toBe(201);
       expect((await fetch(`${base}/functions/lingers?ms=1`)).status).toBe(200);
       expect((await fetch(`${base}/api/storage/buckets`, { method: 'POST', headers: json, body: JSON.stringify({ bucketName: 'drain' }) })).status).toBe(201);
       const big = new FormData();
-      big.append('file', new Blob([Buffer.alloc(24 * MiB, 3)]), 'big.bin');
+      big.append('file', new Blob([Buffer.alloc(12 * MiB, 3)]), 'big.bin');
       expect((await fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { method: 'PUT', headers: admin, body: big })).status).toBe(200);
 
       // In flight: a function call of 2 s, an upload sent over ~1.5 s, a download read slowly.
@@ -108,7 +108,7 @@ describe('SIGTERM with requests in flight', () => {
       expect(c).toEqual([200, { done: true }]);
       expect(u[0]).toBe(200);
       expect(u[1]).toMatchObject({ key: 'up.bin', size: 15 * 64 * 1024 });
-      expect(d).toEqual([200, 24 * MiB]);
+      expect(d).toEqual([200, 12 * MiB]);
       expect(await exited).toBe(0);
       // Within the drain deadline (main.ts forces an exit with 1 after 20 s), and promptly once
       // the last request is done: no idle keep-alive connection holds the exit back.
