@@ -84,6 +84,7 @@ export const ERRORS = {
   UPLOAD_INCOMPLETE: { status: 400, message: 'The object has not been uploaded yet.', nextActions: 'Upload the file to uploadUrl with the returned fields, then confirm again.' },
   UPLOAD_MISMATCH: { status: 400, message: 'The uploaded object does not match the size or ETag given.', nextActions: 'Upload the file again and confirm with its exact size in bytes.' },
   INVALID_SIGNED_URL: { status: 403, message: 'The signed URL is invalid or has expired.', nextActions: 'Ask for a new URL with POST .../objects/{objectKey}/download-strategy.' },
+  INSUFFICIENT_STORAGE: { status: 507, message: 'The server has no space left to store the object.', nextActions: 'Nothing was stored; try again later. The operator must free or add disk space under DATA_DIR/storage (or move storage to S3 with S3_BUCKET).' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable.', nextActions: 'Ask for a byte range inside the object; its size is in the Content-Range header.' },
   // functions
   FUNCTION_NOT_FOUND: { status: 404, message: 'No such function, or it is not active.', nextActions: 'Check the slug; GET /api/functions lists functions and their status (only active ones run).' },
