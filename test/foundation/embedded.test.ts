@@ -1,6 +1,6 @@
 // The default database: with no DATABASE_URL, Plinth initialises and runs its own Postgres
 // server under DATA_DIR/postgres, supervises it, and reaches it through the `pg` pool.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,8 +111,30 @@ describe('the embedded Postgres default', () => {
     await t.close();
     expect(alive(pid)).toBe(false);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    // A stale postmaster.pid (a crash left it; its pid is long gone) does not stop the next start.
+    writeFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), `${pid}\n${path.join(dataDir, 'postgres')}\n0\n5432\n`);
     // Starting again on the same DATA_DIR keeps the data.
     t = await startConfiguredApp({ DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'silent' });
     expect((await sql('select count(*)::int as n from public.load_probe')).rows).toEqual([{ n: 2 }]);
+  });
+});
+
+// As root (CI), postgres runs as a created system user; this checks the other path: Plinth
+// run by an ordinary user runs postgres as that same user.
+describe.runIf(process.getuid?.() === 0)('the embedded Postgres run by an ordinary user', () => {
+  it('initialises, serves and stops under that user', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { chownSync } = await import('node:fs');
+    const nobody = Number(execFileSync('id', ['-u', 'nobody']).toString().trim());
+    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-user-'));
+    chownSync(dir, nobody, nobody);
+    try {
+      const out = execFileSync('runuser', ['-u', 'nobody', '--', process.execPath, '--import', 'tsx', 'test/helpers/embedded-as-user.ts', path.join(dir, 'postgres')], {
+        env: { ...process.env, HOME: dir },
+      }).toString();
+      expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ uid: nobody, owner: nobody, rows: [{ one: 1 }] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
