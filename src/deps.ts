@@ -67,9 +67,13 @@ export interface Deps {
 
 /** Lifecycle lines of the embedded Postgres (started, restarted, carried over), as JSON log lines. */
 function dbEvents(config: Readonly<Config>) {
-  if (config.logLevel === 'silent') return undefined;
+  const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+  const min = LEVELS[config.logLevel] ?? 30;
   return (event: string, detail: Record<string, unknown>) => {
-    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
+    // An unexpected exit of postgres is a warning; starts, stops and the carry-over are info.
+    const level = /unexpectedly|orphaned/.test(event) ? 40 : 30;
+    if (level < min) return;
+    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
   };
 }
 

@@ -38,9 +38,9 @@ export function unsupportedMessage(platform = `${process.platform}-${process.arc
 }
 
 /** Finds initdb and postgres for this platform, or throws an EmbeddedPostgresError saying what to do. */
-export async function locateBinaries(): Promise<PgBinaries> {
-  const pkg = SUPPORTED_PLATFORMS[`${process.platform}-${process.arch}`];
-  if (!pkg) throw new EmbeddedPostgresError(unsupportedMessage());
+export async function locateBinaries(platform = `${process.platform}-${process.arch}`): Promise<PgBinaries> {
+  const pkg = SUPPORTED_PLATFORMS[platform];
+  if (!pkg) throw new EmbeddedPostgresError(unsupportedMessage(platform));
   let mod: { initdb?: string; postgres?: string };
   try {
     mod = (await import(pkg)) as typeof mod;
