@@ -71,7 +71,7 @@ function dbEvents(config: Readonly<Config>) {
   const min = LEVELS[config.logLevel] ?? 30;
   return (event: string, detail: Record<string, unknown>) => {
     // An unexpected exit of postgres is a warning; starts, stops and the carry-over are info.
-    const level = /unexpectedly|orphaned/.test(event) ? 40 : 30;
+    const level = /unexpectedly|orphaned|could not/.test(event) ? 40 : 30;
     if (level < min) return;
     process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
   };

@@ -83,8 +83,8 @@ export class PostgresSupervisor {
   /** Starts postgres and resolves once it accepts connections. */
   async start(): Promise<void> {
     this.stopping = false;
-    process.on('exit', this.onProcessExit);
     await this.clearStalePid();
+    process.on('exit', this.onProcessExit);
     this.spawnOnce();
     await this.waitReady();
   }
@@ -146,17 +146,28 @@ export class PostgresSupervisor {
       for (const w of this.exitWaiters.splice(0)) w();
       if (this.stopping) return;
       if (Date.now() - startedAt > STABLE_MS) this.attempt = 0;
-      const delay = BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]!;
-      this.options.onEvent?.('postgres exited unexpectedly; restarting', { code, signal, delayMs: delay, output: this.output.slice(-5) });
-      this.restartTimer = setTimeout(() => {
-        this.restartTimer = null;
-        if (this.stopping) return;
-        this.restarts++;
-        void this.clearStalePid().then(() => {
-          if (!this.stopping) this.spawnOnce();
-        });
-      }, delay);
+      this.options.onEvent?.('postgres exited unexpectedly; restarting', { code, signal, output: this.output.slice(-5) });
+      this.scheduleRestart();
     });
+  }
+
+  /** The next start after the back-off step; a failed attempt schedules the one after. */
+  private scheduleRestart(): void {
+    const delay = BACKOFF_MS[Math.min(this.attempt++, BACKOFF_MS.length - 1)]!;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      this.restarts++;
+      this.clearStalePid().then(
+        () => {
+          if (!this.stopping) this.spawnOnce();
+        },
+        (err: unknown) => {
+          this.options.onEvent?.('postgres could not be restarted; trying again', { error: String(err), delayMs: delay });
+          if (!this.stopping) this.scheduleRestart();
+        },
+      );
+    }, delay);
   }
 
   /** Polls a connection until postgres answers, failing fast when the process exits. */
