@@ -80,6 +80,12 @@ function dbEvents(config: Readonly<Config>) {
   };
 }
 
+/** The database handed in (tests), or the configured one. */
+async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine }): Promise<{ db: Db; engine: DbEngine }> {
+  if (opts.db) return { db: opts.db, engine: opts.engine ?? (opts.db.kind === 'pglite' ? 'pglite' : 'postgres') };
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) });
+}
+
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
 export async function openDb(config: Readonly<Config>): Promise<Db> {
   return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) })).db;
@@ -92,9 +98,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     for (const c of closers.reverse()) await c().catch(() => {});
   };
   try {
-    const opened = opts.db
-      ? { db: opts.db, engine: opts.engine ?? (opts.db.kind === 'pglite' ? 'pglite' : 'postgres') }
-      : await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) });
+    const opened = await givenOrOpened(config, opts);
     const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
