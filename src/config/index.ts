@@ -74,7 +74,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
-    databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     trustProxy: bool(r, 'TRUST_PROXY', false),
     bodyLimitBytes: int(r, 'BODY_LIMIT_BYTES', MIB, 1024, 100 * MIB),

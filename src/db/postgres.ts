@@ -66,6 +66,12 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         throw translate(err);
       }
       let broken = false;
+      // A checked-out client whose connection dies (the server restarted) emits 'error':
+      // without a listener that would crash the process. The query in flight fails anyway.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('begin');
         const result = await fn(wrap(client));
@@ -80,6 +86,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         throw translate(err);
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it.
+        client.off('error', onError);
         client.release(broken);
       }
     },

@@ -11,7 +11,7 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
-/** One interface over the embedded PGlite and a server Postgres pool. */
+/** One interface over a Postgres pool (the embedded server or DATABASE_URL) and PGlite (pglite://). */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
