@@ -16,9 +16,10 @@ import { TablesService } from './database/tables.js';
 import { createAiGateway, type AiGateway } from './ai/index.js';
 import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
 import { AuthGuard } from './auth/guard.js';
-import { MemoryCounter, RedisCounter } from './lib/counter.js';
+import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
+import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 
 export const VERSION: string = JSON.parse(
@@ -49,6 +50,8 @@ export interface Deps {
   /** Email delivery (SMTP_URL), or the log in development. */
   mailer: Mailer;
   auth: AuthService;
+  /** Sign-in with OpenID Connect providers and GitHub (OAUTH_PROVIDERS), identities. */
+  oauth: OAuthService;
   /** Shared counters for rate limits across instances (REDIS_URL), else null. */
   redis: Redis | null;
   healthChecks: Record<string, HealthCheck>;
@@ -87,6 +90,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
     let redis: Redis | null = null;
     if (config.rateLimit.redisUrl) {
       const r = new Redis(config.rateLimit.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+      // Down later: ioredis reconnects by itself; meanwhile commands fail at once (no offline
+      // queue), rate limits fail open and health reports it. Not an unhandled error event.
+      r.on('error', () => {});
       await r.connect();
       closers.push(() => r.quit());
       redis = r;
@@ -102,7 +108,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
     const schema = new SchemaCache(db);
     const records = new RecordsService(db, schema);
     const tables = new TablesService(db, schema);
-    if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: true };
+    // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
+    if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = createStorage(config, db, credentials.jwtSecret);
     closers.push(async () => storage.driver.close?.());
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
@@ -113,11 +120,12 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       db,
       tokens,
       mailer,
-      guard: new AuthGuard(redis ? new RedisCounter(redis, 'plinth-auth:') : new MemoryCounter()),
+      guard: new AuthGuard(redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-auth:'), new MemoryCounter()) : new MemoryCounter()),
       codes: new EmailCodes(credentials.jwtSecret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,
     });
+    const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl });
     const ai = createAiGateway(config.ai, db);
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
@@ -134,6 +142,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       ai,
       mailer,
       auth,
+      oauth,
       redis,
       healthChecks,
       storage,

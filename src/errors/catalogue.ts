@@ -40,6 +40,18 @@ export const ERRORS = {
   INVALID_CODE: { status: 400, message: 'The code is wrong or has expired.', nextActions: 'Ask for a new code and try again.' },
   USER_NOT_FOUND: { status: 404, message: 'No such user.', nextActions: 'Check the user id; GET /api/auth/users lists users.' },
   INVALID_REFRESH_TOKEN: { status: 401, message: 'The refresh token is invalid, expired or already used.', nextActions: 'Sign in again.' },
+  // auth: OAuth / OpenID Connect sign-in
+  OAUTH_PROVIDER_NOT_FOUND: { status: 404, message: 'No such sign-in provider is configured on this server.', nextActions: 'Use a provider listed by GET /api/auth/public-config, or ask the operator to add it to OAUTH_PROVIDERS.' },
+  REDIRECT_NOT_ALLOWED: { status: 400, message: 'This redirect URL is not allowed.', nextActions: 'Use a redirect URL listed in AUTH_REDIRECT_URLS, or ask the operator to add it (exact origin and path; a trailing * allows a path prefix).' },
+  INVALID_OAUTH_STATE: { status: 400, message: 'This sign-in link is invalid, expired, already used, or was started in another browser.', nextActions: 'Start the sign-in again from the app, in this browser (it needs cookies).' },
+  INVALID_OAUTH_CODE: { status: 400, message: 'The sign-in code is invalid, expired or already used, or the code verifier does not match.', nextActions: 'Start the sign-in again; send the code from the redirect once, with the code_verifier whose S256 challenge started it.' },
+  INVALID_ID_TOKEN: { status: 401, message: 'The ID token is not valid.', nextActions: 'Sign in with the provider again and send the fresh ID token; check that the provider and client id match the server configuration.' },
+  OAUTH_PROVIDER_REJECTED: { status: 400, message: 'The sign-in provider refused the request.', nextActions: 'Start the sign-in again; if it keeps failing, the operator should check the client id, secret and the callback URL registered at the provider.' },
+  OAUTH_PROVIDER_UNAVAILABLE: { status: 502, message: 'The sign-in provider failed or could not be reached.', nextActions: 'Try again shortly; if it keeps failing, the operator should check the provider issuer URL and its status.' },
+  OAUTH_EMAIL_NOT_VERIFIED: { status: 409, message: 'An account with this email exists, and the provider has not verified that the email is yours, so the accounts were not linked.', nextActions: 'Sign in to the existing account with its password (or reset it), or verify the email at the provider and try again.' },
+  OAUTH_EMAIL_MISSING: { status: 400, message: 'The provider did not share an email address.', nextActions: 'Allow the app to see your email at the provider (a public or verified primary email on GitHub), then sign in again.' },
+  IDENTITY_NOT_FOUND: { status: 404, message: 'No such identity for this user.', nextActions: 'List your identities with GET /api/auth/identities.' },
+  LAST_SIGN_IN_METHOD: { status: 409, message: 'This is the last way to sign in to the account; it cannot be removed.', nextActions: 'Link another provider or set a password first (POST /api/auth/email/send-reset-password), then remove this one.' },
   // data (tables, records, RPC, admin SQL)
   TABLE_NOT_FOUND: { status: 404, message: 'No such table.', nextActions: 'Check the table name; GET /api/database/tables lists the tables.' },
   TABLE_EXISTS: { status: 409, message: 'A table with this name already exists.', nextActions: 'Pick another name, or change the existing table with PATCH /api/database/tables/{tableName}/schema.' },
@@ -49,6 +61,11 @@ export const ERRORS = {
   FILTER_REQUIRED: { status: 400, message: 'Updating or deleting records needs at least one filter.', nextActions: 'Add a filter such as ?id=eq.<id> so that a typo cannot change the whole table.' },
   STILL_REFERENCED: { status: 409, message: 'The row is still referenced by another table.', nextActions: 'Delete or change the referencing rows first, or use onDelete CASCADE or SET NULL on the foreign key.' },
   RPC_NOT_FOUND: { status: 404, message: 'No such database function.', nextActions: 'Check the name; create functions in schema public with POST /api/database/sql.' },
+  RELATION_NOT_FOUND: { status: 400, message: 'No relationship between these tables was found.', nextActions: 'Embed a table linked by a foreign key (either direction), or name the key with <table>!<constraint or column>(...); see docs/database.md "Embedding".' },
+  AMBIGUOUS_RELATION: { status: 400, message: 'More than one relationship matches this embedding.', nextActions: 'Pick one with a hint, <table>!<constraint or column>(...), as the hint field lists.' },
+  NOT_SINGLE_ROW: { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', nextActions: 'Filter to exactly one row (e.g. ?id=eq.<id>), or drop "Accept: application/vnd.pgrst.object+json" (.single()) to get an array; .maybeSingle() accepts zero rows.' },
+  SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
+  INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
@@ -67,6 +84,7 @@ export const ERRORS = {
   UPLOAD_INCOMPLETE: { status: 400, message: 'The object has not been uploaded yet.', nextActions: 'Upload the file to uploadUrl with the returned fields, then confirm again.' },
   UPLOAD_MISMATCH: { status: 400, message: 'The uploaded object does not match the size or ETag given.', nextActions: 'Upload the file again and confirm with its exact size in bytes.' },
   INVALID_SIGNED_URL: { status: 403, message: 'The signed URL is invalid or has expired.', nextActions: 'Ask for a new URL with POST .../objects/{objectKey}/download-strategy.' },
+  INSUFFICIENT_STORAGE: { status: 507, message: 'The server has no space left to store the object.', nextActions: 'Nothing was stored; try again later. The operator must free or add disk space under DATA_DIR/storage (or move storage to S3 with S3_BUCKET).' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable.', nextActions: 'Ask for a byte range inside the object; its size is in the Content-Range header.' },
   // functions
   FUNCTION_NOT_FOUND: { status: 404, message: 'No such function, or it is not active.', nextActions: 'Check the slug; GET /api/functions lists functions and their status (only active ones run).' },
