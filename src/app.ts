@@ -20,9 +20,11 @@ import { authRoutes } from './http/routes/auth/index.js';
 import { tableRoutes } from './http/routes/database/tables.js';
 import { recordRoutes } from './http/routes/database/records.js';
 import { functionRoutes } from './http/routes/functions/index.js';
+import { realtimeTableRoutes } from './http/routes/database/realtime.js';
+import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, aiRoutes, tableRoutes, recordRoutes, storageRoutes, functionRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, storageRoutes, functionRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a
@@ -125,5 +127,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   for (const routes of ROUTES) await app.register(routes, { deps });
+  // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
+  await attachRealtime(app, deps);
   return app;
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './types.js';
 import { translatePgError } from './errors.js';
+import { PgListener } from './listen.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
 // int8 (counts) as numbers, numeric stays a string.
@@ -31,6 +32,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     },
   });
   const root = wrap(pool);
+  const listener = new PgListener(url);
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
   return {
@@ -62,7 +64,9 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
       }
     },
     exec: root.exec,
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
     close: async () => {
+      await listener.close();
       if (!pool.ended) await pool.end();
     },
   };

@@ -25,7 +25,7 @@ const ColumnOut = Type.Object({
   isPrimaryKey: Type.Boolean(),
   foreignKey: Type.Union([Type.Object({ table: Type.String(), column: Type.String(), on_delete: Type.String() }), Type.Null()]),
 });
-const SchemaOut = Type.Object({ tableName: Type.String(), rlsEnabled: Type.Boolean(), columns: Type.Array(ColumnOut) });
+const SchemaOut = Type.Object({ tableName: Type.String(), rlsEnabled: Type.Boolean(), realtime: Type.Boolean(), columns: Type.Array(ColumnOut) });
 const Changes = Type.Object({
   addColumns: Type.Optional(
     Type.Array(
@@ -104,7 +104,10 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
   app.get(
     '/api/database/tables/:tableName/schema',
     { config: admin, schema: { tags: ['database'], summary: 'The schema of a table', params: TableParams, response: { 200: SchemaOut } } },
-    async (request) => tables.describe(request.params.tableName),
+    async (request) => {
+      const schema = await tables.describe(request.params.tableName);
+      return { ...schema, realtime: await deps.realtimeTables.isEnabled(schema.tableName) };
+    },
   );
 
   app.patch(
