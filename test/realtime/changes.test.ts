@@ -37,7 +37,7 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
       const s = await connectSocket(t.url, token);
       sockets.push(s);
     }
-    [inA, inB, inAdmin] = sockets.map((s) => new Inbox(s));
+    [inA, inB, inAdmin] = sockets.map((s) => new Inbox(s)) as [Inbox, Inbox, Inbox];
   });
   afterAll(async () => {
     for (const s of sockets) s.close();
