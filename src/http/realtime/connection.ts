@@ -29,7 +29,7 @@ type Ack = (answer: unknown) => void;
 
 /** Event names a client may publish: not reserved by Socket.IO or by this protocol. */
 const EVENT = /^[A-Za-z0-9_.:\-]{1,100}$/;
-const RESERVED = /^(realtime:|presence:)|^(connect|connect_error|disconnect|disconnecting|newListener|removeListener|error|message)$/;
+const RESERVED = /^(realtime:|presence:)|^(connect|connect_error|disconnect|disconnecting|newListener|removeListener)$/;
 const KNOWN = new Set(['realtime:subscribe', 'realtime:unsubscribe', 'realtime:publish']);
 /** Channels whose publish right was checked without a subscription, kept per connection. */
 const PUBLISH_CACHE = 64;
