@@ -59,6 +59,11 @@ export class Inbox {
     return new Promise((resolve) => this.waiters.push({ event, resolve }));
   }
 
+  /** Resolves once `n` events of the given names have arrived in all. */
+  async count(names: string[], n: number): Promise<void> {
+    while (this.all(...names).length < n) await new Promise((r) => setTimeout(r, 10));
+  }
+
   /** The events of the given names received so far (taken or not). */
   all(...names: string[]): Array<{ event: string; body: any }> {
     return this.events.filter((e) => names.includes(e.event));

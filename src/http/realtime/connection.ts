@@ -200,22 +200,32 @@ export class Connection {
     return sockets.map((s) => memberOf(s.data as SocketData, channel));
   }
 
-  /** A slow consumer: once its queued bytes pass the limit, the connection is closed. */
+  /**
+   * A slow consumer: the bytes queued for it (engine.io's write buffer, waiting for the
+   * WebSocket, plus what the WebSocket holds beyond the kernel's buffer) are counted as
+   * packets are created and flushed; past the limit the connection is closed at once.
+   */
   private watchBuffer(): void {
+    type Packet = { data?: unknown };
     const conn = this.socket.conn as unknown as {
-      on(e: 'packetCreate', fn: () => void): void;
-      writeBuffer: unknown[];
-      transport?: { socket?: { bufferedAmount?: number } };
+      on(e: 'packetCreate' | 'flush', fn: (p: Packet & Packet[]) => void): void;
+      transport?: { socket?: { bufferedAmount?: number; terminate?: () => void } };
       close(discard?: boolean): void;
       readyState: string;
     };
     const max = this.opts.limits.maxBufferBytes;
-    conn.on('packetCreate', () => {
-      const buffered = conn.transport?.socket?.bufferedAmount ?? 0;
-      if ((buffered > max || conn.writeBuffer.length > 10_000) && conn.readyState === 'open') {
-        this.opts.onSlowConsumer();
-        conn.close(true);
-      }
+    let queued = 0;
+    conn.on('packetCreate', (packet) => {
+      queued += sizeOf(packet.data);
+      const ws = conn.transport?.socket;
+      if (queued + (ws?.bufferedAmount ?? 0) <= max || conn.readyState !== 'open') return;
+      this.opts.onSlowConsumer();
+      conn.close(true);
+      // No closing handshake with a peer that does not read: free the buffers now.
+      ws?.terminate?.();
+    });
+    conn.on('flush', (packets) => {
+      for (const p of packets) queued -= sizeOf(p.data);
     });
   }
 
@@ -229,6 +239,12 @@ export class Connection {
     }, Math.max(ms, 0));
     this.expiry.unref();
   }
+}
+
+function sizeOf(data: unknown): number {
+  if (typeof data === 'string') return data.length;
+  if (data instanceof Uint8Array || data instanceof ArrayBuffer) return data.byteLength;
+  return 0;
 }
 
 function memberOf(data: SocketData, channel: string): Member {
