@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Server, type Socket } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
@@ -59,7 +60,10 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
     const sub = pub.duplicate();
     pub.on('error', () => {});
     sub.on('error', () => {});
-    io.adapter(createAdapter(pub, sub, { key: 'plinth-rt' }));
+    // One key per project (its JWT secret): instances of one project share channels, other
+    // projects on the same Redis never see them.
+    const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
+    io.adapter(createAdapter(pub, sub, { key: `plinth-rt:${project}` }));
     closers.push(() => pub.quit().catch(() => {}), () => sub.quit().catch(() => {}));
   }
   const sessions = new Map<string, Set<RtSocket>>();
