@@ -54,40 +54,9 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
     maxHttpBufferSize: Math.max(2 * limits.maxPayloadBytes, 64 * 1024),
     cors: { origin: deps.config.corsOrigins ?? true },
   });
-  const closers: Array<() => Promise<unknown>> = [];
-  if (deps.config.rateLimit.redisUrl) {
-    const pub = new Redis(deps.config.rateLimit.redisUrl, { maxRetriesPerRequest: 2 });
-    const sub = pub.duplicate();
-    pub.on('error', () => {});
-    sub.on('error', () => {});
-    // One key per project (its JWT secret): instances of one project share channels, other
-    // projects on the same Redis never see them.
-    const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
-    io.adapter(createAdapter(pub, sub, { key: `plinth-rt:${project}` }));
-    closers.push(() => pub.quit().catch(() => {}), () => sub.quit().catch(() => {}));
-  }
+  const closers = useRedisAdapter(io, deps);
   const sessions = new Map<string, Set<RtSocket>>();
-  const nsp = io.of('/');
-  const local: LocalSockets = {
-    members: (channel) => {
-      const ids = nsp.adapter.rooms.get(channel);
-      if (!ids) return [];
-      const out: Array<{ id: string; identity: Identity }> = [];
-      for (const id of ids) {
-        const s = nsp.sockets.get(id) as RtSocket | undefined;
-        if (s?.data.identity) out.push({ id, identity: s.data.identity });
-      }
-      return out;
-    },
-    send: (ids, event, body) => void io.local.to(ids).emit(event, body),
-    sendChannel: (channel, event, body) => void io.local.to(channel).emit(event, body),
-    endSession: (sid) => {
-      for (const s of sessions.get(sid) ?? []) {
-        s.emit('realtime:error', rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'));
-        s.disconnect(true);
-      }
-    },
-  };
+  const local = localSockets(io, sessions);
   const hub = new RealtimeHub(deps.db, local, (err) => app.log.error({ err }, 'realtime notification failed'));
   await hub.start();
   const server: RealtimeServer = { io, hub, stats: { slowConsumers: 0 } };
@@ -130,4 +99,43 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
     for (const c of closers) await c();
   });
   return server;
+}
+
+/** The Redis adapter when REDIS_URL is set; answers what closes its clients. */
+function useRedisAdapter(io: Server, deps: Deps): Array<() => Promise<unknown>> {
+  if (!deps.config.rateLimit.redisUrl) return [];
+  const pub = new Redis(deps.config.rateLimit.redisUrl, { maxRetriesPerRequest: 2 });
+  const sub = pub.duplicate();
+  pub.on('error', () => {});
+  sub.on('error', () => {});
+  // One key per project (its JWT secret): instances of one project share channels, other
+  // projects on the same Redis never see them.
+  const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
+  io.adapter(createAdapter(pub, sub, { key: `plinth-rt:${project}` }));
+  return [() => pub.quit().catch(() => {}), () => sub.quit().catch(() => {})];
+}
+
+/** The hub's view of this instance's sockets. */
+function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>): LocalSockets {
+  const nsp = io.of('/');
+  return {
+    members: (channel) => {
+      const ids = nsp.adapter.rooms.get(channel);
+      if (!ids) return [];
+      const out: Array<{ id: string; identity: Identity }> = [];
+      for (const id of ids) {
+        const s = nsp.sockets.get(id) as RtSocket | undefined;
+        if (s?.data.identity) out.push({ id, identity: s.data.identity });
+      }
+      return out;
+    },
+    send: (ids, event, body) => void io.local.to(ids).emit(event, body),
+    sendChannel: (channel, event, body) => void io.local.to(channel).emit(event, body),
+    endSession: (sid) => {
+      for (const s of sessions.get(sid) ?? []) {
+        s.emit('realtime:error', rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'));
+        s.disconnect(true);
+      }
+    },
+  };
 }
