@@ -105,7 +105,10 @@ export class Connection {
 
   private async subscribe(msg: unknown, ack: unknown): Promise<void> {
     const name = isObject(msg) && typeof msg.channel === 'string' ? msg.channel : undefined;
-    const answer: Ack = typeof ack === 'function' ? (ack as Ack) : (a) => this.socket.emit('realtime:error', a);
+    if (typeof ack !== 'function') {
+      return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'realtime:subscribe needs an acknowledgement callback: its answer comes there.') });
+    }
+    const answer = ack as Ack;
     const fail = (e: RealtimeError) => answer({ ok: false, channel: name ?? null, error: e });
     if (this.overRate(name)) return;
     const channel = parseChannel(name);
