@@ -1,13 +1,20 @@
 import type { Queryable } from '../db/types.js';
 import { liveSessionSql } from './identity.js';
+import { providersOf } from './providers.js';
 
 /** A user as the API shows it. */
 export interface User {
   id: string;
   email: string;
   emailVerified: boolean;
-  profile: { name?: string; avatar_url?: string };
+  /** `name` and `avatar_url` by convention; any other keys the user set. */
+  profile: Record<string, unknown>;
+  /** How the user signs in (`email` for a password account). */
+  providers: string[];
   createdAt: string;
+  updatedAt: string;
+  /** Server-side metadata; Plinth keeps none yet, so always null (the SDK's shape has it). */
+  metadata: Record<string, unknown> | null;
 }
 
 export interface UserRow {
@@ -17,21 +24,21 @@ export interface UserRow {
   email_verified: boolean;
   profile: Record<string, unknown> | null;
   created_at: Date | string;
+  updated_at: Date | string;
 }
 
-const COLUMNS = 'id, email, password_hash, email_verified, profile, created_at';
+const COLUMNS = 'id, email, password_hash, email_verified, profile, created_at, updated_at';
 
 export function toUser(row: UserRow): User {
-  const p = row.profile ?? {};
-  const profile: User['profile'] = {};
-  if (typeof p.name === 'string') profile.name = p.name;
-  if (typeof p.avatar_url === 'string') profile.avatar_url = p.avatar_url;
   return {
     id: row.id,
     email: row.email,
     emailVerified: row.email_verified,
-    profile,
+    profile: { ...(row.profile ?? {}) },
+    providers: providersOf(row),
     createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    metadata: null,
   };
 }
 
@@ -103,6 +110,17 @@ export async function listUsers(
     total = c.rows[0]!.n;
   }
   return { rows, total: Number(total) };
+}
+
+/**
+ * Merges keys into a user's profile (a null value removes its key); null when the user is gone.
+ */
+export async function mergeProfile(db: Queryable, userId: string, patch: Record<string, unknown>): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(
+    `update auth.users set profile = jsonb_strip_nulls(profile || $2::jsonb), updated_at = now() where id = $1 returning ${COLUMNS}`,
+    [userId, JSON.stringify(patch)],
+  );
+  return rows[0] ?? null;
 }
 
 export async function deleteUser(db: Queryable, id: string): Promise<boolean> {

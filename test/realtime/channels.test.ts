@@ -128,7 +128,7 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     expect((await call(t, 'POST', '/api/auth/signout', { token: c.token })).status).toBe(200);
     expect(await inC.next('realtime:error')).toMatchObject({ code: 'SESSION_ENDED' });
     expect(await gone).toBe('io server disconnect');
-    expect((await refusedHandshake(t.url, c.token)).data?.code).toBe('INVALID_TOKEN');
+    expect((await refusedHandshake(t.url, c.token)).data?.code).toBe('AUTH_UNAUTHORIZED');
 
     const d = await createTestUser(t);
     const sd = await connect(d.token);

@@ -83,7 +83,7 @@ export class Connection {
     try {
       await fn();
     } catch (err) {
-      if (err instanceof AppError && err.code === 'INVALID_TOKEN') {
+      if (err instanceof AppError && (err.code === 'AUTH_UNAUTHORIZED' || err.code === 'INVALID_TOKEN')) {
         this.error(rtError('SESSION_ENDED', 'Your session has ended: sign in again.'));
         this.socket.disconnect(true);
         return;
