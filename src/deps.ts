@@ -19,6 +19,7 @@ import { AuthGuard } from './auth/guard.js';
 import { MemoryCounter, RedisCounter } from './lib/counter.js';
 import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
+import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 import { RealtimeTables } from './realtime/tables.js';
 
@@ -50,6 +51,8 @@ export interface Deps {
   /** Email delivery (SMTP_URL), or the log in development. */
   mailer: Mailer;
   auth: AuthService;
+  /** Sign-in with OpenID Connect providers and GitHub (OAUTH_PROVIDERS), identities. */
+  oauth: OAuthService;
   /** Shared counters for rate limits across instances (REDIS_URL), else null. */
   redis: Redis | null;
   healthChecks: Record<string, HealthCheck>;
@@ -121,6 +124,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,
     });
+    const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl });
     const ai = createAiGateway(config.ai, db);
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
@@ -137,6 +141,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       ai,
       mailer,
       auth,
+      oauth,
       redis,
       healthChecks,
       storage,

@@ -313,7 +313,8 @@ export class AuthService {
     await this.deps.guard.signInSucceeded(row.email);
   }
 
-  private async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
+  /** Opens a session for a user who has proven who they are (password, code, or a provider sign-in). */
+  async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
     await sessions.pruneSessions(this.deps.db, row.id);
     const s = await sessions.openSession(this.deps.db, row.id, this.deps.refreshTtlSeconds, {
       ip: ctx.ip,

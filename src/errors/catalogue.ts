@@ -40,6 +40,18 @@ export const ERRORS = {
   INVALID_CODE: { status: 400, message: 'The code is wrong or has expired.', nextActions: 'Ask for a new code and try again.' },
   USER_NOT_FOUND: { status: 404, message: 'No such user.', nextActions: 'Check the user id; GET /api/auth/users lists users.' },
   INVALID_REFRESH_TOKEN: { status: 401, message: 'The refresh token is invalid, expired or already used.', nextActions: 'Sign in again.' },
+  // auth: OAuth / OpenID Connect sign-in
+  OAUTH_PROVIDER_NOT_FOUND: { status: 404, message: 'No such sign-in provider is configured on this server.', nextActions: 'Use a provider listed by GET /api/auth/public-config, or ask the operator to add it to OAUTH_PROVIDERS.' },
+  REDIRECT_NOT_ALLOWED: { status: 400, message: 'This redirect URL is not allowed.', nextActions: 'Use a redirect URL listed in AUTH_REDIRECT_URLS, or ask the operator to add it (exact origin and path; a trailing * allows a path prefix).' },
+  INVALID_OAUTH_STATE: { status: 400, message: 'This sign-in link is invalid, expired, already used, or was started in another browser.', nextActions: 'Start the sign-in again from the app, in this browser (it needs cookies).' },
+  INVALID_OAUTH_CODE: { status: 400, message: 'The sign-in code is invalid, expired or already used, or the code verifier does not match.', nextActions: 'Start the sign-in again; send the code from the redirect once, with the code_verifier whose S256 challenge started it.' },
+  INVALID_ID_TOKEN: { status: 401, message: 'The ID token is not valid.', nextActions: 'Sign in with the provider again and send the fresh ID token; check that the provider and client id match the server configuration.' },
+  OAUTH_PROVIDER_REJECTED: { status: 400, message: 'The sign-in provider refused the request.', nextActions: 'Start the sign-in again; if it keeps failing, the operator should check the client id, secret and the callback URL registered at the provider.' },
+  OAUTH_PROVIDER_UNAVAILABLE: { status: 502, message: 'The sign-in provider failed or could not be reached.', nextActions: 'Try again shortly; if it keeps failing, the operator should check the provider issuer URL and its status.' },
+  OAUTH_EMAIL_NOT_VERIFIED: { status: 409, message: 'An account with this email exists, and the provider has not verified that the email is yours, so the accounts were not linked.', nextActions: 'Sign in to the existing account with its password (or reset it), or verify the email at the provider and try again.' },
+  OAUTH_EMAIL_MISSING: { status: 400, message: 'The provider did not share an email address.', nextActions: 'Allow the app to see your email at the provider (a public or verified primary email on GitHub), then sign in again.' },
+  IDENTITY_NOT_FOUND: { status: 404, message: 'No such identity for this user.', nextActions: 'List your identities with GET /api/auth/identities.' },
+  LAST_SIGN_IN_METHOD: { status: 409, message: 'This is the last way to sign in to the account; it cannot be removed.', nextActions: 'Link another provider or set a password first (POST /api/auth/email/send-reset-password), then remove this one.' },
   // data (tables, records, RPC, admin SQL)
   TABLE_NOT_FOUND: { status: 404, message: 'No such table.', nextActions: 'Check the table name; GET /api/database/tables lists the tables.' },
   TABLE_EXISTS: { status: 409, message: 'A table with this name already exists.', nextActions: 'Pick another name, or change the existing table with PATCH /api/database/tables/{tableName}/schema.' },

@@ -152,8 +152,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async () => ({
-      oAuthProviders: [],
-      customOAuthProviders: [],
+      ...deps.oauth.publicConfig(),
       requireEmailVerification: auth.requireEmailVerification,
       passwordMinLength: 8,
       requireNumber: false,
