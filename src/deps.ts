@@ -21,7 +21,6 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
-import { RealtimeTables } from './realtime/tables.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -61,8 +60,6 @@ export interface Deps {
   /** Records API (as the caller, RLS applies) and table management over schema public. */
   records: RecordsService;
   tables: TablesService;
-  /** Database changes per table (the realtime trigger), for POST|DELETE /api/database/tables/{t}/realtime. */
-  realtimeTables: RealtimeTables;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
   /** Set only when this start generated the admin key: main prints it once. */
@@ -151,7 +148,6 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       storage,
       records,
       tables,
-      realtimeTables: new RealtimeTables(db),
       functions,
       generatedAdminKey,
       close,

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
+import { RealtimeTables } from '../../../realtime/tables.js';
 
 const TableParams = Type.Object({ tableName: Type.String({ maxLength: 256 }) });
 const Answer = Type.Object({
@@ -12,7 +13,8 @@ const Answer = Type.Object({
 
 /** Turning database changes on and off per table (admin): the realtime trigger. */
 export const realtimeTableRoutes: RoutePlugin = async (app, { deps }) => {
-  const { realtimeTables } = deps;
+  // Stateless over the database: the trigger is the state.
+  const realtimeTables = new RealtimeTables(deps.db);
 
   app.post(
     '/api/database/tables/:tableName/realtime',

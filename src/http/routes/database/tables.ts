@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
+import { RealtimeTables } from '../../../realtime/tables.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 63, description: 'letters, digits and _, starting with a letter or _' });
 const ForeignKey = Type.Object({
@@ -70,6 +71,7 @@ const admin = { access: 'admin' as const };
 /** Table management (admin) and the admin SQL endpoint. */
 export const tableRoutes: RoutePlugin = async (app, { deps }) => {
   const { tables } = deps;
+  const realtime = new RealtimeTables(deps.db);
 
   app.get(
     '/api/database/tables',
@@ -106,7 +108,7 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
     { config: admin, schema: { tags: ['database'], summary: 'The schema of a table', params: TableParams, response: { 200: SchemaOut } } },
     async (request) => {
       const schema = await tables.describe(request.params.tableName);
-      return { ...schema, realtime: await deps.realtimeTables.isEnabled(schema.tableName) };
+      return { ...schema, realtime: await realtime.isEnabled(schema.tableName) };
     },
   );
 
