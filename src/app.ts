@@ -22,9 +22,11 @@ import { tableRoutes } from './http/routes/database/tables.js';
 import { recordRoutes } from './http/routes/database/records.js';
 import { rpcRoutes } from './http/routes/database/rpc.js';
 import { functionRoutes } from './http/routes/functions/index.js';
+import { realtimeTableRoutes } from './http/routes/database/realtime.js';
+import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a
@@ -127,5 +129,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   for (const routes of ROUTES) await app.register(routes, { deps });
+  // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
+  await attachRealtime(app, deps);
   return app;
 }

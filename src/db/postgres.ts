@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './types.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
+import { PgListener } from './listen.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
 // int8 (counts) as numbers, numeric stays a string.
@@ -53,6 +54,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     },
   });
   const root = wrap(pool);
+  const listener = new PgListener(url);
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
   return {
@@ -91,7 +93,9 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
       }
     },
     exec: root.exec,
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
     close: async () => {
+      await listener.close();
       if (!pool.ended) await pool.end();
     },
   };

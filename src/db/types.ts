@@ -16,5 +16,11 @@ export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` with the payload of every NOTIFY on `channel` (a lower-case identifier)
+   * until the returned function is called. Server Postgres: one dedicated connection per Db,
+   * reconnected when it drops (notifications sent while it is down are lost).
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
