@@ -91,6 +91,18 @@ export async function openDb(config: Readonly<Config>): Promise<Db> {
   return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) })).db;
 }
 
+/**
+ * Redis for counters (and realtime's adapter). Down later: ioredis reconnects by itself;
+ * meanwhile commands fail at once (no offline queue), rate limits fail open and health
+ * reports it. Not an unhandled error event.
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  r.on('error', () => {});
+  await r.connect();
+  return r;
+}
+
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
 export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine } = {}): Promise<Deps> {
   const closers: Array<() => Promise<unknown>> = [];
@@ -105,16 +117,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
-    let redis: Redis | null = null;
-    if (config.rateLimit.redisUrl) {
-      const r = new Redis(config.rateLimit.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-      // Down later: ioredis reconnects by itself; meanwhile commands fail at once (no offline
-      // queue), rate limits fail open and health reports it. Not an unhandled error event.
-      r.on('error', () => {});
-      await r.connect();
-      closers.push(() => r.quit());
-      redis = r;
-    }
+    const redis = config.rateLimit.redisUrl ? await connectRedis(config.rateLimit.redisUrl) : null;
+    if (redis) closers.push(() => redis.quit());
     const healthChecks: Record<string, HealthCheck> = {
       database: {
         run: async () => {
