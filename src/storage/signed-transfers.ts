@@ -138,8 +138,11 @@ export class SignedTransfers {
     try {
       head = await this.driver.head(req.bucket, key);
     } catch (err) {
-      if (err instanceof ObjectNotFound) throw new AppError('UPLOAD_INCOMPLETE', { message: `Nothing has been uploaded to "${key}" yet.`, cause: err });
-      throw err;
+      if (!(err instanceof ObjectNotFound)) throw err;
+      // A concurrent confirm that discarded this upload took its row before removing the
+      // object: with the row gone, answer from what that one left.
+      if (!(await sql.getUpload(this.db, req.bucket, key))) return confirmed();
+      throw new AppError('UPLOAD_INCOMPLETE', { message: `Nothing has been uploaded to "${key}" yet.`, cause: err });
     }
     // Recording and discarding each first take the pending upload (one atomic delete): of two
     // concurrent confirms only one acts, and the other answers from what that one left.

@@ -15,7 +15,7 @@ export const USER_SHAPE = {
   email: expect.any(String),
   emailVerified: expect.any(Boolean),
   profile: expect.any(Object),
-  providers: ['email'],
+  providers: expect.any(Array),
   createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
   updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
   metadata: null,

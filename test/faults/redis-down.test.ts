@@ -43,7 +43,7 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
     // Health says which part is down; the instance itself still serves.
     const h = await health();
     expect(h.body.checks.redis).toMatchObject({ status: 'down' });
-    expect(h.body.checks.database).toEqual({ status: 'ok' });
+    expect(h.body.checks.database).toMatchObject({ status: 'ok' });
     expect(h.status).toBe(200);
     // Sign-in attempts still get their answer (the guard counts in this process meanwhile).
     const signin = await fetch(`${t.url}/api/auth/signin`, {

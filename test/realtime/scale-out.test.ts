@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Socket } from 'socket.io-client';
-import { backends } from '../helpers/db.js';
+import { adminUrl, backends, type Backend } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
 import { connectSocket, Inbox, subscribe } from '../helpers/realtime.js';
@@ -25,17 +25,11 @@ const SETUP = [
 ];
 
 /** A second instance of the same project: same database (own pool), same Redis. */
-async function secondInstance(t: TestApp): Promise<{ app: FastifyInstance; deps: Deps; url: string; close: () => Promise<void> }> {
-  let db: Db;
-  if (t.deps.db.kind === 'postgres') {
-    const { rows } = await t.deps.db.query<{ name: string }>('select current_database() as name');
-    const u = new URL(process.env.TEST_DATABASE_URL!);
-    u.pathname = `/${rows[0]!.name}`;
-    db = await openPostgres(u.toString(), { max: 3 });
-  } else {
-    // PGlite lives in this process: the second instance shares it (and must not close it).
-    db = { ...t.deps.db, close: async () => {} };
-  }
+async function secondInstance(t: TestApp, backend: Backend): Promise<{ app: FastifyInstance; deps: Deps; url: string; close: () => Promise<void> }> {
+  const { rows } = await t.deps.db.query<{ name: string }>('select current_database() as name');
+  const u = new URL(adminUrl(backend));
+  u.pathname = `/${rows[0]!.name}`;
+  const db: Db = await openPostgres(u.toString(), { max: 3 });
   const config = loadConfig({ DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: t.adminKey, REDIS_URL: REDIS!, PORT: '0' });
   const deps = await buildDeps(config, { db });
   const app = await buildApp(deps, { logStream: false });
@@ -64,7 +58,7 @@ describe.skipIf(!REDIS).each(backends())('realtime on two instances with Redis (
 
   beforeAll(async () => {
     t1 = await startApp(backend, { REDIS_URL: REDIS! });
-    t2 = await secondInstance(t1);
+    t2 = await secondInstance(t1, backend);
     await call(t1, 'POST', '/api/database/tables', {
       headers: { 'x-api-key': t1.adminKey },
       body: { tableName: 'notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'body', type: 'string', nullable: true }] },

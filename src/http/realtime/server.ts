@@ -108,11 +108,27 @@ function useRedisAdapter(io: Server, deps: Deps): Array<() => Promise<unknown>> 
   const sub = pub.duplicate();
   pub.on('error', () => {});
   sub.on('error', () => {});
+  // The adapter fires Redis commands without awaiting them: while Redis is down each would be
+  // an unhandled rejection (which ends a Node process). Mark them handled; callers that do
+  // await (fetchSockets) still see the failure.
+  for (const client of [pub, sub]) handleRejections(client, ['publish', 'subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe']);
   // One key per project (its JWT secret): instances of one project share channels, other
   // projects on the same Redis never see them.
   const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
   io.adapter(createAdapter(pub, sub, { key: `plinth-rt:${project}` }));
   return [() => pub.quit().catch(() => {}), () => sub.quit().catch(() => {})];
+}
+
+function handleRejections(client: Redis, methods: string[]): void {
+  const target = client as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of methods) {
+    const original = target[name]!.bind(client);
+    target[name] = (...args: unknown[]) => {
+      const result = original(...args);
+      if (result instanceof Promise) result.catch(() => {});
+      return result;
+    };
+  }
 }
 
 /** The hub's view of this instance's sockets. */
