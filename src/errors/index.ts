@@ -7,6 +7,13 @@ export interface ErrorBody {
   error: ErrorCode;
   message: string;
   nextActions: string;
+  /** Where in the caller's text the error is (admin SQL), 1-based; only on errors that have one. */
+  position?: TextPosition;
+}
+
+export interface TextPosition {
+  line: number;
+  column: number;
 }
 
 /** The one error type of Plinth. The catalogue picks the status; throw sites never do. */
@@ -16,10 +23,11 @@ export class AppError extends Error {
   readonly nextActions: string;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers: Record<string, string>;
+  readonly position: TextPosition | undefined;
 
   constructor(
     code: ErrorCode,
-    opts: { message?: string; nextActions?: string; cause?: unknown; headers?: Record<string, string> } = {},
+    opts: { message?: string; nextActions?: string; cause?: unknown; headers?: Record<string, string>; position?: TextPosition } = {},
   ) {
     const spec = ERRORS[code];
     super(opts.message ?? spec.message, { cause: opts.cause });
@@ -28,10 +36,13 @@ export class AppError extends Error {
     this.status = spec.status;
     this.nextActions = opts.nextActions ?? spec.nextActions;
     this.headers = opts.headers ?? {};
+    this.position = opts.position;
   }
 
   toBody(): ErrorBody {
-    return { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+    const body: ErrorBody = { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+    if (this.position) body.position = this.position;
+    return body;
   }
 }
 
