@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../errors/index.js';
@@ -22,10 +23,11 @@ const TYPES: Record<string, string> = {
 };
 
 // Everything the page loads comes from this origin; nothing from the internet, no inline script.
-const CSP = [
+// The code editor adds one <style> element: it carries the page's nonce (a new one per load).
+const csp = (nonce: string) => [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self'",
+  `style-src 'self' 'nonce-${nonce}'`,
   "img-src 'self' data: blob:",
   "connect-src 'self'",
   "font-src 'self'",
@@ -34,6 +36,7 @@ const CSP = [
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+const NONCE_META = '<meta name="csp-nonce" content="" />';
 
 async function fileAt(dir: string, rel: string): Promise<{ file: string; size: number } | null> {
   const file = path.resolve(dir, '.' + path.posix.normalize('/' + rel));
@@ -42,15 +45,24 @@ async function fileAt(dir: string, rel: string): Promise<{ file: string; size: n
   return s?.isFile() ? { file, size: s.size } : null;
 }
 
-function send(reply: FastifyReply, found: { file: string; size: number }, cache: string) {
+function headers(reply: FastifyReply, file: string, cache: string, nonce: string) {
   return reply
-    .header('content-type', TYPES[path.extname(found.file)] ?? 'application/octet-stream')
-    .header('content-length', found.size)
+    .header('content-type', TYPES[path.extname(file)] ?? 'application/octet-stream')
     .header('cache-control', cache)
-    .header('content-security-policy', CSP)
+    .header('content-security-policy', csp(nonce))
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .send(createReadStream(found.file));
+    .header('referrer-policy', 'no-referrer');
+}
+
+function send(reply: FastifyReply, found: { file: string; size: number }, cache: string) {
+  return headers(reply, found.file, cache, randomBytes(16).toString('base64')).header('content-length', found.size).send(createReadStream(found.file));
+}
+
+/** index.html with a fresh CSP nonce in its meta tag and header. */
+async function sendIndex(reply: FastifyReply, file: string) {
+  const nonce = randomBytes(16).toString('base64');
+  const html = (await readFile(file, 'utf8')).replace(NONCE_META, `<meta name="csp-nonce" content="${nonce}" />`);
+  return headers(reply, file, 'no-cache', nonce).send(html);
 }
 
 /**
@@ -68,7 +80,7 @@ export function dashboardAt(dir: string): RoutePlugin {
       if (found && rel.startsWith('assets/')) return send(reply, found, 'public, max-age=31536000, immutable');
       if (found && rel !== 'index.html') return send(reply, found, 'public, max-age=300');
       if (rel.startsWith('assets/')) throw new AppError('NOT_FOUND', { message: `No dashboard file "${rel.slice(0, 200)}".`, nextActions: 'Reload /dashboard: the page may be older than the build.' });
-      return send(reply, index, 'no-cache');
+      return sendIndex(reply, index.file);
     };
     const config = { access: 'open' as const };
     app.get('/dashboard', { config, schema: { hide: true } }, (request, reply) =>
