@@ -134,6 +134,10 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
   }, T);
 
   it('adds a policy in the SQL editor, shows SQL errors with their position, lists the policy', async () => {
+    await page.getByRole('link', { name: 'Schema' }).click();
+    await page.getByRole('heading', { name: 'Add foreign key' }).waitFor();
+    await accessible();
+    await shot('schema');
     await page.getByRole('link', { name: 'Policies' }).click();
     await page.getByText('No policies.').waitFor();
     await page.getByRole('link', { name: 'Add a policy in the SQL editor' }).click();
@@ -163,6 +167,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'New bucket' }).click();
     await page.getByLabel('Bucket name').fill('files');
     await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('button', { name: 'Make private (files)' }).waitFor();
+    await accessible();
+    await shot('buckets');
     await page.getByRole('link', { name: 'files' }).click();
     await page.getByLabel(/^Upload files/).setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard') });
     await page.getByRole('cell', { name: 'hello.txt', exact: true }).waitFor();
@@ -243,6 +250,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
 
   it('shows where keyboard focus is', async () => {
     await nav('Tables');
+    await page.getByRole('link', { name: 'notes' }).waitFor();
+    await accessible();
+    await shot('tables');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     const outline = await page.evaluate(() => {

@@ -64,7 +64,7 @@ function Buckets() {
           <li key={b.bucket} class="row">
             <a {...link(`/storage/${enc(b.bucket)}`)}>{b.bucket}</a>
             <span class={b.isPublic ? 'badge' : 'badge private'}>{b.isPublic ? 'public' : 'private'}</span>
-            <button type="button" class="ghost" aria-label={`Make ${b.bucket} ${b.isPublic ? 'private' : 'public'}`} onClick={() => void toggle(b)}>
+            <button type="button" class="ghost" aria-label={`Make ${b.isPublic ? "private" : "public"} (${b.bucket})`} onClick={() => void toggle(b)}>
               Make {b.isPublic ? 'private' : 'public'}
             </button>
             <button type="button" class="ghost danger" aria-label={`Delete bucket ${b.bucket}`} onClick={() => setDeleting(b.bucket)}>
