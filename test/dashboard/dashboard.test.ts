@@ -176,6 +176,21 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await accessible();
     await shot('storage');
 
+    // Drag and drop into a folder: a drop event carrying a file, as the browser makes one.
+    await page.getByLabel('Folder', { exact: true }).fill('reports');
+    await page.getByRole('button', { name: 'Open folder' }).click();
+    const drop = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['q3 numbers'], 'q3.csv', { type: 'text/csv' }));
+      return dt;
+    });
+    await page.locator('.drop').dispatchEvent('drop', { dataTransfer: drop });
+    await page.getByRole('cell', { name: 'q3.csv', exact: true }).waitFor();
+    await page.locator('.crumbs').getByRole('button', { name: 'files' }).click();
+    await page.getByRole('button', { name: '📁 reports/' }).waitFor();
+    const listed = await (await t.fetch('/api/storage/buckets/files/objects', { headers: { 'x-api-key': t.adminKey } })).json();
+    expect(listed.data.map((o: { key: string }) => o.key).sort()).toEqual(['hello.txt', 'reports/q3.csv']);
+
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download hello.txt' }).click()]);
     expect(download.suggestedFilename()).toBe('hello.txt');
     expect(readFileSync((await download.path())!, 'utf8')).toBe('hello from the dashboard');

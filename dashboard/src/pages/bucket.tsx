@@ -115,6 +115,21 @@ export function Bucket({ bucket }: { bucket: string }) {
       </p>
       <h1>{bucket}</h1>
       <Uploader bucket={bucket} prefix={prefix} onDone={reload} />
+      <form
+        class="inline"
+        aria-label="Open a folder"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const input = (e.currentTarget as HTMLFormElement).elements.namedItem('folder') as HTMLInputElement;
+          const name = input.value.replace(/^\/+|\/+$/g, '');
+          if (name) open(`${prefix}${name}/`);
+          input.value = '';
+        }}
+      >
+        <label for="folder">Folder</label>
+        <input id="folder" name="folder" placeholder="name (uploads create it)" />
+        <button type="submit">Open folder</button>
+      </form>
       <ErrorBox error={error ?? act.error} />
       {signed && (
         <p role="status" class="row">

@@ -164,7 +164,8 @@ function InsertRow(props: { table: string; columns: Column[]; onClose: () => voi
 /** A page of rows: sort, filters, insert, inline edit, delete. Never loads the whole table. */
 export function Rows({ table, columns }: { table: string; columns: Column[] }) {
   const [offset, setOffset] = useState(0);
-  const [order, setOrder] = useState<string | null>(null);
+  // Rows keep their place while edited: by creation time when the table has it.
+  const [order, setOrder] = useState<string | null>(columns.some((c) => c.name === 'created_at') ? 'created_at.asc' : null);
   const [filters, setFilters] = useState<Filter[]>(initialFilters);
   const [inserting, setInserting] = useState(false);
   const del = useAction();
