@@ -21,7 +21,7 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
   const missing = mkdtempSync(path.join(tmpdir(), 'plinth-nodash-'));
 
   beforeAll(async () => {
-    t = await startApp(backend, {}, (app) => void app.register(dashboardAt(missing), { prefix: '/unbuilt' }));
+    t = await startApp(backend, {}, (app) => void app.register(dashboardAt(missing), { prefix: '/unbuilt' } as never));
     admin = { headers: { 'x-api-key': t.adminKey } };
     await call(t, 'POST', '/api/database/tables', {
       ...admin,
@@ -152,6 +152,17 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
       envelope(gone.body, 'NOT_FOUND');
       const escape = await t.fetch('/dashboard/assets/..%2f..%2f..%2fpackage.json');
       expect(escape.status).toBe(404);
+    });
+    it.runIf(built)('is not rate limited: the files are static', async () => {
+      const limited = await startApp(backend, { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '2' });
+      try {
+        for (let i = 0; i < 4; i++) expect((await limited.fetch('/dashboard/')).status).toBe(200);
+        const api = [];
+        for (let i = 0; i < 3; i++) api.push((await limited.fetch('/api/keys/anon', { headers: { 'x-api-key': limited.adminKey } })).status);
+        expect(api).toEqual([200, 200, 429]);
+      } finally {
+        await limited.close();
+      }
     });
     it('answers 503 with the envelope when the build is missing', async () => {
       const r = await call(t, 'GET', '/unbuilt/dashboard/tables');

@@ -47,7 +47,8 @@ function Logs({ slug }: { slug: string }) {
       }
     };
     void poll();
-    const timer = setInterval(poll, 2000);
+    // Only while the tab is visible: polls count against the admin key's rate limit.
+    const timer = setInterval(() => document.visibilityState === 'visible' && void poll(), 2000);
     return () => {
       live = false;
       clearInterval(timer);

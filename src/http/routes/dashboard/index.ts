@@ -82,7 +82,8 @@ export function dashboardAt(dir: string): RoutePlugin {
       if (rel.startsWith('assets/')) throw new AppError('NOT_FOUND', { message: `No dashboard file "${rel.slice(0, 200)}".`, nextActions: 'Reload /dashboard: the page may be older than the build.' });
       return sendIndex(reply, index.file);
     };
-    const config = { access: 'open' as const };
+    // Static files: no credential read, and not counted against the per-minute limit.
+    const config = { access: 'open' as const, rateLimit: false as const };
     app.get('/dashboard', { config, schema: { hide: true } }, (request, reply) =>
       request.url.endsWith('/') ? handler({ params: {} }, reply) : reply.redirect('/dashboard/', 301),
     );
