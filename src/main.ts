@@ -45,7 +45,15 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  if (config.publicUrl === null && !LOOPBACK.has(config.host)) {
+    app.log.warn(
+      'PUBLIC_URL is not set: absolute links (upload and download URLs, a function\'s request URL) follow each request\'s Host header. ' +
+        'Set PUBLIC_URL to the public address (e.g. https://api.example.com) so that a forged Host cannot make links point elsewhere.',
+    );
+  }
 }
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 main().catch((err) => {
   process.stderr.write(`Plinth failed to start: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -21,6 +21,8 @@ declare module 'fastify' {
      * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
      */
     handlerChecksSession?: boolean;
+    /** What a caller refused by `access` should do instead, when the general advice misleads. */
+    refusalHint?: string;
   }
   interface FastifyRequest {
     identity: Identity;

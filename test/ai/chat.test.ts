@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { MOCK_USAGE, OpenAiMock } from '../helpers/openai-mock.js';
+import { jsonLines } from '../helpers/log.js';
 
 const KEY = 'sk-test-plinth-upstream-key-0123456789';
 
@@ -220,9 +221,18 @@ describe.each(backends())('AI configuration (%s)', (backend) => {
     await mock?.stop();
   });
 
-  it('answers 503 AI_NOT_CONFIGURED saying what to set when AI_BASE_URL is missing', async () => {
-    const t = await startApp(backend);
+  it('answers 503 AI_NOT_CONFIGURED saying what to set when AI_BASE_URL is missing (logged at info, no stack)', async () => {
+    const log = jsonLines();
+    const t = await startApp(backend, { LOG_LEVEL: 'info' }, undefined, log.stream);
     try {
+      // The anon key is refused the same way whether AI is set up or not: who comes before what.
+      const anon = await t.fetch('/api/ai/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', apikey: t.anonKey },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(anon.status).toBe(403);
+      expect((await anon.json()).error).toBe('FORBIDDEN');
       const user = await createTestUser(t);
       for (const [path, body] of [
         ['/api/ai/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] }],
@@ -238,6 +248,10 @@ describe.each(backends())('AI configuration (%s)', (backend) => {
       for (const path of ['/api/ai/models', '/api/ai/usage/me']) expect((await t.fetch(path, { headers: user.auth })).status).toBe(503);
       const health = await (await t.fetch('/api/health?checks=true')).json();
       expect(health.checks.ai).toBeUndefined();
+      const answers = log.lines.filter((l) => l.code === 'AI_NOT_CONFIGURED');
+      expect(answers.length).toBeGreaterThan(0);
+      // A feature left off is the server's setup, not a failure: info, without an error or stack.
+      expect(answers.every((l) => l.level === 30 && l.err === undefined)).toBe(true);
     } finally {
       await t.close();
     }

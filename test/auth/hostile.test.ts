@@ -55,6 +55,10 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
       'non-uuid sub': await sign({ ...good, sub: "1' or '1'='1" }),
       'unknown role': await sign({ ...good, role: 'service_role' }),
       'huge token': 'a'.repeat(8000),
+      // One token, one spelling: padding or stray low bits decode to the same bytes in jose.
+      'padded signature': `${u.token}=`,
+      'padded payload': `${h}.${p}=.${s}`,
+      'signature with stray bits': `${h}.${p}.${s!.slice(0, -1)}${String.fromCharCode(s!.charCodeAt(s!.length - 1) ^ 1)}`,
     };
     for (const [name, token] of Object.entries(tokens)) {
       const me = await call(t, 'GET', '/api/auth/user', { token });
@@ -75,6 +79,14 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
     expectError(await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-1' } }), 401, 'INVALID_CREDENTIALS');
+  });
+
+  it('a wrong key next to a valid token is 401: every credential sent must be valid', async () => {
+    const u = await createTestUser(t);
+    for (const headers of [{ 'x-api-key': 'ik_wrong' }, { apikey: 'anon_wrong' }, { apikey: 'garbage' }] as Array<Record<string, string>>) {
+      expectError(await call(t, 'GET', '/api/auth/user', { token: u.token, headers }), 401);
+    }
+    expect((await call(t, 'GET', '/api/auth/user', { token: u.token, headers: { apikey: t.anonKey } })).status).toBe(200);
   });
 
   it('an Authorization header that is not "Bearer <token>" is 401, never treated as anon', async () => {

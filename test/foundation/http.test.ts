@@ -262,6 +262,16 @@ describe('request logs', () => {
     expect(linesOf('trace-500')[1]!.err.message).toBe('internal detail');
     expect(linesOf('trace-401').some((l) => l.code === 'UNAUTHORIZED')).toBe(true);
     expect(JSON.stringify(lines)).not.toContain('s3cr3t-value');
+    // A key sent in the query string by mistake, whatever its spelling, is masked too.
+    const keyed = await t.fetch('/api/health?api_key=ik_leak1&apiKey=leak2&client_secret=leak3&code=leak4&x-amz-signature=leak5&page=2', {
+      headers: { 'x-request-id': 'trace-key' },
+    });
+    expect(keyed.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(linesOf('trace-key')[0]!.req.url).toBe(
+      '/api/health?api_key=[redacted]&apiKey=[redacted]&client_secret=[redacted]&code=[redacted]&x-amz-signature=[redacted]&page=2',
+    );
+    expect(JSON.stringify(lines)).not.toMatch(/leak[1-5]/);
     // Every request line has an id; only the process's own lines (listening, shutdown) have none.
     expect(lines.filter((l) => l.req || l.res || l.err || l.code).every((l) => typeof l.reqId === 'string')).toBe(true);
   });

@@ -137,6 +137,12 @@ describe.each(backends())('functions on %s', (backend) => {
       expect((await t.fetch('/api/functions', { headers: { apikey: t.anonKey } })).status).toBe(403);
       expect((await t.fetch('/api/functions/echo/logs', { headers: user.auth })).status).toBe(403);
       expect((await t.fetch('/api/secrets', { headers: user.auth })).status).toBe(403);
+      // A user who GETs a function is pointed at the ways to call it, not at the admin key only.
+      const read = await t.fetch('/api/functions/echo', { headers: user.auth });
+      expect(read.status).toBe(403);
+      const refusal = await json(read);
+      expect(refusal.nextActions).toContain('POST /api/functions/{slug}');
+      expect(refusal.nextActions).toContain('/functions/{slug}');
     });
 
     it('deletes, then the function is gone everywhere', async () => {

@@ -363,6 +363,18 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
     expect(t.localFiles().filter((f) => f.startsWith('nope/'))).toEqual([]);
   });
 
+  it('without PUBLIC_URL, a Host header that is not a plain host[:port] builds no link (400); a plain one is used as is', async () => {
+    const strategy = (host: string) =>
+      raw(base, 'POST', '/api/storage/buckets/h/upload-strategy', { ...admin, host, 'content-type': 'application/json' }, '{"filename":"a.txt"}');
+    for (const host of ['evil.example/phish?', 'user@evil.example', 'a b', 'evil.example#x', '[::1']) {
+      expectError(await strategy(host), 400, 'INVALID_INPUT');
+    }
+    const plain = await strategy('files.example:8443');
+    expect(plain.status).toBe(200);
+    expect(JSON.parse(plain.body).uploadUrl).toMatch(/^http:\/\/files\.example:8443\/api\/storage\/buckets\/h\/objects\//);
+    await expectNothingStored();
+  });
+
   it('a bucket name that is not valid is a 400 on every route', async () => {
     for (const [method, path] of [
       ['GET', '/api/storage/buckets/bad.name/objects/x'],

@@ -57,7 +57,7 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
       const failure = (request as WithFailure)[FAILED];
       if (failure) return done(failure);
       try {
-        enforce(access, request);
+        enforce(access, request, request.routeOptions.config.refusalHint);
         done();
       } catch (err) {
         done(err as Error);
@@ -80,7 +80,7 @@ function hasCredential(request: FastifyRequest): boolean {
   return h.authorization !== undefined || h.apikey !== undefined || h['x-api-key'] !== undefined;
 }
 
-function enforce(access: Access, request: FastifyRequest): void {
+function enforce(access: Access, request: FastifyRequest, hint: string | undefined): void {
   const kind = request.identity.kind;
   if (access === 'open' || access === 'public' || kind === 'admin') return;
   if (kind === 'none') throw new AppError('UNAUTHORIZED');
@@ -89,8 +89,9 @@ function enforce(access: Access, request: FastifyRequest): void {
   throw new AppError('FORBIDDEN', {
     message: access === 'admin' ? 'This endpoint is for admins only.' : 'This endpoint needs a signed-in user.',
     nextActions:
-      access === 'admin'
+      hint ??
+      (access === 'admin'
         ? 'Send the admin API key as "x-api-key: <key>".'
-        : 'Sign in and send the access token as "Authorization: Bearer <token>".',
+        : 'Sign in and send the access token as "Authorization: Bearer <token>".'),
   });
 }

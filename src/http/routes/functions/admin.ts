@@ -3,6 +3,9 @@ import type { RoutePlugin } from '../../types.js';
 import { SLUG_PATTERN } from '../../../functions/slug.js';
 
 const tags = ['functions'];
+/** A user who GETs a function most likely wants to call it: say how. */
+const CALL_INSTEAD =
+  'Reading and managing functions needs the admin API key. To call a function, send POST /api/functions/{slug} with your token, or any method to /functions/{slug}.';
 const Status = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('error')]);
 const fields = {
   id: Type.String({ format: 'uuid' }),
@@ -28,7 +31,7 @@ const CODE_BODY_LIMIT = 8 * 1024 * 1024;
 export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
   const fns = deps.functions;
 
-  app.get('/api/functions', { schema: { tags, summary: 'List functions (without code)', response: { 200: Type.Array(FunctionSummary) } } }, async () =>
+  app.get('/api/functions', { schema: { tags, summary: 'List functions (without code)', response: { 200: Type.Array(FunctionSummary) } }, config: { refusalHint: CALL_INSTEAD } }, async () =>
     fns.list(),
   );
 
@@ -60,7 +63,10 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.get(
     '/api/functions/:slug',
-    { schema: { tags, summary: 'A function with its code', params: SlugParams, response: { 200: FunctionDetail } } },
+    {
+      schema: { tags, summary: 'A function with its code', params: SlugParams, response: { 200: FunctionDetail } },
+      config: { refusalHint: CALL_INSTEAD },
+    },
     async (request) => (await fns.get(request.params.slug)) as Awaited<ReturnType<typeof fns.get>> & { code: string },
   );
 

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../../../auth/identity.js';
 import type { FunctionService } from '../../../functions/service.js';
 import type { RoutePlugin } from '../../types.js';
+import { publicOrigin } from '../../origin.js';
 
 const tags = ['functions'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -55,7 +56,7 @@ async function run(
   const headers: IncomingHttpHeaders = {};
   for (const [k, v] of Object.entries(request.headers)) if (forwarded(k, v)) headers[k] = v;
   if (identity) Object.assign(headers, identityHeaders(identity));
-  const base = publicUrl ?? `${request.protocol}://${request.host}`;
+  const base = publicOrigin(request, publicUrl);
   const res = await fns.invoke(slug, {
     method: request.method,
     url: base + request.url,

@@ -2,10 +2,11 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../../config/index.js';
 import { AppError } from '../../../errors/index.js';
 import { decodeKeyFromPath } from '../../../storage/keys.js';
+import { publicOrigin } from '../../origin.js';
 
 /** The absolute base of URLs handed to clients: PUBLIC_URL, else this request's origin. */
 export function baseUrl(request: FastifyRequest, config: Readonly<Config>): string {
-  return config.publicUrl ?? `${request.protocol}://${request.host}`;
+  return publicOrigin(request, config.publicUrl);
 }
 
 const OBJECTS_PATH = /^\/api\/storage\/buckets\/[^/]+\/objects\/(.*)$/;
