@@ -175,7 +175,10 @@ export function Rows({ table, columns }: { table: string; columns: Column[] }) {
     const r = await request(`/api/database/records/${enc(table)}?${q.join('&')}`);
     return { rows: (await r.json()) as Record<string, unknown>[], total: Number(r.headers.get('x-total-count') ?? 0) };
   }, [table, offset, order, JSON.stringify(filters)]);
-  const sortBy = (c: string) => setOrder(order === `${c}.asc` ? `${c}.desc` : `${c}.asc`);
+  const sortBy = (c: string) => {
+    setOrder(order === `${c}.asc` ? `${c}.desc` : `${c}.asc`);
+    setOffset(0);
+  };
   return (
     <div>
       <div class="row">
