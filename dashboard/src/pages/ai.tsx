@@ -89,7 +89,7 @@ export function Ai() {
         <>
           <StackedBars title="Tokens per day, by model" days={dayList} series={models} value={(d, m) => sum((r) => r.day === d && r.model === m, 'totalTokens')} />
           <StackedBars title="Requests per day, by user" days={dayList} series={users} value={(d, u) => sum((r) => r.day === d && who(r) === u, 'requests')} />
-          <div class="grid-wrap">
+          <div class="grid-wrap" tabIndex={0}>
             <table class="grid" aria-label="Usage per day, model and user">
               <thead>
                 <tr>

@@ -136,7 +136,7 @@ export function Bucket({ bucket }: { bucket: string }) {
           Link to {signed.key} (1 hour): <code class="url">{signed.url}</code> <CopyButton text={signed.url} label="Copy link" />
         </p>
       )}
-      <div class="grid-wrap">
+      <div class="grid-wrap" tabIndex={0}>
         <table class="grid" aria-label="Files">
           <thead>
             <tr>

@@ -160,7 +160,7 @@ function SchemaEditor({ schema, onChanged }: { schema: Schema; onChanged: () => 
       <p>
         Row-level security: <strong>{schema.rlsEnabled ? 'on' : 'off'}</strong>
       </p>
-      <div class="grid-wrap">
+      <div class="grid-wrap" tabIndex={0}>
         <table class="grid">
           <thead>
             <tr>
@@ -219,7 +219,7 @@ function Policies({ table, rls }: { table: string; rls: boolean }) {
       <ErrorBox error={error} />
       {data && data.policies.length === 0 && <p class="muted">No policies.</p>}
       {data && data.policies.length > 0 && (
-        <div class="grid-wrap">
+        <div class="grid-wrap" tabIndex={0}>
           <table class="grid" aria-label="Policies">
             <thead>
               <tr>

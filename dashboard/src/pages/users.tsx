@@ -79,7 +79,7 @@ export function Users() {
       </form>
       <ErrorBox error={error ?? act.error} />
       {notice && <p role="status">{notice}</p>}
-      <div class="grid-wrap">
+      <div class="grid-wrap" tabIndex={0}>
         <table class="grid">
           <thead>
             <tr>
