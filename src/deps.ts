@@ -19,6 +19,7 @@ import { AuthGuard } from './auth/guard.js';
 import { MemoryCounter, RedisCounter } from './lib/counter.js';
 import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
+import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 
 export const VERSION: string = JSON.parse(
@@ -49,6 +50,8 @@ export interface Deps {
   /** Email delivery (SMTP_URL), or the log in development. */
   mailer: Mailer;
   auth: AuthService;
+  /** Sign-in with OpenID Connect providers and GitHub (OAUTH_PROVIDERS), identities. */
+  oauth: OAuthService;
   /** Shared counters for rate limits across instances (REDIS_URL), else null. */
   redis: Redis | null;
   healthChecks: Record<string, HealthCheck>;
@@ -118,6 +121,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,
     });
+    const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl });
     const ai = createAiGateway(config.ai, db);
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
@@ -134,6 +138,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       ai,
       mailer,
       auth,
+      oauth,
       redis,
       healthChecks,
       storage,

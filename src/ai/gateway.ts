@@ -15,6 +15,7 @@ import {
   type Usage,
 } from './shape.js';
 import type { DailyUsage, UsageLine, UsageQuery } from './usage-store.js';
+import { shapeEmbeddings, type EmbeddingsAnswer, type EmbeddingsRequest } from './embeddings.js';
 import { CLIENT_CLOSED, type Caller, type MeteredCall, type UsageMeter } from './usage.js';
 
 /** Who calls and how the call ends early: the caller's identity, its disconnect signal, its log. */
@@ -122,6 +123,22 @@ export class AiGateway {
       const raw = await upstream.images({ ...req, model }, ctx.signal);
       const { answer, usage } = shapeImages(raw);
       this.meter.record(call, { usage, estimated: false, status: 200, images: answer.data.length });
+      return answer;
+    } catch (err) {
+      this.meter.recordFailure(call, err);
+      throw this.safe(err);
+    }
+  }
+
+  /** Embeddings (OpenAI format in and out); prompt tokens are metered like chat. */
+  async embeddings(ctx: CallContext, req: EmbeddingsRequest): Promise<EmbeddingsAnswer> {
+    const upstream = this.admit(ctx);
+    const model = this.model(req.model);
+    await this.meter.checkBudget(ctx.caller);
+    const call = metered(ctx, { endpoint: 'embeddings', model, stream: false, started: performance.now() });
+    try {
+      const { answer, usage, estimated } = shapeEmbeddings(await upstream.embeddings({ ...req, model }, ctx.signal), model, req.input);
+      this.meter.record(call, { usage, estimated, status: 200 });
       return answer;
     } catch (err) {
       this.meter.recordFailure(call, err);

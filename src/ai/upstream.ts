@@ -20,8 +20,9 @@ export interface AiUpstream {
    * ("[DONE]" included), in batches of the events that arrived together.
    */
   chatStream(body: Json, signal: AbortSignal): Promise<AsyncIterable<string[]>>;
-  /** POST /images/generations: the parsed JSON answer. */
+  /** POST /images/generations, POST /embeddings: the parsed JSON answer. */
   images(body: Json, signal: AbortSignal): Promise<unknown>;
+  embeddings(body: Json, signal: AbortSignal): Promise<unknown>;
   /** GET /models: the parsed JSON answer. */
   models(signal: AbortSignal): Promise<unknown>;
   /** GET /models: resolves when the upstream answers with a 2xx (health check). */
@@ -119,7 +120,6 @@ export class OpenAiUpstream implements AiUpstream {
   constructor(private readonly opts: UpstreamOptions) {
     this.http = new HttpClient(opts.baseUrl);
   }
-
   close(): void {
     this.http.close();
   }
@@ -131,6 +131,8 @@ export class OpenAiUpstream implements AiUpstream {
   async images(body: Json, signal: AbortSignal): Promise<unknown> {
     return this.json('images/generations', body, signal);
   }
+
+  embeddings(body: Json, signal: AbortSignal): Promise<unknown> { return this.json('embeddings', body, signal); } // prettier-ignore
 
   async models(signal: AbortSignal): Promise<unknown> {
     return this.json('models', null, signal);

@@ -6,7 +6,7 @@ export type CallerKind = 'user' | 'admin' | 'anon';
 export interface UsageRecord {
   userId: string | null;
   caller: CallerKind;
-  endpoint: 'chat' | 'images';
+  endpoint: 'chat' | 'images' | 'embeddings';
   model: string;
   stream: boolean;
   promptTokens: number;

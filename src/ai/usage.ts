@@ -11,7 +11,7 @@ export type Caller = { kind: CallerKind; userId: string | null };
 /** One call being metered: who makes it, to what, and when it started. */
 export interface MeteredCall {
   caller: Caller;
-  endpoint: 'chat' | 'images';
+  endpoint: 'chat' | 'images' | 'embeddings';
   model: string;
   stream: boolean;
   /** performance.now() when the call was sent upstream. */

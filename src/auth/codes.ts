@@ -2,7 +2,11 @@ import { createHmac, randomInt } from 'node:crypto';
 import type { Queryable } from '../db/types.js';
 import { safeEqual } from '../lib/crypto.js';
 
-export type CodePurpose = 'verify_email' | 'reset_password';
+/**
+ * verify_email, reset_password, sign_in: 6-digit codes mailed to the user. reset_token: the
+ * one-time token a reset code is exchanged for (InsForge's two-step reset), stored the same way.
+ */
+export type CodePurpose = 'verify_email' | 'reset_password' | 'sign_in' | 'reset_token';
 
 export const CODE_TTL_SECONDS = 15 * 60;
 export const CODE_MAX_ATTEMPTS = 5;
@@ -22,9 +26,12 @@ export class EmailCodes {
     return createHmac('sha256', this.key).update(`${userId}:${purpose}:${code}`).digest('hex');
   }
 
-  /** Issues a fresh code for the user and purpose, replacing any earlier one. */
-  async issue(db: Queryable, userId: string, purpose: CodePurpose): Promise<string> {
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  /**
+   * Issues a fresh code for the user and purpose, replacing any earlier one: 6 random digits,
+   * or `given` (a long random token made by the caller).
+   */
+  async issue(db: Queryable, userId: string, purpose: CodePurpose, given?: string): Promise<string> {
+    const code = given ?? String(randomInt(0, 1_000_000)).padStart(6, '0');
     await db.query(
       `insert into auth.email_codes (user_id, purpose, code_hmac, expires_at)
        values ($1, $2, $3, now() + make_interval(secs => $4))

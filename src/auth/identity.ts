@@ -43,8 +43,11 @@ export function dbSessionCheck(db: Queryable): SessionCheck {
   };
 }
 
-/** The answer to a token whose session was signed out, expired or whose user is gone. */
-export const sessionEnded = () => new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended.' });
+/**
+ * The answer to a token whose session was signed out, expired or whose user is gone:
+ * AUTH_UNAUTHORIZED, the 401 on which clients refresh (a refresh of an ended session then fails).
+ */
+export const sessionEnded = () => new AppError('AUTH_UNAUTHORIZED', { message: 'The session of this access token has ended.' });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -100,7 +103,7 @@ export class IdentityResolver {
   }
 
   /**
-   * For a user identity whose session check was deferred: throws INVALID_TOKEN when the
+   * For a user identity whose session check was deferred: throws AUTH_UNAUTHORIZED when the
    * session has ended. Anything else passes.
    */
   async assertSessionLive(identity: Identity): Promise<void> {

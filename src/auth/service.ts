@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { TokenSigner } from './tokens.js';
@@ -34,6 +35,26 @@ export interface AuthServiceDeps {
 }
 
 const CODE_MINUTES = CODE_TTL_SECONDS / 60;
+const RESET_TOKEN = /^rpt_([0-9a-f-]{36})_[A-Za-z0-9_-]{32}$/;
+
+/** Subject and text of each mailed code (the subject carries the code, for mail previews). */
+const MAILS: Record<CodePurpose, (code: string) => { subject: string; text: string }> = {
+  verify_email: (code) => ({
+    subject: `Your verification code: ${code}`,
+    text: `Your verification code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not sign up, ignore this email.\n`,
+  }),
+  reset_password: (code) => ({
+    subject: `Your password reset code: ${code}`,
+    text: `Your password reset code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to reset your password, ignore this email: your password stays as it is.\n`,
+  }),
+  sign_in: (code) => ({
+    subject: `Your sign-in code: ${code}`,
+    text: `Your sign-in code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to sign in, ignore this email.\n`,
+  }),
+  reset_token: () => {
+    throw new Error('reset tokens are handed out, never mailed');
+  },
+};
 
 /** Sign-up, sign-in, sessions, email codes and user administration. Framework-free. */
 export class AuthService {
@@ -55,19 +76,7 @@ export class AuthService {
     const email = parseEmail(input.email);
     const name = input.name?.trim() || null;
     const passwordHash = await hashPassword(input.password);
-    let row: UserRow;
-    try {
-      row = await users.insertUser(this.deps.db, { email, passwordHash, name });
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'ALREADY_EXISTS') {
-        throw new AppError('ALREADY_EXISTS', {
-          message: 'An account with this email already exists.',
-          nextActions: 'Sign in with POST /api/auth/signin, or reset the password with POST /api/auth/email/send-reset-password.',
-          cause: err,
-        });
-      }
-      throw err;
-    }
+    const row = await this.insertNewUser({ email, passwordHash, name });
     if (this.deps.requireEmailVerification) {
       // Not counted against the per-address mail limit: an address signs up once, and a
       // 429 here would leave an account behind with no code.
@@ -95,14 +104,13 @@ export class AuthService {
     return this.startSession(row, ctx);
   }
 
-  /** The user behind a live session (the identity layer has checked the session). */
   /**
    * The signed-in user, read together with the check that the session is live (the route
-   * leaves that check to this query): an ended session or a deleted user is INVALID_TOKEN.
+   * leaves that check to this query): an ended session or a deleted user is AUTH_UNAUTHORIZED.
    */
   async currentUser(caller: { userId: string; sessionId: string }): Promise<User> {
     const row = await users.userOfLiveSession(this.deps.db, caller.userId, caller.sessionId);
-    if (!row) throw new AppError('INVALID_TOKEN', { message: 'The session of this access token has ended, or its user no longer exists.' });
+    if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The session of this access token has ended, or its user no longer exists.' });
     return users.toUser(row);
   }
 
@@ -128,6 +136,16 @@ export class AuthService {
   /** Ends a session by id (from the caller's access token). */
   async signOutSession(sessionId: string): Promise<void> {
     await sessions.revokeSession(this.deps.db, sessionId);
+  }
+
+  /**
+   * Ends the session of an access token that has expired (the InsForge SDK signs out with the
+   * last token it holds). The token must be authentic; an ended session stays ended.
+   */
+  async signOutExpiredToken(token: string): Promise<void> {
+    const claims = await this.deps.tokens.verifyIgnoringExpiry(token);
+    if (claims.role !== 'authenticated') throw new AppError('INVALID_TOKEN');
+    await sessions.revokeSessionOf(this.deps.db, claims.sid, claims.sub);
   }
 
   /** Ends the session a refresh token belongs to (sign-out after the access token expired). */
@@ -178,13 +196,75 @@ export class AuthService {
     if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'reset_password', input.code))) {
       throw new AppError('INVALID_CODE');
     }
-    const hash = await hashPassword(input.newPassword);
-    await this.deps.db.transaction(async (tx) => {
-      await users.setPassword(tx, row.id, hash);
-      await sessions.revokeUserSessions(tx, row.id, caller?.userId === row.id ? caller.sessionId : null);
-      await this.deps.codes.revokeAll(tx, row.id);
-    });
-    await this.deps.guard.signInSucceeded(email);
+    await this.applyNewPassword(row, input.newPassword, caller);
+  }
+
+  /**
+   * InsForge's two-step reset, step 1: trades an emailed reset code for a one-time reset
+   * token (`rpt_<user id>_<random>`, kept only as an HMAC, valid as long as a code).
+   */
+  async exchangeResetCode(input: { email: string; code: string }): Promise<{ token: string; expiresAt: string }> {
+    const row = await users.userByEmail(this.deps.db, normalizeEmail(input.email));
+    if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'reset_password', input.code))) {
+      throw new AppError('INVALID_CODE');
+    }
+    const token = await this.deps.codes.issue(this.deps.db, row.id, 'reset_token', `rpt_${row.id}_${randomBytes(24).toString('base64url')}`);
+    return { token, expiresAt: new Date(Date.now() + CODE_TTL_SECONDS * 1000).toISOString() };
+  }
+
+  /** Step 2: sets the new password with the reset token, with the effects of resetPassword. */
+  async resetPasswordWithToken(
+    input: { token: string; newPassword: string },
+    caller: { userId: string; sessionId: string } | null,
+  ): Promise<void> {
+    const userId = RESET_TOKEN.exec(input.token)?.[1];
+    const row = userId ? await users.userById(this.deps.db, userId) : null;
+    if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'reset_token', input.token))) {
+      throw new AppError('INVALID_CODE', { message: 'The reset token is wrong, used or expired.' });
+    }
+    await this.applyNewPassword(row, input.newPassword, caller);
+  }
+
+  /** Mails a 6-digit sign-in code to a known address (answers the same for unknown ones). */
+  async sendSignInCode(rawEmail: string, ctx: AuthContext): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    await this.deps.guard.mailSent(email);
+    const row = await users.userByEmail(this.deps.db, email);
+    if (row) await this.sendCode(row, 'sign_in', ctx);
+  }
+
+  /** Signs in with an emailed sign-in code; the code proves the address, so it counts as verified. */
+  async signInWithCode(input: { email: string; code: string }, ctx: AuthContext): Promise<SignedIn> {
+    const row = await users.userByEmail(this.deps.db, normalizeEmail(input.email));
+    if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'sign_in', input.code))) {
+      throw new AppError('INVALID_CODE');
+    }
+    const verified = row.email_verified ? row : ((await users.markEmailVerified(this.deps.db, row.id)) ?? row);
+    return this.startSession(verified, ctx);
+  }
+
+  /**
+   * An admin creates an account with a password: no code is mailed and no session opened;
+   * the address counts as verified when the admin says so.
+   */
+  async createUser(input: { email: string; password: string; name?: string; emailVerified?: boolean }): Promise<User> {
+    const row = await this.insertNewUser({ email: parseEmail(input.email), passwordHash: await hashPassword(input.password), name: input.name?.trim() || null });
+    if (!input.emailVerified) return users.toUser(row);
+    return users.toUser((await users.markEmailVerified(this.deps.db, row.id)) ?? row);
+  }
+
+  /** A user's id and profile (public facts: no email). */
+  async profileOf(userId: string): Promise<{ id: string; profile: Record<string, unknown> }> {
+    const row = await users.userById(this.deps.db, userId);
+    if (!row) throw new AppError('USER_NOT_FOUND');
+    return { id: row.id, profile: users.toUser(row).profile };
+  }
+
+  /** Merges keys into the caller's profile; a null value removes a key. */
+  async updateProfile(userId: string, patch: Record<string, unknown>): Promise<{ id: string; profile: Record<string, unknown> }> {
+    const row = await users.mergeProfile(this.deps.db, userId, patch);
+    if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The user of this access token no longer exists.' });
+    return { id: row.id, profile: users.toUser(row).profile };
   }
 
   async listUsers(page: { limit: number; offset: number; search?: string }) {
@@ -213,7 +293,34 @@ export class AuthService {
     return sessions.revokeUserSessions(this.deps.db, id, null);
   }
 
-  private async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
+  private async insertNewUser(u: { email: string; passwordHash: string; name: string | null }): Promise<UserRow> {
+    try {
+      return await users.insertUser(this.deps.db, u);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'ALREADY_EXISTS') {
+        throw new AppError('ALREADY_EXISTS', {
+          message: 'An account with this email already exists.',
+          nextActions: 'Sign in with POST /api/auth/signin, or reset the password with POST /api/auth/email/send-reset-password.',
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** Sets a new password: other sessions end, every other code is void. */
+  private async applyNewPassword(row: UserRow, newPassword: string, caller: { userId: string; sessionId: string } | null): Promise<void> {
+    const hash = await hashPassword(newPassword);
+    await this.deps.db.transaction(async (tx) => {
+      await users.setPassword(tx, row.id, hash);
+      await sessions.revokeUserSessions(tx, row.id, caller?.userId === row.id ? caller.sessionId : null);
+      await this.deps.codes.revokeAll(tx, row.id);
+    });
+    await this.deps.guard.signInSucceeded(row.email);
+  }
+
+  /** Opens a session for a user who has proven who they are (password, code, or a provider sign-in). */
+  async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
     await sessions.pruneSessions(this.deps.db, row.id);
     const s = await sessions.openSession(this.deps.db, row.id, this.deps.refreshTtlSeconds, {
       ip: ctx.ip,
@@ -234,18 +341,7 @@ export class AuthService {
    */
   private async sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
     const code = await this.deps.codes.issue(this.deps.db, row.id, purpose);
-    const mail: Mail =
-      purpose === 'verify_email'
-        ? {
-            to: row.email,
-            subject: `Your verification code: ${code}`,
-            text: `Your verification code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not sign up, ignore this email.\n`,
-          }
-        : {
-            to: row.email,
-            subject: `Your password reset code: ${code}`,
-            text: `Your password reset code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to reset your password, ignore this email: your password stays as it is.\n`,
-          };
+    const mail: Mail = { to: row.email, ...MAILS[purpose](code) };
     this.deps.mailer.send(mail, ctx.log).catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
   }
 }

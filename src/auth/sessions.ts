@@ -94,6 +94,15 @@ export async function revokeSession(db: Queryable, sessionId: string): Promise<b
   return rowCount === 1;
 }
 
+/** Ends one session of a given user (ids from a token: a non-uuid matches nothing). */
+export async function revokeSessionOf(db: Queryable, sessionId: string, userId: string): Promise<void> {
+  await db.query(
+    `update auth.sessions set revoked_at = now()
+     where id::text = $1 and user_id::text = $2 and revoked_at is null`,
+    [sessionId, userId],
+  );
+}
+
 /** Ends every session of a user except `keep` (if given). */
 export async function revokeUserSessions(db: Queryable, userId: string, keep: string | null): Promise<number> {
   const { rowCount } = await db.query(

@@ -13,8 +13,8 @@ describe('TokenSigner', () => {
     expect(first).toMatchObject(claims);
     expect(await signer.verify(token)).toBe(first);
     await new Promise((r) => setTimeout(r, (first.exp - Date.now() / 1000) * 1000 + 50));
-    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'INVALID_TOKEN', message: 'The access token has expired.' });
-    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'AUTH_UNAUTHORIZED', message: 'The access token has expired.' });
+    await expect(signer.verify(token)).rejects.toMatchObject({ code: 'AUTH_UNAUTHORIZED' });
   });
 
   it('refuses a token signed with another secret, even after a good one was seen', async () => {

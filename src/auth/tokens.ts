@@ -45,7 +45,7 @@ export class TokenSigner {
     if (known) {
       if (known.exp > Date.now() / 1000) return known;
       this.verified.delete(token);
-      throw new AppError('INVALID_TOKEN', { message: 'The access token has expired.' });
+      throw expiredToken();
     }
     const claims = await this.check(token);
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
@@ -53,12 +53,20 @@ export class TokenSigner {
     return claims;
   }
 
-  private async check(token: string): Promise<AccessClaims> {
+  /**
+   * The claims of an authentic token even if it has expired (up to a year ago): for signing
+   * out with the last token a client holds. Anything not signed by this server is refused.
+   */
+  async verifyIgnoringExpiry(token: string): Promise<AccessClaims> {
+    return this.check(token, 366 * 86_400);
+  }
+
+  private async check(token: string, clockTolerance = 0): Promise<AccessClaims> {
     // One token, one spelling: base64url without padding and without stray bits in a segment's
     // last character (jose decodes `=` padding and such variants to the same bytes).
     if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, clockTolerance });
       const { sub, email, role, sid, iat, exp } = payload as Record<string, unknown>;
       if (
         typeof sub !== 'string' ||
@@ -73,14 +81,15 @@ export class TokenSigner {
       return Object.freeze({ sub, email, role, sid, iat, exp });
     } catch (err) {
       if (err instanceof AppError) throw err;
-      const expired = err instanceof joseErrors.JWTExpired;
-      throw new AppError('INVALID_TOKEN', {
-        message: expired ? 'The access token has expired.' : 'The access token is invalid.',
-        cause: err,
-      });
+      // An expired token is AUTH_UNAUTHORIZED, the code on which clients refresh and retry;
+      // a forged or garbled one stays INVALID_TOKEN (refreshing would not help).
+      if (err instanceof joseErrors.JWTExpired) throw expiredToken(err);
+      throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.', cause: err });
     }
   }
 }
+
+const expiredToken = (cause?: unknown) => new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 

@@ -1,13 +1,20 @@
 import type { Queryable } from '../db/types.js';
 import { liveSessionSql } from './identity.js';
+import { providersOf } from './providers.js';
 
 /** A user as the API shows it. */
 export interface User {
   id: string;
   email: string;
   emailVerified: boolean;
-  profile: { name?: string; avatar_url?: string };
+  /** `name` and `avatar_url` by convention; any other keys the user set. */
+  profile: Record<string, unknown>;
+  /** How the user signs in (`email` for a password account). */
+  providers: string[];
   createdAt: string;
+  updatedAt: string;
+  /** Server-side metadata; Plinth keeps none yet, so always null (the SDK's shape has it). */
+  metadata: Record<string, unknown> | null;
 }
 
 export interface UserRow {
@@ -17,37 +24,40 @@ export interface UserRow {
   email_verified: boolean;
   profile: Record<string, unknown> | null;
   created_at: Date | string;
+  updated_at: Date | string;
+  identity_providers?: string[] | null;
 }
 
-const COLUMNS = 'id, email, password_hash, email_verified, profile, created_at';
+export const USER_COLUMNS =
+  'id, email, password_hash, email_verified, profile, created_at, updated_at, ' +
+  'array(select i.provider from auth.identities i where i.user_id = auth.users.id group by i.provider order by min(i.created_at)) as identity_providers';
 
 export function toUser(row: UserRow): User {
-  const p = row.profile ?? {};
-  const profile: User['profile'] = {};
-  if (typeof p.name === 'string') profile.name = p.name;
-  if (typeof p.avatar_url === 'string') profile.avatar_url = p.avatar_url;
   return {
     id: row.id,
     email: row.email,
     emailVerified: row.email_verified,
-    profile,
+    profile: { ...(row.profile ?? {}) },
+    providers: providersOf(row),
     createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    metadata: null,
   };
 }
 
 export async function userByEmail(db: Queryable, email: string): Promise<UserRow | null> {
-  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where email = $1`, [email]);
+  const { rows } = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where email = $1`, [email]);
   return rows[0] ?? null;
 }
 
 export async function userById(db: Queryable, id: string): Promise<UserRow | null> {
-  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where id = $1`, [id]);
+  const { rows } = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $1`, [id]);
   return rows[0] ?? null;
 }
 
 /** The user of a live session: null when the session ended or the user is gone. */
 export async function userOfLiveSession(db: Queryable, id: string, sessionId: string): Promise<UserRow | null> {
-  const { rows } = await db.query<UserRow>(`select ${COLUMNS} from auth.users where id = $2 and ${liveSessionSql()}`, [sessionId, id]);
+  const { rows } = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $2 and ${liveSessionSql()}`, [sessionId, id]);
   return rows[0] ?? null;
 }
 
@@ -58,7 +68,7 @@ export async function insertUser(
 ): Promise<UserRow> {
   const profile = u.name === null ? {} : { name: u.name };
   const { rows } = await db.query<UserRow>(
-    `insert into auth.users (email, password_hash, profile) values ($1, $2, $3::jsonb) returning ${COLUMNS}`,
+    `insert into auth.users (email, password_hash, profile) values ($1, $2, $3::jsonb) returning ${USER_COLUMNS}`,
     [u.email, u.passwordHash, JSON.stringify(profile)],
   );
   return rows[0]!;
@@ -66,7 +76,7 @@ export async function insertUser(
 
 export async function markEmailVerified(db: Queryable, userId: string): Promise<UserRow | null> {
   const { rows } = await db.query<UserRow>(
-    `update auth.users set email_verified = true, updated_at = now() where id = $1 returning ${COLUMNS}`,
+    `update auth.users set email_verified = true, updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
     [userId],
   );
   return rows[0] ?? null;
@@ -74,7 +84,7 @@ export async function markEmailVerified(db: Queryable, userId: string): Promise<
 
 export async function setPassword(db: Queryable, userId: string, passwordHash: string): Promise<UserRow | null> {
   const { rows } = await db.query<UserRow>(
-    `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1 returning ${COLUMNS}`,
+    `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
     [userId, passwordHash],
   );
   return rows[0] ?? null;
@@ -89,7 +99,7 @@ export async function listUsers(
   const params: unknown[] = [page.limit, page.offset];
   if (page.search !== null) params.push(page.search);
   const { rows } = await db.query<UserRow & { total: number }>(
-    `select ${COLUMNS}, count(*) over () as total from auth.users ${where}
+    `select ${USER_COLUMNS}, count(*) over () as total from auth.users ${where}
      order by created_at, id limit $1 offset $2`,
     params,
   );
@@ -103,6 +113,17 @@ export async function listUsers(
     total = c.rows[0]!.n;
   }
   return { rows, total: Number(total) };
+}
+
+/**
+ * Merges keys into a user's profile (a null value removes its key); null when the user is gone.
+ */
+export async function mergeProfile(db: Queryable, userId: string, patch: Record<string, unknown>): Promise<UserRow | null> {
+  const { rows } = await db.query<UserRow>(
+    `update auth.users set profile = jsonb_strip_nulls(profile || $2::jsonb), updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
+    [userId, JSON.stringify(patch)],
+  );
+  return rows[0] ?? null;
 }
 
 export async function deleteUser(db: Queryable, id: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
+import { readOAuth, type OAuthConfig } from './oauth.js';
 import { bool, int, list, oneOf, optInt, raw, secret, str, url, type Env, type Reader } from './reader.js';
 
 /** The whole configuration: parsed once at start, validated fully, frozen, then injected. */
@@ -20,6 +21,8 @@ export interface Config {
     requireEmailVerification: boolean;
     smtpUrl: string | null;
     mailFrom: string;
+    /** Sign-in with OpenID Connect providers and GitHub (docs/auth.md). */
+    oauth: OAuthConfig;
   };
   rateLimit: { plan: RateLimitPlan; perMinute: number; redisUrl: string | null };
   storage: {
@@ -87,6 +90,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       requireEmailVerification: bool(r, 'REQUIRE_EMAIL_VERIFICATION', false),
       smtpUrl: url(r, 'SMTP_URL', ['smtp:', 'smtps:']),
       mailFrom: str(r, 'MAIL_FROM', 'Plinth <no-reply@localhost>'),
+      oauth: readOAuth(r),
     },
     rateLimit: readRateLimit(r),
     storage: { maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB), s3: readS3(r) },

@@ -21,6 +21,13 @@ declare module 'fastify' {
      * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
      */
     handlerChecksSession?: boolean;
+    /**
+     * On a 'public' route, a user token that has expired or whose session ended counts as no
+     * credential instead of a 401 (sign-in and the emailed-code flows: the InsForge SDK sends
+     * its last token along, and must still be able to sign in). A forged token or a wrong key
+     * is still refused.
+     */
+    ignoreEndedToken?: boolean;
     /** What a caller refused by `access` should do instead, when the general advice misleads. */
     refusalHint?: string;
   }

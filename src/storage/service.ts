@@ -23,6 +23,9 @@ import { SignedTransfers } from './signed-transfers.js';
 
 export { objectPath } from './access.js';
 
+/** The outcome of one key of a batch delete. */
+export type BatchDeleteResult = { key: string; status: 'deleted' | 'notFound' } | { key: string; status: 'failed'; message: string };
+
 /** A storage object as the API returns it. */
 export interface StorageObject {
   bucket: string;
@@ -175,6 +178,29 @@ export class StorageService {
     assertOwner(bucket, row, req.identity);
     await sql.deleteObject(this.db, req.bucket, key);
     await this.driver.delete(req.bucket, key);
+  }
+
+  /**
+   * Deletes several objects (InsForge's batch remove). Every key is checked first: one invalid
+   * key refuses the whole batch and nothing is deleted. Then each key is deleted on its own,
+   * and its outcome reported: a missing key (or, in a private bucket, someone else's) is
+   * notFound, a refusal is failed with the reason.
+   */
+  async deleteObjects(req: { bucket: string; keys: string[]; identity: Identity }): Promise<BatchDeleteResult[]> {
+    const keys = [...new Set(req.keys.map((k) => assertValidKey(k)))];
+    writerId(req.identity);
+    await this.bucket(req.bucket);
+    const results: BatchDeleteResult[] = [];
+    for (const key of keys) {
+      try {
+        await this.deleteObject({ bucket: req.bucket, key, identity: req.identity });
+        results.push({ key, status: 'deleted' });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        results.push(err.code === 'OBJECT_NOT_FOUND' ? { key, status: 'notFound' } : { key, status: 'failed', message: err.message });
+      }
+    }
+    return results;
   }
 
   toApi(r: ObjectRow, base: string): StorageObject {

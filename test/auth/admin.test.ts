@@ -55,7 +55,7 @@ describe.each(backends())('admin user management (%s)', (backend) => {
     const del = await call(t, 'DELETE', `/api/auth/users/${s.body.user.id}`, { headers: admin });
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ message: expect.any(String) });
-    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'GET', `/api/auth/users/${s.body.user.id}`, { headers: admin }), 404, 'USER_NOT_FOUND');
     expectError(await call(t, 'DELETE', `/api/auth/users/${s.body.user.id}`, { headers: admin }), 404, 'USER_NOT_FOUND');
     const { rows } = await t.deps.db.query('select 1 from auth.sessions where user_id = $1', [s.body.user.id]);

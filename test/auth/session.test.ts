@@ -22,7 +22,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     expect(a.status).toBe(200);
     expect(Object.keys(a.body).sort()).toEqual(['accessToken', 'refreshToken', 'requireEmailVerification', 'user']);
     expect(a.body.user).toEqual({ ...USER_SHAPE, email: email.toLowerCase(), emailVerified: false, profile: { name: 'Ada' } });
-    expect(Object.keys(a.body.user).sort()).toEqual(['createdAt', 'email', 'emailVerified', 'id', 'profile']);
+    expect(Object.keys(a.body.user).sort()).toEqual(['createdAt', 'email', 'emailVerified', 'id', 'metadata', 'profile', 'providers', 'updatedAt']);
     expect(a.body.requireEmailVerification).toBe(false);
     expect(a.body.accessToken).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(a.body.refreshToken).toMatch(/^rt_/);
@@ -122,11 +122,11 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     const out = await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ success: true, message: expect.any(String) });
-    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
     // Refused on other endpoints too, even public ones (a bad credential is never downgraded).
-    expectError(await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
-    expectError(await call(t, 'POST', '/api/auth/signin', { token: s.body.accessToken, body: { email, password: 'password-1' } }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
+    expectError(await call(t, 'POST', '/api/auth/signin', { token: s.body.accessToken, body: { email, password: 'password-1' } }), 401, 'AUTH_UNAUTHORIZED');
     // The user's other session is untouched.
     expect((await call(t, 'GET', '/api/auth/user', { token: other.body.accessToken })).status).toBe(200);
   });
@@ -146,7 +146,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     for (const status of before) expect(status).not.toBe(401);
     expect((await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken })).status).toBe(200);
     for (const [method, path, body] of probes) {
-      expectError(await call(t, method, path, { token: s.body.accessToken, body }), 401, 'INVALID_TOKEN');
+      expectError(await call(t, method, path, { token: s.body.accessToken, body }), 401, 'AUTH_UNAUTHORIZED');
     }
   });
 
@@ -159,7 +159,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     const s2 = await signin(email, 'password-1');
     const byRefresh = await call(t, 'POST', '/api/auth/signout', { body: { refreshToken: s2.body.refreshToken } });
     expect(byRefresh.status).toBe(200);
-    expectError(await call(t, 'GET', '/api/auth/user', { token: s2.body.accessToken }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: s2.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'POST', '/api/auth/signout', { body: { refreshToken: s2.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
     expectError(await call(t, 'POST', '/api/auth/signout', { body: {} }), 401, 'UNAUTHORIZED');
     expectError(await call(t, 'POST', '/api/auth/signout'), 401, 'UNAUTHORIZED');
@@ -188,8 +188,8 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     expectError(replay, 401, 'INVALID_REFRESH_TOKEN');
     // The legitimate holder's new tokens are dead too.
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: r1.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
-    expectError(await call(t, 'GET', '/api/auth/user', { token: r1.body.accessToken }), 401, 'INVALID_TOKEN');
-    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: r1.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
   });
 
   it('two concurrent refreshes with one token: at most one succeeds', async () => {
@@ -239,7 +239,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
   it('an expired session is refused for access and refresh', async () => {
     const s = await signup({ email: uniqueEmail('exp'), password: 'password-1' });
     await t.deps.db.query(`update auth.sessions set expires_at = now() - interval '1 second' where user_id = $1`, [s.body.user.id]);
-    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'INVALID_TOKEN');
+    expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
   });
 });

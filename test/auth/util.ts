@@ -15,5 +15,8 @@ export const USER_SHAPE = {
   email: expect.any(String),
   emailVerified: expect.any(Boolean),
   profile: expect.any(Object),
+  providers: ['email'],
   createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+  updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+  metadata: null,
 };

@@ -66,7 +66,7 @@ describe.each(backends())('row-level security (%s)', (backend) => {
     for (const [method, path, body] of attempts) {
       const r = await call(t, method, path, { headers: gone.auth, body });
       expect(r.status, `${method} ${path}`).toBe(401);
-      expect(envelope(r).error).toBe('INVALID_TOKEN');
+      expect(envelope(r).error).toBe('AUTH_UNAUTHORIZED');
     }
     const left = await sql(t, `select count(*)::int as n from public.notes where body = 'after sign-out' or (id = $1 and body = 'a private')`, [aRow]);
     expect(left.rows[0].n).toBe(1);

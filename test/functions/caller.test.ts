@@ -46,10 +46,10 @@ describe.each(backends())('functions on %s', (backend) => {
         const seen = await json(await t.fetch(path, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' }));
         expect(JSON.stringify(seen.headers)).not.toContain(t.adminKey);
       }
-      // The open path strips them too.
+      // The open path strips them too, and names a caller without a credential anon.
       const open = await json(await t.fetch('/functions/echo', { headers: { 'x-plinth-user-id': 'spoofed', 'x-plinth-role': 'admin' } }));
       expect(open.headers['x-plinth-user-id']).toBeUndefined();
-      expect(open.headers['x-plinth-role']).toBeUndefined();
+      expect(open.headers['x-plinth-role']).toBe('anon');
     });
   });
 });

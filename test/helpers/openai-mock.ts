@@ -13,7 +13,7 @@
 //   mock-nodone          stream ends without [DONE] and without finish_reason
 //   mock-late-end        the body ends 30 ms after [DONE]
 //   mock-redirect        307 to `redirectTo` (an upstream must never be followed elsewhere)
-//   mock-nousage         no usage in the answer or the stream
+//   mock-nousage         no usage in the answer or the stream (embeddings too)
 //   mock-huge-usage      usage far beyond any model's context (HUGE_USAGE)
 //   mock-error-event     stream with an {"error": ...} event after the first chunk
 //   mock-json-for-stream answers a stream request with plain JSON
@@ -174,6 +174,7 @@ export class OpenAiMock {
       const item = model === 'mock-url' ? { url: 'https://example.com/image.png' } : { b64_json: PNG_B64, revised_prompt: String(body.prompt) };
       return this.json(res, 200, { created: 1700000000, data: Array.from({ length: n }, () => item) });
     }
+    if (req.url === '/v1/embeddings') return this.json(res, 200, mockEmbeddings(body, model));
     return this.error(res, 404);
   }
 
@@ -256,6 +257,26 @@ export class OpenAiMock {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The embedding of input number `i`: `dimensions` floats (default 3), [i + 1, 0.5, 0.25, ...]
+ * so a test can tell the items apart; base64 when asked (little-endian float32, as OpenAI).
+ */
+export function mockVector(i: number, dimensions = 3): number[] {
+  return Array.from({ length: dimensions }, (_, d) => (d === 0 ? i + 1 : 1 / 2 ** d));
+}
+
+function mockEmbeddings(body: Record<string, unknown>, model: string): Record<string, unknown> {
+  const inputs = Array.isArray(body.input) ? body.input : [body.input];
+  const dims = typeof body.dimensions === 'number' ? body.dimensions : 3;
+  const data = inputs.map((_, i) => {
+    const v = mockVector(i, dims);
+    const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
+    return { object: 'embedding', index: i, embedding };
+  });
+  const tokens = inputs.reduce<number>((n, x) => n + Math.ceil(String(x).length / 4), 0);
+  return { object: 'list', data, model, ...(model === 'mock-nousage' ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }) };
+}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const mock = await new OpenAiMock().start(Number(process.argv[2] ?? 0));

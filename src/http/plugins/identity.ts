@@ -29,6 +29,7 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
     const access: Access = route.config?.access ?? 'admin';
     if (access === 'open') return;
     const deferSessionCheck = route.config?.handlerChecksSession === true;
+    const ignoreEnded = access === 'public' && route.config?.ignoreEndedToken === true;
     if (deferSessionCheck) {
       // The session is checked in the handler's transaction; a request refused before it
       // gets there (unknown table, bad filter, bad body) checks it here first, so a
@@ -48,6 +49,7 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
         },
         (err) => {
           if (!(err instanceof AppError)) return done(err);
+          if (ignoreEnded && err.code === 'AUTH_UNAUTHORIZED') return done();
           (request as WithFailure)[FAILED] = err;
           done();
         },

@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import { Type } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CallContext } from '../../../ai/gateway.js';
-import { ClientGoneError } from '../../../ai/upstream.js';
 import type { RoutePlugin } from '../../types.js';
+import { callContext, unlessGone } from './context.js';
+import { aiInsforgeRoutes } from './insforge.js';
 
 // Request bodies: the spec's fields are checked; every other OpenAI parameter passes through.
 const Part = Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true });
@@ -112,38 +111,10 @@ const Today = Type.Object({
   remaining: Type.Union([Num, Type.Null()]),
 });
 
-/** The caller, and a signal that aborts the upstream call when the client disconnects. */
-function callContext(request: FastifyRequest, reply: FastifyReply): CallContext {
-  const id = request.identity;
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return {
-    caller: id.kind === 'user' ? { kind: 'user', userId: id.userId } : { kind: id.kind === 'anon' ? 'anon' : 'admin', userId: null },
-    signal: controller.signal,
-    logError: (err, msg) => request.log.error({ err }, msg),
-  };
-}
-
-/**
- * Runs `fn`; when the client went away first there is nobody to answer: log it quietly and
- * tell Fastify not to send anything (rather than an "unhandled error" 500 to a closed socket).
- */
-async function unlessGone<T>(request: FastifyRequest, reply: FastifyReply, fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (!(err instanceof ClientGoneError)) throw err;
-    request.log.info('client closed the request before the AI answer');
-    reply.hijack();
-    return undefined;
-  }
-}
-
 /** POST /api/ai/chat/completions, POST /api/ai/images/generations, GET /api/ai/usage. */
 export const aiRoutes: RoutePlugin = async (app, { deps }) => {
   const gateway = deps.ai;
+  await app.register(aiInsforgeRoutes, { deps });
 
   app.post(
     '/api/ai/chat/completions',

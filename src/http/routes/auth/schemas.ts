@@ -1,12 +1,21 @@
 import { Type } from '@fastify/type-provider-typebox';
 
+/** name and avatar_url by convention; other keys a user set through PATCH /api/auth/profiles/current. */
+export const Profile = Type.Object(
+  { name: Type.Optional(Type.String()), avatar_url: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+
 export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
     email: Type.String(),
     emailVerified: Type.Boolean(),
-    profile: Type.Object({ name: Type.Optional(Type.String()), avatar_url: Type.Optional(Type.String()) }),
+    profile: Profile,
+    providers: Type.Array(Type.String(), { description: '"email" for a password account' }),
     createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   },
 );
 
@@ -31,3 +40,10 @@ export const SignedIn = Type.Object({
  * anything over 16 KiB is refused before it is parsed.
  */
 export const PUBLIC_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const } };
+
+/**
+ * PUBLIC_AUTH_ROUTE for the paths the InsForge SDK calls with its last access token along
+ * (sign-up, sign-in, the emailed-code flows): an expired or ended token is ignored there, so a
+ * client whose session lapsed can still sign in. A forged token or wrong key is still a 401.
+ */
+export const SDK_AUTH_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'public' as const, ignoreEndedToken: true } };

@@ -8,11 +8,13 @@ import {
   NewPassword,
   PUBLIC_AUTH_ROUTE,
   RefreshToken,
+  SDK_AUTH_ROUTE,
   SignedIn,
   Success,
   UserSchema,
 } from './schemas.js';
 import { authContext, requireUser } from '../../request-context.js';
+import { presentedCredential } from '../../../auth/identity.js';
 
 /** Sign-up, sign-in, current user, refresh and sign-out. */
 export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
@@ -72,14 +74,32 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/auth/refresh',
     {
       ...PUBLIC_AUTH_ROUTE,
+      // The refresh token is the credential here: clients send their old, often expired, access
+      // token along (the InsForge SDK always does), and that must not refuse the refresh.
+      config: { access: 'open' },
       schema: {
         tags: ['auth'],
         summary: 'Trade a refresh token for a new access and refresh token (the old one is spent)',
-        body: Type.Object({ refreshToken: RefreshToken }),
+        description: 'The refresh token goes in the body as refreshToken or refresh_token; an access token sent along is ignored.',
+        querystring: Type.Object({ client_type: Type.Optional(Type.String({ maxLength: 32 })) }),
+        body: Type.Object({ refreshToken: Type.Optional(RefreshToken), refresh_token: Type.Optional(RefreshToken) }),
         response: { 200: SignedIn },
       },
+      // No body at all (the cookie flow of browsers): validate it as an empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    async (request) => auth.refresh(request.body.refreshToken),
+    async (request) => {
+      const token = request.body.refreshToken ?? request.body.refresh_token;
+      if (token === undefined) {
+        throw new AppError('INVALID_INPUT', {
+          message: 'Send the refresh token in the body as {"refreshToken": "..."} (or "refresh_token").',
+          nextActions: 'Use the refreshToken that sign-in returned; without one, sign in again.',
+        });
+      }
+      return auth.refresh(token);
+    },
   );
 
   await app.register(signOutRoute, { deps });
@@ -96,10 +116,13 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
     if (body.toString().trim() === '') return done(null, {});
     jsonBodyParser(request, body, done);
   });
-  app.post(
-    '/api/auth/signout',
+  // POST /api/auth/logout is the InsForge SDK's name for the same thing. The SDK signs out
+  // with the last access token it holds, often expired: there, an authentic expired token
+  // still ends its session (on /signout such a token stays a 401, as everywhere).
+  for (const url of ['/api/auth/signout', '/api/auth/logout']) app.post(
+    url,
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...(url === '/api/auth/logout' ? SDK_AUTH_ROUTE : PUBLIC_AUTH_ROUTE),
       schema: {
         tags: ['auth'],
         summary: 'End the session of the bearer access token (or of the refresh token in the body)',
@@ -107,6 +130,7 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
           'The access token is refused everywhere from then on, and the refresh token no longer works. ' +
           'A client whose access token has expired can send {refreshToken} without a bearer token.',
         security: [{ bearer: [] }],
+        querystring: Type.Object({ client_type: Type.Optional(Type.String({ maxLength: 32 })) }),
         body: Type.Object({ refreshToken: Type.Optional(RefreshToken) }),
         response: { 200: Success },
       },
@@ -117,10 +141,15 @@ const signOutRoute: RoutePlugin = async (app, { deps }) => {
     },
     async (request) => {
       const id = request.identity;
+      // Only set when the identity hook let an ended token through (logout).
+      const presented = presentedCredential(request.headers) ?? { kind: 'none' as const };
+      if (presented === 'malformed') throw new AppError('UNAUTHORIZED');
       if (id.kind === 'user') {
         await auth.signOutSession(id.sessionId);
       } else if (request.body?.refreshToken !== undefined) {
         await auth.signOutRefreshToken(request.body.refreshToken);
+      } else if (id.kind === 'none' && presented.kind === 'bearer') {
+        await auth.signOutExpiredToken(presented.value);
       } else {
         throw new AppError('UNAUTHORIZED', {
           message: 'Sign-out needs the user access token (or the refresh token) of the session to end.',

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Identity } from '../../../auth/identity.js';
+import type { Identity, IdentityResolver } from '../../../auth/identity.js';
 import type { FunctionService } from '../../../functions/service.js';
 import type { RoutePlugin } from '../../types.js';
 import { publicOrigin } from '../../origin.js';
@@ -38,11 +38,22 @@ function identityHeaders(identity: Identity): Record<string, string> {
       return { 'x-plinth-role': 'admin' };
     case 'user':
       return { 'x-plinth-role': 'authenticated', 'x-plinth-user-id': identity.userId, 'x-plinth-user-email': identity.email };
-    case 'anon':
-      return { 'x-plinth-role': 'anon' };
     default:
-      return {};
+      // The anon key, or no credential at all (only on /functions/{slug}).
+      return { 'x-plinth-role': 'anon' };
   }
+}
+
+/**
+ * The caller of /functions/{slug}: the credential the InsForge SDK sends (a Bearer user token,
+ * anon key or admin key; or apikey / x-api-key) is resolved like everywhere, and a wrong one is
+ * a 401. An Authorization header of another scheme (Basic, a webhook's own) is not Plinth's
+ * and passes through untouched: the caller is then anon.
+ */
+async function openCaller(resolver: IdentityResolver, headers: IncomingHttpHeaders): Promise<Identity> {
+  const { authorization, apikey, 'x-api-key': apiKey } = headers;
+  const bearer = typeof authorization === 'string' && /^Bearer\s/i.test(authorization) ? authorization : undefined;
+  return resolver.resolve({ authorization: bearer, apikey, 'x-api-key': apiKey });
 }
 
 async function run(
@@ -51,11 +62,11 @@ async function run(
   request: FastifyRequest,
   reply: FastifyReply,
   slug: string,
-  identity: Identity | null,
+  identity: Identity,
 ): Promise<FastifyReply> {
   const headers: IncomingHttpHeaders = {};
   for (const [k, v] of Object.entries(request.headers)) if (forwarded(k, v)) headers[k] = v;
-  if (identity) Object.assign(headers, identityHeaders(identity));
+  Object.assign(headers, identityHeaders(identity));
   const base = publicOrigin(request, publicUrl);
   const res = await fns.invoke(slug, {
     method: request.method,
@@ -69,7 +80,7 @@ async function run(
 
 /**
  * Function execution. /functions/{slug} (and sub-paths) needs no credential and hands the
- * request to the function unchanged; POST /api/functions/{slug} needs one and tells the
+ * request to the function unchanged; POST /api/functions/{slug} needs one. Both tell the
  * function who called in x-plinth-role, x-plinth-user-id and x-plinth-user-email.
  */
 export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
@@ -79,20 +90,29 @@ export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
 
+  // Identity is resolved in the handler (openCaller), not by the identity plugin: a header that
+  // is not a Plinth credential must pass through to the function rather than be refused.
   const open = { config: { access: 'open' as const } };
+  const runOpen = async (request: FastifyRequest, reply: FastifyReply) =>
+    run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, await openCaller(deps.identity, request.headers));
   app.route({
     method: [...METHODS],
     url: '/functions/:slug',
     ...open,
-    schema: { tags, summary: 'Run a function: method, query, headers and body pass through; the function answers', params: Type.Object({ slug: Slug }) },
-    handler: (request, reply) => run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, null),
+    schema: {
+      tags,
+      summary: 'Run a function: method, query, headers and body pass through; the function answers',
+      description: 'A Plinth credential sent along (Bearer token, anon or admin key) is checked and named in x-plinth-role, x-plinth-user-id, x-plinth-user-email; none means anon.',
+      params: Type.Object({ slug: Slug }),
+    },
+    handler: runOpen,
   });
   app.route({
     method: [...METHODS],
     url: '/functions/:slug/*',
     ...open,
     schema: { tags, summary: 'Run a function on a sub-path', params: Type.Object({ slug: Slug, '*': Type.String() }) },
-    handler: (request, reply) => run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, null),
+    handler: runOpen,
   });
   app.post(
     '/api/functions/:slug',

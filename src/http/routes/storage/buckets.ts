@@ -85,6 +85,7 @@ export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
       response: {
         200: Type.Object({
           data: Type.Array(StorageObject),
+          objects: Type.Array(StorageObject, { description: 'The same list as data, under the key the InsForge SDK reads.' }),
           pagination: Type.Object({ offset: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
         }),
       },
@@ -92,6 +93,6 @@ export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
   }, async (request) => {
     const { prefix, search, limit, offset } = request.query;
     const { data, total } = await storage.listObjects(request.params.bucketName, { prefix, search, limit, offset }, baseUrl(request, deps.config));
-    return { data, pagination: { offset, limit, total } };
+    return { data, objects: data, pagination: { offset, limit, total } };
   });
 };

@@ -1,0 +1,2 @@
+// oidc-provider ships no typings; the tests use it through a few calls only.
+declare module 'oidc-provider';
