@@ -270,6 +270,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('cell', { name: 'ada@example.com', exact: true }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'ada@example.com' }).getByText('✓ verified').waitFor();
     await page.getByRole('button', { name: 'End sessions of ada@example.com' }).click();
     await page.getByRole('status').filter({ hasText: 'session(s) ended' }).waitFor();
     await accessible();

@@ -13,9 +13,9 @@ interface User {
 const LIMIT = 25;
 
 /** Creates a user with the admin key: POST /api/auth/users, else sign-up on servers without it. */
-async function createUser(body: { email: string; password: string; name: string }) {
+async function createUser({ emailVerified, ...body }: { email: string; password: string; name: string; emailVerified: boolean }) {
   try {
-    return await api('/api/auth/users', { method: 'POST', body });
+    return await api('/api/auth/users', { method: 'POST', body: { ...body, emailVerified } });
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 404 || e.code !== 'ROUTE_NOT_FOUND') throw e;
     return api('/api/auth/signup', { method: 'POST', body });
@@ -31,7 +31,7 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
         onSubmit={async (e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget as HTMLFormElement);
-          const body = { email: String(f.get('email')), password: String(f.get('password')), name: String(f.get('name') ?? '') };
+          const body = { email: String(f.get('email')), password: String(f.get('password')), name: String(f.get('name') ?? ''), emailVerified: f.get('verified') === 'on' };
           if (await act.run(() => createUser(body))) onDone();
         }}
       >
@@ -41,6 +41,9 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
         <input id="u-password" name="password" type="password" required autocomplete="new-password" />
         <label for="u-name">Name</label>
         <input id="u-name" name="name" autocomplete="off" />
+        <label class="check">
+          <input type="checkbox" name="verified" defaultChecked /> Email address already verified
+        </label>
         <ErrorBox error={act.error} />
         <div class="actions">
           <button type="submit" class="primary" disabled={act.busy}>
