@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { PLINTH, compare, freePort, median, requireWrk, rssMiB, spawnServer } from './lib.js';
+import pg from 'pg';
+import { PLINTH, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 
 const MiB = 1024 * 1024;
 const ADMIN_KEY = `ik_${'b'.repeat(64)}`;
@@ -146,31 +147,7 @@ export async function benchStorage(): Promise<void> {
       );
     }
 
-    // ---- 4 KiB objects: PUT and GET req/s ----
-    const small = 'x'.repeat(4096);
-    await fetch(`${plinth.url}/api/storage/buckets/bench/objects/small/get.bin`, { method: 'PUT', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/octet-stream' }, body: small });
-    await fetch(`${base.url}/small/get.bin`, { method: 'PUT', body: small });
-    const putLua = (prefix: string, headers: Record<string, string>) => `
-      local n = 0
-      local headers = { ${Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}"`).join(', ')} }
-      local body = string.rep("x", 4096)
-      request = function()
-        n = n + 1
-        return wrk.format("PUT", "${prefix}" .. (n % 500), headers, body)
-      end`;
-    await compare('4 KiB objects: Plinth vs bare node:http + node:fs', [
-      {
-        name: 'PUT 4 KiB (500 keys, replaced in turn)',
-        baseline: { url: base.url, lua: putLua('/small/put-', { 'content-type': 'application/octet-stream' }), pid: base.pid, seconds: 4, connections: 8 },
-        subject: { url: plinth.url, lua: putLua('/api/storage/buckets/bench/objects/small/put-', { 'x-api-key': ADMIN_KEY, 'content-type': 'application/octet-stream' }), pid: plinth.pid, seconds: 4, connections: 8 },
-      },
-      {
-        name: 'GET 4 KiB (public bucket)',
-        baseline: { url: `${base.url}/small/get.bin`, pid: base.pid, seconds: 4, connections: 16 },
-        subject: { url: `${plinth.url}/api/storage/buckets/bench/objects/small/get.bin`, pid: plinth.pid, seconds: 4, connections: 16 },
-      },
-    ]);
-
+    await smallObjects(plinth, base, 'default database');
   } finally {
     await plinth.stop();
     await base.stop();
@@ -178,4 +155,83 @@ export async function benchStorage(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await benchStorage();
+
+/** 4 KiB PUT and GET req/s of `plinth` (bucket `bench` exists) against the bare server. */
+async function smallObjects(plinth: Server, base: Server, label: string): Promise<void> {
+  const small = 'x'.repeat(4096);
+  await fetch(`${plinth.url}/api/storage/buckets/bench/objects/small/get.bin`, { method: 'PUT', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/octet-stream' }, body: small });
+  await fetch(`${base.url}/small/get.bin`, { method: 'PUT', body: small });
+  const putLua = (prefix: string, headers: Record<string, string>) => `
+    local n = 0
+    local headers = { ${Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}"`).join(', ')} }
+    local body = string.rep("x", 4096)
+    request = function()
+      n = n + 1
+      return wrk.format("PUT", "${prefix}" .. (n % 500), headers, body)
+    end`;
+  await compare(`4 KiB objects (${label}): Plinth vs bare node:http + node:fs`, [
+    {
+      name: 'PUT 4 KiB (500 keys, replaced in turn)',
+      baseline: { url: base.url, lua: putLua('/small/put-', { 'content-type': 'application/octet-stream' }), pid: base.pid, seconds: 4, connections: 8 },
+      subject: { url: plinth.url, lua: putLua('/api/storage/buckets/bench/objects/small/put-', { 'x-api-key': ADMIN_KEY, 'content-type': 'application/octet-stream' }), pid: plinth.pid, seconds: 4, connections: 8 },
+    },
+    {
+      name: 'GET 4 KiB (public bucket)',
+      baseline: { url: `${base.url}/small/get.bin`, pid: base.pid, seconds: 4, connections: 16 },
+      subject: { url: `${plinth.url}/api/storage/buckets/bench/objects/small/get.bin`, pid: plinth.pid, seconds: 4, connections: 16 },
+    },
+  ]);
+}
+
+/**
+ * `--small`: only the 4 KiB objects, on the default database and, when BENCH_DATABASE_URL
+ * (or TEST_DATABASE_URL) names a server Postgres, on a fresh database of it, in the same run.
+ */
+export async function benchSmallObjects(): Promise<void> {
+  await requireWrk();
+  const work = mkdtempSync(path.join(tmpdir(), 'plinth-bench-small-'));
+  const basePort = await freePort();
+  const base = await spawnServer(process.execPath, ['-e', BASELINE_SERVER], { env: { PORT: String(basePort), DIR: mkdtempSync(path.join(work, 'baseline-')) }, port: basePort, readyPath: '/health' });
+  const admin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const dbName = `plinth_bench_${process.pid}`;
+  const targets: Array<{ label: string; env: Record<string, string> }> = [{ label: 'default database', env: {} }];
+  if (admin) {
+    await withPg(admin, (c) => c.query(`create database ${dbName}`));
+    const u = new URL(admin);
+    u.pathname = `/${dbName}`;
+    targets.push({ label: 'server Postgres', env: { DATABASE_URL: u.toString() } });
+  }
+  try {
+    for (const target of targets) {
+      const port = await freePort();
+      const plinth = await spawnServer(PLINTH.cmd, [...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...PLINTH.args], {
+        env: { DATA_DIR: path.join(work, `data-${port}`), LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: ADMIN_KEY, PORT: String(port), ...target.env },
+        port,
+        readyPath: '/api/health',
+      });
+      try {
+        const r = await fetch(`${plinth.url}/api/storage/buckets`, { method: 'POST', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ bucketName: 'bench' }) });
+        if (r.status !== 201) throw new Error(`create bucket: ${r.status}`);
+        await smallObjects(plinth, base, target.label);
+      } finally {
+        await plinth.stop();
+      }
+    }
+  } finally {
+    await base.stop();
+    if (admin) await withPg(admin, (c) => c.query(`drop database if exists ${dbName} with (force)`));
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function withPg(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await (process.argv.includes('--small') ? benchSmallObjects() : benchStorage());

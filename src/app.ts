@@ -20,12 +20,13 @@ import { authRoutes } from './http/routes/auth/index.js';
 import { oauthRoutes } from './http/routes/auth/oauth.js';
 import { tableRoutes } from './http/routes/database/tables.js';
 import { recordRoutes } from './http/routes/database/records.js';
+import { rpcRoutes } from './http/routes/database/rpc.js';
 import { functionRoutes } from './http/routes/functions/index.js';
 import { keyRoutes } from './http/routes/keys/index.js';
 import { dashboardRoutes } from './http/routes/dashboard/index.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, recordRoutes, storageRoutes, functionRoutes, keyRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a

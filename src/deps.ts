@@ -16,7 +16,7 @@ import { TablesService } from './database/tables.js';
 import { createAiGateway, type AiGateway } from './ai/index.js';
 import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
 import { AuthGuard } from './auth/guard.js';
-import { MemoryCounter, RedisCounter } from './lib/counter.js';
+import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
@@ -90,6 +90,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
     let redis: Redis | null = null;
     if (config.rateLimit.redisUrl) {
       const r = new Redis(config.rateLimit.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+      // Down later: ioredis reconnects by itself; meanwhile commands fail at once (no offline
+      // queue), rate limits fail open and health reports it. Not an unhandled error event.
+      r.on('error', () => {});
       await r.connect();
       closers.push(() => r.quit());
       redis = r;
@@ -105,7 +108,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
     const schema = new SchemaCache(db);
     const records = new RecordsService(db, schema);
     const tables = new TablesService(db, schema);
-    if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: true };
+    // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
+    if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = createStorage(config, db, credentials.jwtSecret);
     closers.push(async () => storage.driver.close?.());
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
@@ -116,7 +120,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}
       db,
       tokens,
       mailer,
-      guard: new AuthGuard(redis ? new RedisCounter(redis, 'plinth-auth:') : new MemoryCounter()),
+      guard: new AuthGuard(redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-auth:'), new MemoryCounter()) : new MemoryCounter()),
       codes: new EmailCodes(credentials.jwtSecret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,

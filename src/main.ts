@@ -34,6 +34,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 20_000);
     force.unref();
+    // Node closes the keep-alive connections that are idle when closing starts; one whose
+    // request finishes later would stay open until the client drops it (up to the keep-alive
+    // timeout) and hold the exit back: close each as soon as it falls idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweep.unref();
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       await deps.close(); // function runtime, redis, database pool

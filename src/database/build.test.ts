@@ -14,10 +14,11 @@ const table: TableMeta = { name: 'people', isTable: true, rlsEnabled: false, col
 describe('records SQL builder', () => {
   it('builds a select with typed parameters, order, limit and a window count', () => {
     const s = buildSelect(table, parseRecordsQuery('select=name,age&age=gte.18&name=ilike.*an*&or=(ok.is.true,age.in.(1,2))&order=age.desc.nullslast&limit=20&offset=40'));
+    const where = 'where t0."age" >= $1::integer and t0."name" ilike $2 and (t0."ok" is true or t0."age" in ($3::integer, $4::integer))';
     expect(s.text).toBe(
-      'with page as (select "name", "age", count(*) over () as "__plinth_total" from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)) order by "age" desc nulls last limit $5 offset $6) ' +
-        'select coalesce((select json_agg(r.*) from (select "name", "age" from page) r), \'[]\')::text as body, ' +
-        'coalesce((select "__plinth_total" from page limit 1), (select count(*) from public."people" where "age" >= $1::integer and "name" ilike $2 and ("ok" is true or "age" in ($3::integer, $4::integer)))) as total',
+      `with page as (select t0.* from public."people" t0 ${where} order by t0."age" desc nulls last limit $5 offset $6) ` +
+        `select coalesce((select json_agg(r.*) from (select t0."name" as "name", t0."age" as "age" from page t0 order by t0."age" desc nulls last) r), '[]')::text as body, ` +
+        `(select count(*) from public."people" t0 ${where}) as total`,
     );
     expect(s.values).toEqual(['18', '%an%', '1', '2', 20, 40]);
   });
@@ -56,7 +57,7 @@ describe('records SQL builder', () => {
   it('builds multi-row inserts with defaults for missing keys, and upserts', () => {
     const s = buildInsert(table, [{ name: 'a', age: 3 }, { meta: { x: [1] } }], { representation: true, select: null, upsert: null });
     expect(s.text).toBe(
-      'with w as (insert into public."people" ("name", "age", "meta") values ($1::text, $2::integer, default), (default, default, $3::jsonb) returning *) select coalesce(json_agg(w.*), \'[]\')::text as body from w',
+      'with w as (insert into public."people" ("name", "age", "meta") values ($1::text, $2::integer, default), (default, default, $3::jsonb) returning *) select coalesce(json_agg(r.*), \'[]\')::text as body, count(*) as total from (select t0."id" as "id", t0."name" as "name", t0."age" as "age", t0."ok" as "ok", t0."meta" as "meta" from w t0) r',
     );
     expect(s.values).toEqual(['a', '3', '{"x":[1]}']);
     const u = buildInsert(table, [{ id: '00000000-0000-0000-0000-000000000001', name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'merge' } });
@@ -77,9 +78,9 @@ describe('records SQL builder', () => {
     expect(() => buildDelete(table, parseRecordsQuery('select=id'), false)).toThrow(/filter/);
     expect(() => buildDelete(table, parseRecordsQuery('id=eq.00000000-0000-0000-0000-000000000001&limit=1'), false)).toThrow(/limit/);
     const u = buildUpdate(table, parseRecordsQuery('age=lt.3'), { name: 'x', ok: true }, false);
-    expect(u.text).toBe('update public."people" set "name" = $1::text, "ok" = $2::boolean where "age" < $3::integer');
+    expect(u.text).toBe('update public."people" t0 set "name" = $1::text, "ok" = $2::boolean where t0."age" < $3::integer');
     expect(u.values).toEqual(['x', 'true', '3']);
     const d = buildDelete(table, parseRecordsQuery('not.or=(age.lt.3,name.is.null)&select=id'), true);
-    expect(d.text).toBe('with w as (delete from public."people" where not ("age" < $1::integer or "name" is null) returning "id") select coalesce(json_agg(w.*), \'[]\')::text as body from w');
+    expect(d.text).toBe('with w as (delete from public."people" t0 where not (t0."age" < $1::integer or t0."name" is null) returning *) select coalesce(json_agg(r.*), \'[]\')::text as body, count(*) as total from (select t0."id" as "id" from w t0) r');
   });
 });

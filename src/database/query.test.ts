@@ -15,7 +15,10 @@ const err = (fn: () => unknown): AppError => {
 describe('records query parser', () => {
   it('parses select, order, limit, offset and filters in order', () => {
     const q = parseRecordsQuery('select=a,b&order=a.desc.nullslast,b&limit=5&offset=10&a=eq.1&b=not.like.x*&a=gte.0');
-    expect(q.select).toEqual(['a', 'b']);
+    expect(q.select).toEqual([
+      { type: 'column', name: 'a', alias: null, cast: null, path: [] },
+      { type: 'column', name: 'b', alias: null, cast: null, path: [] },
+    ]);
     expect(q.order).toEqual([
       { column: 'a', dir: 'desc', nulls: 'last' },
       { column: 'b', dir: 'asc', nulls: null },

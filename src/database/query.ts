@@ -1,45 +1,13 @@
 import { AppError } from '../errors/index.js';
 import { IDENT, safe } from './ident.js';
+import { IS_VALUES, OPERATORS, type Condition, type Filter, type Group, type Operator, type OrderKey, type ReadNode, type RecordsQuery } from './ast.js';
+import { parseSelect } from './grammar.js';
 
-/** The filter operators of the records API (PostgREST names). */
-export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is'] as const;
-export type Operator = (typeof OPERATORS)[number];
+export { OPERATORS, IS_VALUES } from './ast.js';
+export type { Operator, Condition, Group, Filter, OrderKey, RecordsQuery } from './ast.js';
 const OPERATOR_SET = new Set<string>(OPERATORS);
-export const IS_VALUES = ['null', 'true', 'false', 'unknown'] as const;
-
-/** A filter on one column: `col=not.op.value`; `value` is a list for `in`. */
-export interface Condition {
-  type: 'cond';
-  column: string;
-  op: Operator;
-  negate: boolean;
-  value: string | string[];
-}
-/** A logic tree: `or=(...)`, `and=(...)`, nested `not.or(...)`. */
-export interface Group {
-  type: 'and' | 'or';
-  negate: boolean;
-  items: Filter[];
-}
-export type Filter = Condition | Group;
-
-export interface OrderKey {
-  column: string;
-  dir: 'asc' | 'desc';
-  nulls: 'first' | 'last' | null;
-}
-
-/** The AST of a records query string. */
-export interface RecordsQuery {
-  /** Column names, or null for all columns. */
-  select: string[] | null;
-  /** ANDed together. */
-  filters: Filter[];
-  order: OrderKey[];
-  limit: number | null;
-  offset: number | null;
-  onConflict: string[] | null;
-}
+const QUANTIFIED = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch']);
+const FTS = new Set(['fts', 'plfts', 'phfts', 'wfts']);
 
 /** Bounds on what one query string may ask for. */
 export const LIMITS = {
@@ -55,7 +23,6 @@ export const LIMITS = {
   maxOffset: 1_000_000_000,
 };
 
-const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'on_conflict', 'and', 'or', 'not.and', 'not.or']);
 
 function invalid(message: string): AppError {
   return new AppError('INVALID_QUERY', { message });
@@ -151,18 +118,43 @@ class Cursor {
   }
 }
 
-/** `(a,b,"c,d")` → ['a','b','c,d']. */
-function parseList(c: Cursor, budget: Budget): string[] {
-  c.expect('(');
+/** `(a,b,"c,d")` (or `{a,b}` after a quantifier) → ['a','b','c,d']. */
+function parseList(c: Cursor, budget: Budget, open = '(', close = ')'): string[] {
+  c.expect(open);
   const items: string[] = [];
-  if (c.eat(')')) return items;
+  if (c.eat(close)) return items;
   for (;;) {
-    if (items.length >= LIMITS.listItems) throw invalid(`An "in" list may have at most ${LIMITS.listItems} values.`);
-    items.push(c.peek() === '"' ? c.quoted() : c.until(',)'));
+    if (items.length >= LIMITS.listItems) throw invalid(`A value list may have at most ${LIMITS.listItems} values.`);
+    items.push(c.peek() === '"' ? c.quoted() : c.until(`,${close}`));
     budget.value();
-    if (c.eat(')')) return items;
+    if (c.eat(close)) return items;
     c.expect(',');
   }
+}
+
+/** A value inside a logic tree: quoted, or up to `,`/`)` outside `{...}` (array literals). */
+function treeValue(c: Cursor): string {
+  if (c.peek() === '"') return c.quoted();
+  const start = c.pos;
+  let braces = 0;
+  while (!c.done()) {
+    const ch = c.peek()!;
+    if (ch === '{') braces++;
+    else if (ch === '}') braces--;
+    else if (braces <= 0 && (ch === ',' || ch === ')')) break;
+    c.pos++;
+  }
+  return c.text.slice(start, c.pos);
+}
+
+/** `(any)`, `(all)` or a text search configuration after an operator. */
+function parseModifier(c: Cursor, op: string, col: string): Pick<Condition, 'quantifier' | 'config'> {
+  if (!c.eat('(')) return {};
+  const word = c.word();
+  c.expect(')');
+  if (FTS.has(op) && IDENT.test(word)) return { config: word };
+  if (QUANTIFIED.has(op) && (word === 'any' || word === 'all')) return { quantifier: word };
+  throw invalid(`"${op}(${safe(word)})" on column "${col}" is not valid: use (any)/(all) after eq, like, ilike..., or a text search configuration after fts.`);
 }
 
 /** `op.value` after the column (and optional `not.`); `inTree` stops a bare value at `,` or `)`. */
@@ -177,12 +169,14 @@ function parseOpValue(c: Cursor, col: string, budget: Budget, inTree: boolean): 
   if (!OPERATOR_SET.has(op)) {
     throw invalid(`Unknown operator "${safe(op)}" for column "${col}"; use one of ${OPERATORS.join(', ')}.`);
   }
+  const mod = parseModifier(c, op, col);
   if (!c.eat('.')) throw invalid(`The filter on column "${col}" must look like <operator>.<value>, e.g. ${op}.1.`);
   budget.node();
   let value: string | string[];
   if (op === 'in') value = parseList(c, budget);
+  else if (mod.quantifier) value = parseList(c, budget, '{', '}');
   else {
-    value = inTree ? (c.peek() === '"' ? c.quoted() : c.until(',)')) : c.text.slice(c.pos);
+    value = inTree ? treeValue(c) : c.text.slice(c.pos);
     if (!inTree) c.pos = c.text.length;
     budget.value();
     if (op === 'is') {
@@ -193,7 +187,7 @@ function parseOpValue(c: Cursor, col: string, budget: Budget, inTree: boolean): 
       value = v;
     }
   }
-  return { type: 'cond', column: col, op: op as Operator, negate, value };
+  return { type: 'cond', column: col, op: op as Operator, negate, value, ...mod };
 }
 
 /** The items of a logic tree: `(item,item,...)`. */
@@ -236,24 +230,30 @@ export function parseCondition(col: string, value: string, budget = new Budget()
   return cond;
 }
 
+const ORDER_KEY = /^(?:([A-Za-z_][A-Za-z0-9_]{0,62})\(([^()]*)\)|([^.()]*))((?:\.[a-z]+)*)$/;
+
 function parseOrder(value: string): OrderKey[] {
   const keys = value.split(',');
   if (keys.length > LIMITS.orderKeys) throw invalid(`At most ${LIMITS.orderKeys} order keys are allowed.`);
   return keys.map((k) => {
-    const parts = k.trim().split('.');
-    const key: OrderKey = { column: column(parts[0] ?? '', 'order'), dir: 'asc', nulls: null };
-    for (const p of parts.slice(1)) {
+    const m = ORDER_KEY.exec(k.trim());
+    const shape = `Order "${safe(k)}" must be <column>[.asc|.desc][.nullsfirst|.nullslast] (or <relation>(<column>) for a to-one embedded relation).`;
+    if (!m) throw invalid(shape);
+    const key: OrderKey = { column: column(m[2] ?? m[3] ?? '', 'order'), dir: 'asc', nulls: null };
+    if (m[1]) key.relation = m[1];
+    for (const p of m[4]!.split('.').slice(1)) {
       if (p === 'asc' || p === 'desc') key.dir = p;
       else if (p === 'nullsfirst') key.nulls = 'first';
       else if (p === 'nullslast') key.nulls = 'last';
-      else throw invalid(`Order "${safe(k)}" must be <column>[.asc|.desc][.nullsfirst|.nullslast].`);
+      else throw invalid(shape);
     }
     return key;
   });
 }
 
 function parseColumnList(value: string, what: string, max: number): string[] {
-  const cols = value.split(',').map((s) => s.trim());
+  // `columns="a","b"` (postgrest-js quotes each name).
+  const cols = value.split(',').map((s) => s.trim().replace(/^"(.*)"$/, '$1'));
   if (cols.length > max) throw invalid(`At most ${max} columns are allowed in ${what}.`);
   return [...new Set(cols.map((s) => column(s, what)))];
 }
@@ -265,47 +265,78 @@ function parseInt10(value: string, name: string, min: number, max: number): numb
   return Number(value);
 }
 
+const emptyNode = (): ReadNode => ({ select: null, filters: [], order: [], limit: null, offset: null });
+
+/** Splits `author.org.name` into the embedded path and the last part (`not.or` stays one part). */
+function splitKey(key: string): { path: string[]; last: string } {
+  const parts = key.split('.');
+  let last = parts.pop()!;
+  if ((last === 'or' || last === 'and') && parts[parts.length - 1] === 'not') last = `${parts.pop()}.${last}`;
+  for (const p of parts) column(p, 'an embedded filter');
+  return { path: parts, last };
+}
+
+/** Applies one `key=value` (a filter, order, limit, offset or logic tree) to a read node. */
+function applyToNode(node: ReadNode, key: string, value: string, budget: Budget, seen: Set<string>): void {
+  if (key === 'order' || key === 'limit' || key === 'offset') {
+    if (seen.has(key)) throw invalid(`"${key}" may be given only once.`);
+    seen.add(key);
+  }
+  if (key === 'order') node.order = parseOrder(value);
+  else if (key === 'limit') node.limit = parseInt10(value, 'limit', 1, LIMITS.maxLimit);
+  else if (key === 'offset') node.offset = parseInt10(value, 'offset', 0, LIMITS.maxOffset);
+  else if (key === 'and' || key === 'or' || key === 'not.and' || key === 'not.or') {
+    const c = new Cursor(value);
+    node.filters.push(parseGroupBody(c, key.endsWith('and') ? 'and' : 'or', key.startsWith('not.'), budget, 1));
+    if (!c.done()) throw invalid(`Unexpected text after the ${key} tree.`);
+  } else node.filters.push(parseCondition(column(key, 'the query string'), value, budget));
+}
+
 /** Parses a raw query string (without `?`) into the records query AST. Bounded; throws 400s. */
 export function parseRecordsQuery(raw: string): RecordsQuery {
-  const q: RecordsQuery = { select: null, filters: [], order: [], limit: null, offset: null, onConflict: null };
+  const q: RecordsQuery = { ...emptyNode(), onConflict: null, columns: null };
   const budget = new Budget();
   const seen = new Set<string>();
+  const embedded = new Map<string, { path: string[]; pairs: Array<[string, string]> }>();
   for (const [key, value] of splitQuery(raw)) {
-    if (RESERVED.has(key)) {
-      if (key !== 'and' && key !== 'or' && key !== 'not.and' && key !== 'not.or') {
-        if (seen.has(key)) throw invalid(`"${key}" may be given only once.`);
-        seen.add(key);
-      }
+    if (key === 'select' || key === 'on_conflict' || key === 'columns') {
+      if (seen.has(key)) throw invalid(`"${key}" may be given only once.`);
+      seen.add(key);
+      if (key === 'select') q.select = parseSelect(value);
+      else if (key === 'on_conflict') q.onConflict = parseColumnList(value, 'on_conflict', 32);
+      else q.columns = parseColumnList(value, 'columns', LIMITS.selectColumns);
+      continue;
     }
-    switch (key) {
-      case 'select':
-        q.select = value.trim() === '*' || value.trim() === '' ? null : parseColumnList(value, 'select', LIMITS.selectColumns);
-        break;
-      case 'order':
-        q.order = parseOrder(value);
-        break;
-      case 'limit':
-        q.limit = parseInt10(value, 'limit', 1, LIMITS.maxLimit);
-        break;
-      case 'offset':
-        q.offset = parseInt10(value, 'offset', 0, LIMITS.maxOffset);
-        break;
-      case 'on_conflict':
-        q.onConflict = parseColumnList(value, 'on_conflict', 32);
-        break;
-      case 'and':
-      case 'or':
-      case 'not.and':
-      case 'not.or': {
-        const c = new Cursor(value);
-        const group = parseGroupBody(c, key.endsWith('and') ? 'and' : 'or', key.startsWith('not.'), budget, 1);
-        if (!c.done()) throw invalid(`Unexpected text after the ${key} tree.`);
-        q.filters.push(group);
-        break;
-      }
-      default:
-        q.filters.push(parseCondition(column(key, 'the query string'), value, budget));
+    const { path, last } = splitKey(key);
+    if (!path.length) {
+      applyToNode(q, last, value, budget, seen);
+      continue;
     }
+    const id = path.join('.');
+    const entry = embedded.get(id) ?? { path, pairs: [] };
+    entry.pairs.push([last, value]);
+    embedded.set(id, entry);
+  }
+  for (const { path, pairs } of embedded.values()) {
+    const node = findEmbed(q, path);
+    const nodeSeen = new Set<string>();
+    for (const [k, v] of pairs) applyToNode(node, k, v, budget, nodeSeen);
   }
   return q;
+}
+
+/** The read node of the embedded relation at `path` (by alias or name), or a 400. */
+function findEmbed(root: ReadNode, path: string[]): ReadNode {
+  let node = root;
+  for (const name of path) {
+    const next = node.select?.find((i) => i.type === 'embed' && (i.alias ?? i.relation) === name);
+    if (!next || next.type !== 'embed') {
+      throw new AppError('INVALID_QUERY', {
+        message: `"${path.join('.')}" in a filter or order is not an embedded relation of select.`,
+        nextActions: `Embed it first, e.g. select=*,${name}(*), then filter with ${path.join('.')}.<column>=eq.<value>.`,
+      });
+    }
+    node = next.node;
+  }
+  return node;
 }

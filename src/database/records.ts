@@ -6,6 +6,9 @@ import { withCaller } from './caller.js';
 import { isIdent, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
+import { newContext, type CompileContext } from './compile.js';
+import { RelationsCache } from './relations.js';
+import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
 import { callFunction } from './rpc.js';
 
@@ -20,17 +23,42 @@ export interface Page {
   count: number;
 }
 
+export interface ReadOptions {
+  range?: { offset: number; limit: number };
+  /** `Accept: application/vnd.pgrst.object+json`: exactly one row, sent as an object. */
+  single?: boolean;
+}
+
 export interface WriteOptions {
   /** `Prefer: return=representation`: answer with the written rows. */
   representation: boolean;
+  /** Exactly one row must be written (else 406 and nothing is written); the body is that object. */
+  single?: boolean;
+  /** `Prefer: tx=rollback`: answer as if written, then roll back. */
+  rollback?: boolean;
+}
+
+export interface InsertWriteOptions extends WriteOptions {
+  resolution: 'merge' | 'ignore' | null;
+  missingDefault?: boolean;
+}
+
+/** What a write answers: the rows as JSON text (with representation) and how many were written. */
+export interface WriteResult {
+  body: string | null;
+  count: number;
 }
 
 /** The records API over the tables of schema public, run as the caller (RLS applies). */
 export class RecordsService {
+  private readonly relations: RelationsCache;
+
   constructor(
     private readonly db: Db,
     readonly schema: SchemaCache,
-  ) {}
+  ) {
+    this.relations = new RelationsCache(db, schema);
+  }
 
   /** The table by its client-given name; only schema public is ever looked at. */
   async table(name: string): Promise<TableMeta> {
@@ -40,13 +68,17 @@ export class RecordsService {
   }
 
   /** Builds a statement; an unknown column reloads the schema once (another instance may have added it). */
-  private async build(name: string, make: (t: TableMeta) => Statement): Promise<Statement> {
-    const t = await this.table(name);
+  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement): Promise<Statement> {
+    const attempt = async () => {
+      const t = await this.table(name);
+      return make(t, newContext(await this.schema.all(), await this.relations.foreignKeys()));
+    };
     try {
-      return make(t);
+      return await attempt();
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'UNKNOWN_COLUMN') || !(await this.schema.reloadOnMiss())) throw err;
-      return make(await this.table(name));
+      const miss = err instanceof AppError && (err.code === 'UNKNOWN_COLUMN' || err.code === 'RELATION_NOT_FOUND' || err.code === 'TABLE_NOT_FOUND');
+      if (!miss || !(await this.schema.reloadOnMiss())) throw err;
+      return attempt();
     }
   }
 
@@ -102,100 +134,103 @@ export class RecordsService {
     return err;
   }
 
-  /** GET: rows matching the query string, with the total. `range` (short path) overrides limit/offset. */
-  async select(identity: Identity, name: string, rawQuery: string, range?: { offset: number; limit: number }): Promise<Page> {
+  /** GET: rows matching the query string, with the total. `range` (the Range header) overrides limit/offset. */
+  async select(identity: Identity, name: string, rawQuery: string, opts: ReadOptions = {}): Promise<Page> {
     const q = parseRecordsQuery(rawQuery);
-    if (range) {
-      q.offset = range.offset;
-      q.limit = range.limit;
+    if (opts.range) {
+      q.offset = opts.range.offset;
+      q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t) => buildSelect(t, q));
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx));
     const { rows } = await this.run(identity, 'select', stmt);
     const row = rows[0] as { body: string; total: number | string };
     const total = Number(row.total);
     const offset = q.offset ?? 0;
     const limit = q.limit ?? 100;
-    return { body: row.body, total, offset, count: Math.max(0, Math.min(limit, total - offset)) };
+    const count = Math.max(0, Math.min(limit, total - offset));
+    if (opts.single) return { body: singleObject(row.body, count), total, offset, count };
+    return { body: row.body, total, offset, count };
   }
 
-  /** POST: inserts records (or upserts with `onConflict`). Returns JSON text with representation. */
-  async insert(
-    identity: Identity,
-    name: string,
-    rows: Array<Record<string, unknown>>,
-    rawQuery: string,
-    opts: WriteOptions & { resolution: 'merge' | 'ignore' | null },
-  ): Promise<string | null> {
+  /** Runs a write as the caller; `.single()` and `tx=rollback` are checked inside the transaction, so a refused write is rolled back. */
+  private async write(identity: Identity, op: 'insert' | 'update' | 'delete', table: string, stmt: Statement, opts: WriteOptions): Promise<WriteResult> {
+    let result: WriteResult | null = null;
+    try {
+      await this.as(identity, op, async (tx) => {
+        const r = await tx.query<{ body: string; total: number | string }>(stmt.text, stmt.values);
+        const count = opts.representation ? Number(r.rows[0]?.total ?? 0) : r.rowCount;
+        const body = opts.representation ? (r.rows[0]?.body ?? '[]') : null;
+        result = { body: opts.single && body !== null ? singleObject(body, count) : body, count };
+        if (opts.single && !opts.representation && count !== 1) singleObject('[]', count);
+        if (opts.rollback) throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err === ROLLBACK) return result!;
+      throw isRlsRefusal(err) ? await explainRlsRefusal(this.db, table, op, err) : err;
+    }
+    return result!;
+  }
+
+  /** POST: inserts records (or upserts with `Prefer: resolution=...`). */
+  async insert(identity: Identity, name: string, rows: Array<Record<string, unknown>>, rawQuery: string, opts: InsertWriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    assertOnly(q, ['select', 'onConflict']);
-    const stmt = await this.build(name, (t) => {
+    assertOnly(q);
+    const stmt = await this.build(name, (t, ctx) => {
       const onConflict = q.onConflict ?? (opts.resolution ? t.primaryKey : null);
       if (opts.resolution && !onConflict?.length) {
         throw new AppError('INVALID_QUERY', { message: `Table "${t.name}" has no primary key: give on_conflict=<columns>.` });
       }
-      return buildInsert(t, rows, {
-        representation: opts.representation,
-        select: q.select,
-        // on_conflict alone is a plain insert (a conflict is a 409), as in PostgREST: only
-        // `Prefer: resolution=…` makes it an upsert.
-        upsert: opts.resolution && onConflict ? { onConflict, resolution: opts.resolution } : null,
-      });
+      return buildInsert(
+        t,
+        rows,
+        {
+          representation: opts.representation,
+          select: q.select,
+          columns: q.columns,
+          missingDefault: opts.missingDefault,
+          // on_conflict alone is a plain insert (a conflict is a 409), as in PostgREST: only
+          // `Prefer: resolution=…` makes it an upsert.
+          upsert: opts.resolution && onConflict ? { onConflict, resolution: opts.resolution } : null,
+        },
+        ctx,
+      );
     });
-    const r = await this.run(identity, 'insert', stmt);
-    return opts.representation ? (r.rows[0] as { body: string }).body : null;
+    return this.write(identity, 'insert', name, stmt, opts);
   }
 
   /** PATCH: updates the rows matching the filters (at least one filter). */
-  async update(identity: Identity, name: string, rawQuery: string, patch: Record<string, unknown>, opts: WriteOptions): Promise<string | null> {
+  async update(identity: Identity, name: string, rawQuery: string, patch: Record<string, unknown>, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t) => buildUpdate(t, q, patch, opts.representation));
-    const r = await this.run(identity, 'update', stmt);
-    return opts.representation ? (r.rows[0] as { body: string }).body : null;
+    const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx));
+    return this.write(identity, 'update', name, stmt, opts);
   }
 
   /** DELETE: deletes the rows matching the filters (at least one filter). */
-  async delete(identity: Identity, name: string, rawQuery: string, opts: WriteOptions): Promise<string | null> {
+  async delete(identity: Identity, name: string, rawQuery: string, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t) => buildDelete(t, q, opts.representation));
-    const r = await this.run(identity, 'delete', stmt);
-    return opts.representation ? (r.rows[0] as { body: string }).body : null;
+    const stmt = await this.build(name, (t, ctx) => buildDelete(t, q, opts.representation, ctx));
+    return this.write(identity, 'delete', name, stmt, opts);
   }
 
   /** RPC: calls public.<fn> with named arguments as the caller; the result as JSON text. */
-  rpc(identity: Identity, fn: string, args: Record<string, unknown>): Promise<string> {
-    return this.as(identity, 'rpc', (tx) => callFunction(tx, fn, args));
+  rpc(identity: Identity, fn: string, args: Record<string, unknown>, source: 'query' | 'body' = 'body'): Promise<string> {
+    return this.as(identity, 'rpc', (tx) => callFunction(tx, fn, args, source));
   }
 }
 
-function assertOnly(q: RecordsQuery, allowed: Array<'select' | 'onConflict'>): void {
+const ROLLBACK = Symbol('rollback');
+
+/** The one row of a JSON array text as an object, or 406 PGRST116 when there is not exactly one. */
+function singleObject(body: string, count: number): string {
+  if (count !== 1) {
+    throw new AppError('NOT_SINGLE_ROW', { details: `The result contains ${count} rows`, pgrstCode: 'PGRST116' });
+  }
+  const text = body.trim();
+  return text.slice(1, -1).trim();
+}
+
+function assertOnly(q: RecordsQuery): void {
   if (q.filters.length || q.limit !== null || q.offset !== null || q.order.length) {
-    throw new AppError('INVALID_QUERY', { message: `Inserting takes only ${allowed.map((a) => (a === 'onConflict' ? 'on_conflict' : a)).join(' and ')} in the query string.` });
+    throw new AppError('INVALID_QUERY', { message: 'Inserting takes only select, columns and on_conflict in the query string.' });
   }
-  if (!allowed.includes('select') && q.select) throw new AppError('INVALID_QUERY', { message: 'select is not allowed here.' });
-}
-
-/** Parses a Prefer header into its options (PostgREST names). */
-export function parsePrefer(header: string | string[] | undefined): { representation: boolean; resolution: 'merge' | 'ignore' | null } {
-  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-  const parts = text.split(',').map((s) => s.trim().toLowerCase());
-  return {
-    representation: parts.includes('return=representation'),
-    resolution: parts.includes('resolution=merge-duplicates') ? 'merge' : parts.includes('resolution=ignore-duplicates') ? 'ignore' : null,
-  };
-}
-
-/** Parses a `Range: start-end` header (optionally `items=start-end`) into offset and limit. */
-export function parseRange(header: string | undefined, maxLimit = 1000): { offset: number; limit: number } | undefined {
-  if (header === undefined || header.trim() === '') return undefined;
-  const m = /^\s*(?:items=)?(\d{1,10})-(\d{0,10})\s*$/.exec(header);
-  if (!m) throw new AppError('INVALID_QUERY', { message: 'The Range header must look like "0-9".' });
-  const start = Number(m[1]);
-  const end = m[2] === '' ? start + maxLimit - 1 : Number(m[2]);
-  if (end < start) throw new AppError('INVALID_QUERY', { message: 'The Range header ends before it starts.' });
-  return { offset: start, limit: Math.min(end - start + 1, maxLimit) };
-}
-
-/** `start-end/total` (or `*\/total` for an empty page). */
-export function contentRange(page: Page): string {
-  return page.count > 0 ? `${page.offset}-${page.offset + page.count - 1}/${page.total}` : `*/${page.total}`;
 }

@@ -26,7 +26,7 @@ where n.nspname = 'public' and p.proname = $1 and p.prokind = 'f'`;
  * Calls public.<name> with named arguments as the caller (tx already runs as them).
  * A set-returning function gives a JSON array, a scalar one its value; JSON text either way.
  */
-export async function callFunction(tx: Queryable, name: string, args: Record<string, unknown>): Promise<string> {
+export async function callFunction(tx: Queryable, name: string, args: Record<string, unknown>, source: 'query' | 'body' = 'body'): Promise<string> {
   if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".` });
   const { rows } = await tx.query<FunctionRow>(LOOKUP_SQL, [name]);
   if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema public.` });
@@ -46,7 +46,7 @@ export async function callFunction(tx: Queryable, name: string, args: Record<str
   const named = inputArgs(fn)
     .filter((a) => a.name && Object.hasOwn(args, a.name))
     .map((a) => {
-      values.push(toParam({ name: a.name!, kind: valueKind(a.typname), castType: a.castType }, args[a.name!], 'body'));
+      values.push(toParam({ name: a.name!, kind: valueKind(a.typname), castType: a.castType }, args[a.name!], source));
       return `${quoteIdent(a.name!)} => $${values.length}::${a.castType}`;
     });
   const call = `public.${quoteIdent(name)}(${named.join(', ')})`;

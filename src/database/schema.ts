@@ -161,6 +161,11 @@ export class SchemaCache {
     return true;
   }
 
+  /** Changes whenever the cached schema does (caches derived from it key on this). */
+  get version(): string {
+    return `${this.generation}:${this.loadedAt}`;
+  }
+
   /** Forgets everything; the next use reloads (after DDL on this instance). */
   invalidate(): void {
     this.tables = null;

@@ -1,16 +1,38 @@
 import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './types.js';
 import { translatePgError } from './errors.js';
+import { AppError } from '../errors/index.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
 // int8 (counts) as numbers, numeric stays a string.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+const CONNECT_TIMEOUT_MS = 3000;
+
+/** pg-pool's connect timeout and a client that lost its server carry no code: name them here. */
+function translate(err: unknown): unknown {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (err instanceof Error && e?.code === undefined && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(err.message)) {
+    return new AppError('DATABASE_UNAVAILABLE', { cause: err });
+  }
+  return translatePgError(err);
+}
+
 /** A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode). */
 export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, application_name: 'plinth' });
-  // An idle client losing its connection must not crash the process.
+  // A server that is down answers a connect with ECONNREFUSED at once; one that does not
+  // answer at all (a dead host, a full backlog) must not hold a request longer than this.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: 'plinth',
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
+  // An idle client losing its connection must not crash the process; nor may a checked-out
+  // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       try {
@@ -19,14 +41,14 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         const r = Array.isArray(res) ? res[res.length - 1]! : res;
         return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0 };
       } catch (err) {
-        throw translatePgError(err);
+        throw translate(err);
       }
     },
     async exec(sql: string) {
       try {
         await q.query(sql);
       } catch (err) {
-        throw translatePgError(err);
+        throw translate(err);
       }
     },
   });
@@ -41,7 +63,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
       try {
         client = await pool.connect();
       } catch (err) {
-        throw translatePgError(err);
+        throw translate(err);
       }
       let broken = false;
       try {
@@ -55,7 +77,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         } catch {
           broken = true;
         }
-        throw translatePgError(err);
+        throw translate(err);
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it.
         client.release(broken);

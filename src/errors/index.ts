@@ -23,11 +23,25 @@ export class AppError extends Error {
   readonly nextActions: string;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers: Record<string, string>;
+  /** PostgREST-style extras, sent on database routes (`details`, `hint`, and `code` when not the SQLSTATE). */
+  readonly details: string | null;
+  readonly hint: string | null;
+  readonly pgrstCode: string | null;
+
   readonly position: TextPosition | undefined;
 
   constructor(
     code: ErrorCode,
-    opts: { message?: string; nextActions?: string; cause?: unknown; headers?: Record<string, string>; position?: TextPosition } = {},
+    opts: {
+      message?: string;
+      nextActions?: string;
+      cause?: unknown;
+      headers?: Record<string, string>;
+      details?: string;
+      hint?: string;
+      pgrstCode?: string;
+      position?: TextPosition;
+    } = {},
   ) {
     const spec = ERRORS[code];
     super(opts.message ?? spec.message, { cause: opts.cause });
@@ -37,6 +51,9 @@ export class AppError extends Error {
     this.nextActions = opts.nextActions ?? spec.nextActions;
     this.headers = opts.headers ?? {};
     this.position = opts.position;
+    this.details = opts.details ?? null;
+    this.hint = opts.hint ?? null;
+    this.pgrstCode = opts.pgrstCode ?? null;
   }
 
   toBody(): ErrorBody {

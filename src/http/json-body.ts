@@ -64,8 +64,10 @@ function parseJsonBody(text: string): unknown {
  * Fastify's content-type parser for application/json (registered with parseAs: 'buffer'). JSON
  * is UTF-8: other bytes are refused rather than decoded to U+FFFD.
  */
-export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
   try {
+    // PostgREST clients send DELETE with "Content-Type: application/json" and no body at all.
+    if (request.method === 'DELETE' && body.length === 0) return done(null, undefined);
     if (typeof body !== 'string' && !isUtf8(body)) {
       throw new AppError('INVALID_JSON', { message: 'The request body is not valid UTF-8.' });
     }

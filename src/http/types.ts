@@ -28,6 +28,8 @@ declare module 'fastify' {
      * is still refused.
      */
     ignoreEndedToken?: boolean;
+    /** A database route: error bodies add PostgREST's `code`, `details` and `hint` (postgrest-js reads them). */
+    postgrest?: boolean;
     /** What a caller refused by `access` should do instead, when the general advice misleads. */
     refusalHint?: string;
   }

@@ -74,3 +74,26 @@ export class RedisCounter implements Counter {
     await this.redis.del(this.prefix + key);
   }
 }
+
+/**
+ * The shared counter while it answers, else this process's own: when Redis is down, the
+ * sign-in guard keeps counting per instance instead of failing every sign-in or none.
+ */
+export class FallbackCounter implements Counter {
+  constructor(
+    private readonly primary: Counter,
+    private readonly local: Counter,
+  ) {}
+
+  hit(key: string, windowMs: number) {
+    return this.primary.hit(key, windowMs).catch(() => this.local.hit(key, windowMs));
+  }
+
+  peek(key: string) {
+    return this.primary.peek(key).catch(() => this.local.peek(key));
+  }
+
+  async clear(key: string) {
+    await Promise.all([this.primary.clear(key).catch(() => {}), this.local.clear(key)]);
+  }
+}

@@ -19,6 +19,12 @@ function encodeSegment(segment: string): string {
   return encodeURIComponent(segment).replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/** The disk (or the user's quota) is full. */
+function noSpace(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 function isMissing(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';
@@ -76,14 +82,18 @@ export class LocalDriver implements StorageDriver {
     try {
       await pipeline(body, file);
       size = file.bytesWritten;
+      // The folder usually exists (a replaced object, a busy prefix): rename first and make
+      // the folder only when it is missing, one system call less per small upload.
       for (let attempt = 0; ; attempt++) {
-        await mkdir(path.dirname(target), { recursive: true });
         try {
           await rename(tmp, target);
           break;
         } catch (err) {
-          // A concurrent delete may prune the folder between mkdir and rename.
-          if (attempt < 3 && (err as { code?: string }).code === 'ENOENT') continue;
+          // Missing folder, or a concurrent delete pruned it between mkdir and rename.
+          if (attempt < 4 && (err as { code?: string }).code === 'ENOENT') {
+            await mkdir(path.dirname(target), { recursive: true });
+            continue;
+          }
           throw err;
         }
       }
@@ -92,7 +102,7 @@ export class LocalDriver implements StorageDriver {
       // close, or the temp file would appear after it was removed.
       if (!file.closed) await once(file, 'close').catch(() => {});
       await rm(tmp, { force: true });
-      throw err;
+      throw noSpace(err) ? new AppError('INSUFFICIENT_STORAGE', { cause: err }) : err;
     }
     // A version tag, not a content hash: hashing every byte would cost more than the disk
     // write itself, and the tag only has to change whenever the object does.

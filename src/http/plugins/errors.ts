@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, internalErrorBody, type ErrorCode } from '../../errors/index.js';
+import { AppError, internalErrorBody, type ErrorBody, type ErrorCode } from '../../errors/index.js';
+import { pgErrorInfo } from '../../db/errors.js';
 
 const BY_FASTIFY_CODE: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -43,6 +44,28 @@ function logAnswer(request: FastifyRequest, appErr: AppError): void {
   else request.log.error({ err: appErr.cause, ...line }, appErr.message);
 }
 
+/** PostgREST's `code` for errors that have no SQLSTATE (postgrest-js users test for these). */
+const PGRST_CODES: Partial<Record<ErrorCode, string>> = {
+  INVALID_TOKEN: 'PGRST301',
+  AUTH_UNAUTHORIZED: 'PGRST303',
+  INVALID_QUERY: 'PGRST100',
+  TABLE_NOT_FOUND: 'PGRST205',
+  RPC_NOT_FOUND: 'PGRST202',
+  RELATION_NOT_FOUND: 'PGRST200',
+  AMBIGUOUS_RELATION: 'PGRST201',
+  NOT_SINGLE_ROW: 'PGRST116',
+  INVALID_RANGE: 'PGRST103',
+  SCHEMA_NOT_EXPOSED: 'PGRST106',
+  UNKNOWN_COLUMN: '42703',
+  FILTER_REQUIRED: '21000',
+};
+
+/** The body of an error on a database route: our envelope plus PostgREST's code, details and hint. */
+export function postgrestBody(appErr: AppError): ErrorBody & { code: string; details: string | null; hint: string | null } {
+  const code = appErr.pgrstCode ?? pgErrorInfo(appErr.cause)?.code ?? PGRST_CODES[appErr.code] ?? appErr.code;
+  return { ...appErr.toBody(), code, details: appErr.details, hint: appErr.hint };
+}
+
 /** Turns any thrown value into a client-safe AppError, or null for an unexpected failure. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
@@ -76,7 +99,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply.status(500).type('application/json').send(internalErrorBody(request.id));
     }
     logAnswer(request, appErr);
-    return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(appErr.toBody());
+    const body = request.routeOptions.config?.postgrest ? postgrestBody(appErr) : appErr.toBody();
+    return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new AppError('ROUTE_NOT_FOUND', { message: `No endpoint ${request.method} ${request.url.split('?')[0]}.` });

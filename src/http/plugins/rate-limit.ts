@@ -42,7 +42,9 @@ export async function registerRateLimit(
     keyGenerator: callerKey,
     nameSpace: 'plinth-rl:',
     ...(redis ? { redis } : {}),
-    skipOnError: false,
+    // Redis down: fail open (serve without counting) rather than refuse every request; see
+    // docs/decisions.md. Health reports Redis down meanwhile.
+    skipOnError: true,
     errorResponseBuilder: (_req, ctx) =>
       new AppError('RATE_LIMITED', {
         message: `Rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}.`,

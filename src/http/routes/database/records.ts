@@ -1,19 +1,24 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../../errors/index.js';
 import type { RoutePlugin } from '../../types.js';
-import { contentRange, parsePrefer, parseRange, type Page } from '../../../database/records.js';
+import type { Page, RecordsService, WriteResult } from '../../../database/records.js';
+import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied, type Prefer } from '../../../database/prefer.js';
 
 const Row = Type.Record(Type.String(), Type.Unknown());
 const Rows = Type.Array(Row);
 const TableParams = Type.Object({ table: Type.String({ maxLength: 256 }) });
-const PreferHeaders = Type.Object({
-  prefer: Type.Optional(Type.String({ description: 'return=representation; resolution=merge-duplicates or ignore-duplicates' })),
+const Headers = Type.Object({
+  prefer: Type.Optional(Type.String({ description: 'return=minimal|representation|headers-only, count=exact|planned|estimated, resolution=merge-duplicates|ignore-duplicates, missing=default, tx=rollback' })),
+  range: Type.Optional(Type.String({ maxLength: 64, description: 'first-last (items), e.g. 0-19; answered with Content-Range' })),
+  accept: Type.Optional(Type.String({ description: 'application/vnd.pgrst.object+json: exactly one row, as an object (else 406 PGRST116)' })),
 });
 const FILTERS =
-  'Filters are <column>=<op>.<value> with op eq, neq, gt, gte, lt, lte, like, ilike, in, is (and not.<op>); or=(...), and=(...); select, order (col.asc|desc[.nullsfirst|.nullslast], several keys), limit (1-1000, default 100), offset.';
+  'PostgREST grammar (docs/database.md): filters <column>=[not.]<op>.<value> (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, fts, plfts, phfts, wfts, cs, cd, ov, sl, sr, nxl, nxr, adj); or=(...), and=(...); select with aliases, casts and embedded relations (author:profiles(name)); <relation>.<column>= filters and <relation>.order; order (col.asc|desc[.nullsfirst|.nullslast], several keys), limit (1-1000, default 100), offset.';
 // Every records handler reaches the database only through withCaller, which checks the
-// session of a user token in the same transaction.
-const any = { access: 'any' as const, handlerChecksSession: true };
+// session of a user token in the same transaction. `postgrest` adds code/details/hint to errors.
+const any = { access: 'any' as const, handlerChecksSession: true, postgrest: true };
+const OBJECT = 'application/vnd.pgrst.object+json';
 
 /** The raw query string: filters keep their order and repeated keys (the bounded parser reads it). */
 function rawQuery(request: FastifyRequest): string {
@@ -21,80 +26,125 @@ function rawQuery(request: FastifyRequest): string {
   return i < 0 ? '' : request.url.slice(i + 1);
 }
 
+/** `Accept: application/vnd.pgrst.object+json` (postgrest-js `.single()`). */
+function wantsObject(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').includes(OBJECT);
+}
+
+function range(request: FastifyRequest) {
+  const unit = request.headers['range-unit'];
+  return parseRange(request.headers.range, Array.isArray(unit) ? unit[0] : unit);
+}
+
 /** JSON text built by Postgres goes out as is (no parse and re-serialise in Node). */
-function sendJson(reply: FastifyReply, status: number, body: string) {
-  return reply.status(status).type('application/json; charset=utf-8').send(body);
+function sendJson(reply: FastifyReply, status: number, body: string, single = false) {
+  return reply.status(status).type(single ? `${OBJECT}; charset=utf-8` : 'application/json; charset=utf-8').send(body);
 }
 
-function empty(reply: FastifyReply, status: number) {
-  return reply.status(status).send();
+function applied(reply: FastifyReply, prefer: Prefer) {
+  const header = preferenceApplied(prefer);
+  if (header) reply.header('Preference-Applied', header);
 }
 
-function pageHeaders(reply: FastifyReply, page: Page) {
+async function read(records: RecordsService, request: FastifyRequest, reply: FastifyReply) {
+  checkProfile(request.headers);
+  const single = wantsObject(request);
+  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single });
+  const prefer = parsePrefer(request.headers.prefer);
+  applied(reply, prefer);
   reply.header('X-Total-Count', String(page.total));
-  reply.header('Content-Range', contentRange(page));
+  reply.header('Content-Range', contentRange(page.offset, page.count, page.total));
+  // A Range that starts past the last row is unsatisfiable (PostgREST answers 416 too).
+  if (request.headers.range && page.count === 0 && page.offset > 0 && page.offset >= page.total) {
+    throw new AppError('INVALID_RANGE', {
+      message: `The Range header starts at item ${page.offset}, but only ${page.total} rows match.`,
+      details: `An offset of ${page.offset} was requested, but there are only ${page.total} rows.`,
+      pgrstCode: 'PGRST103',
+      headers: { 'content-range': `*/${page.total}` },
+    });
+  }
+  return sendJson(reply, 200, page.body, single);
+}
+
+/** The answer of a write: the rows with representation (status `withBody`), else `minimal` (201 [] / 201 empty / 204). */
+function answerWrite(reply: FastifyReply, prefer: Prefer, result: WriteResult, statuses: { withBody: number; minimal: number; minimalBody: string | null }, single: boolean) {
+  applied(reply, prefer);
+  if (prefer.count) reply.header('Content-Range', `*/${result.count}`);
+  if (result.body !== null) return sendJson(reply, statuses.withBody, result.body, single);
+  if (statuses.minimalBody !== null && prefer.return === null) return sendJson(reply, statuses.minimal, statuses.minimalBody);
+  return reply.status(statuses.minimal).send();
+}
+
+function writeOptions(request: FastifyRequest, prefer: Prefer) {
+  checkProfile(request.headers);
+  return { ...prefer, single: wantsObject(request) };
+}
+
+type TableRequest = FastifyRequest;
+const tableOf = (request: FastifyRequest) => (request.params as { table: string }).table;
+
+async function insert(records: RecordsService, request: TableRequest, reply: FastifyReply, minimalBody: string | null) {
+  const prefer = parsePrefer(request.headers.prefer);
+  const rows = (Array.isArray(request.body) ? request.body : [request.body]) as Array<Record<string, unknown>>;
+  const opts = writeOptions(request, prefer);
+  const result = await records.insert(request.identity, tableOf(request), rows, rawQuery(request), opts);
+  return answerWrite(reply, prefer, result, { withBody: 201, minimal: 201, minimalBody }, opts.single);
+}
+
+async function update(records: RecordsService, request: TableRequest, reply: FastifyReply) {
+  const prefer = parsePrefer(request.headers.prefer);
+  const opts = writeOptions(request, prefer);
+  const result = await records.update(request.identity, tableOf(request), rawQuery(request), request.body as Record<string, unknown>, opts);
+  return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
+}
+
+async function remove(records: RecordsService, request: TableRequest, reply: FastifyReply) {
+  const prefer = parsePrefer(request.headers.prefer);
+  const opts = writeOptions(request, prefer);
+  const result = await records.delete(request.identity, tableOf(request), rawQuery(request), opts);
+  return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
+}
+
+/** The spec's primary insert takes an array: a single object is a 400 that says how to send it. */
+async function requireArray(request: FastifyRequest) {
+  if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
+    throw new AppError('INVALID_INPUT', {
+      message: 'POST /api/database/records/{tableName} takes a JSON array of records: wrap the row in [...], e.g. [{"title":"x"}].',
+      nextActions: 'Send [row] instead of row (with @insforge/sdk: .insert([row]) instead of .insert(row)), or POST the single object to /api/db/{table}.',
+    });
+  }
 }
 
 /**
- * Records: the primary path /api/database/records/{table} and the short path /api/db/{table}
- * (PostgREST style), plus RPC. Every request runs as the caller, so RLS decides the rows.
+ * Records: the primary path /api/database/records/{table} and the short path /api/db/{table},
+ * in the PostgREST dialect (HEAD counts come with every GET). Every request runs as the
+ * caller, so RLS decides the rows, embedded ones included.
  */
 export const recordRoutes: RoutePlugin = async (app, { deps }) => {
   const { records } = deps;
+  const readSchema = (summary: string) => ({
+    config: any,
+    schema: { tags: ['records'], summary, description: FILTERS, params: TableParams, headers: Headers, response: { 200: Type.Union([Rows, Row]) } },
+  });
 
-  // ---- primary path ----
-  app.get(
-    '/api/database/records/:table',
-    {
-      config: any,
-      schema: { tags: ['records'], summary: 'Read records', description: FILTERS, params: TableParams, response: { 200: Rows } },
-    },
-    async (request, reply) => {
-      const page = await records.select(request.identity, request.params.table, rawQuery(request));
-      pageHeaders(reply, page);
-      return sendJson(reply, 200, page.body);
-    },
-  );
+  app.get('/api/database/records/:table', readSchema('Read records (HEAD: only the count in Content-Range)'), (request, reply) => read(records, request, reply));
+  app.get('/api/db/:table', readSchema('Read records; a Range header (start-end) is answered with Content-Range'), (request, reply) => read(records, request, reply));
 
   app.post(
     '/api/database/records/:table',
     {
       config: any,
+      preValidation: requireArray,
       schema: {
         tags: ['records'],
-        summary: 'Insert records (a JSON array); upsert with on_conflict and Prefer: resolution=merge-duplicates',
+        summary: 'Insert records (a JSON array); upsert with Prefer: resolution=merge-duplicates (on_conflict=); columns=, select=',
         params: TableParams,
-        headers: PreferHeaders,
+        headers: Headers,
         body: Type.Array(Row, { minItems: 1, maxItems: 1000 }),
-        response: { 201: Rows },
+        response: { 201: Type.Union([Rows, Row]) },
       },
     },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const body = await records.insert(request.identity, request.params.table, request.body, rawQuery(request), prefer);
-      return sendJson(reply, 201, body ?? '[]');
-    },
-  );
-
-  // ---- short path ----
-  app.get(
-    '/api/db/:table',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Read records; a Range header (start-end) is answered with Content-Range',
-        description: FILTERS,
-        params: TableParams,
-        headers: Type.Object({ range: Type.Optional(Type.String({ maxLength: 64 })) }),
-        response: { 200: Rows },
-      },
-    },
-    async (request, reply) => {
-      const page = await records.select(request.identity, request.params.table, rawQuery(request), parseRange(request.headers.range));
-      pageHeaders(reply, page);
-      return sendJson(reply, 200, page.body);
-    },
+    (request, reply) => insert(records, request, reply, '[]'),
   );
 
   app.post(
@@ -105,17 +155,12 @@ export const recordRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['records'],
         summary: 'Insert a record (or an array); 201 without body unless Prefer: return=representation',
         params: TableParams,
-        headers: PreferHeaders,
+        headers: Headers,
         body: Type.Union([Row, Type.Array(Row, { minItems: 1, maxItems: 1000 })]),
-        response: { 201: Type.Union([Rows, Type.Null()]) },
+        response: { 201: Type.Union([Rows, Row, Type.Null()]) },
       },
     },
-    async (request, reply) => {
-      const prefer = parsePrefer(request.headers.prefer);
-      const rows = Array.isArray(request.body) ? request.body : [request.body];
-      const body = await records.insert(request.identity, request.params.table, rows, rawQuery(request), prefer);
-      return body === null ? empty(reply, 201) : sendJson(reply, 201, body);
-    },
+    (request, reply) => insert(records, request, reply, null),
   );
 
   // ---- both paths: update and delete behave the same on each ----
@@ -129,16 +174,12 @@ export const recordRoutes: RoutePlugin = async (app, { deps }) => {
           summary: 'Update the records matching the filters (at least one); 204 unless Prefer: return=representation',
           description: FILTERS,
           params: TableParams,
-          headers: PreferHeaders,
+          headers: Headers,
           body: Row,
-          response: { 200: Rows, 204: Type.Null() },
+          response: { 200: Type.Union([Rows, Row]), 204: Type.Null() },
         },
       },
-      async (request, reply) => {
-        const prefer = parsePrefer(request.headers.prefer);
-        const body = await records.update(request.identity, request.params.table, rawQuery(request), request.body, prefer);
-        return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-      },
+      (request, reply) => update(records, request, reply),
     );
 
     app.delete(
@@ -150,33 +191,11 @@ export const recordRoutes: RoutePlugin = async (app, { deps }) => {
           summary: 'Delete the records matching the filters (at least one); 204 unless Prefer: return=representation',
           description: FILTERS,
           params: TableParams,
-          headers: PreferHeaders,
-          response: { 200: Rows, 204: Type.Null() },
+          headers: Headers,
+          response: { 200: Type.Union([Rows, Row]), 204: Type.Null() },
         },
       },
-      async (request, reply) => {
-        const prefer = parsePrefer(request.headers.prefer);
-        const body = await records.delete(request.identity, request.params.table, rawQuery(request), prefer);
-        return body === null ? empty(reply, 204) : sendJson(reply, 200, body);
-      },
+      (request, reply) => remove(records, request, reply),
     );
   }
-
-  app.post(
-    '/api/db/rpc/:fn',
-    {
-      config: any,
-      schema: {
-        tags: ['records'],
-        summary: 'Call public.<fn> with named arguments as the caller: set-returning → array, scalar → value',
-        params: Type.Object({ fn: Type.String({ maxLength: 256 }) }),
-        body: Type.Optional(Row),
-        response: { 200: Type.Unknown() },
-      },
-    },
-    async (request, reply) => {
-      const body = await records.rpc(request.identity, request.params.fn, (request.body as Record<string, unknown> | undefined) ?? {});
-      return sendJson(reply, 200, body);
-    },
-  );
 };

@@ -1,0 +1,181 @@
+import { AppError } from '../errors/index.js';
+import { embedName, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
+import { filterSql, orderTerm, Params, ref, resolveColumn } from './filters.js';
+import { qualified, quoteIdent, safe } from './ident.js';
+import { resolveRelation, type ForeignKeyInfo, type Relation } from './relations.js';
+import type { TableMeta } from './schema.js';
+
+/** One parameterised statement. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** What compiling needs: the tables and foreign keys of schema public, and the parameters. */
+export interface CompileContext {
+  tables: Map<string, TableMeta>;
+  fks: ForeignKeyInfo[];
+  p: Params;
+  /** Counter for table aliases (t1, t2, ...) of embedded relations. */
+  n: number;
+}
+
+export function newContext(tables: Map<string, TableMeta>, fks: ForeignKeyInfo[], p = new Params()): CompileContext {
+  return { tables, fks, p, n: 0 };
+}
+
+interface Embed {
+  item: EmbedItem;
+  rel: Relation;
+  table: TableMeta;
+  alias: string;
+}
+
+/** The relation and table an embed item names, seen from `parent`. */
+function embedOf(ctx: CompileContext, parent: TableMeta, item: EmbedItem): Embed {
+  const rel = resolveRelation(ctx.fks, parent.name, item.relation, item.hint);
+  const table = ctx.tables.get(rel.table);
+  if (!table) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(rel.table)}".` });
+  return { item, rel, table, alias: `t${++ctx.n}` };
+}
+
+function joinCondition(e: Embed, parentAlias: string): string {
+  return e.rel.childColumns.map((c, i) => `${ref(e.alias, c)} = ${ref(parentAlias, e.rel.parentColumns[i]!)}`).join(' and ');
+}
+
+function columnExpr(ctx: CompileContext, table: TableMeta, item: ColumnItem, alias: string): { expr: string; name: string } {
+  const col = resolveColumn(table, item.name);
+  let expr = ref(alias, col.name);
+  for (const step of item.path) {
+    const key = /^\d+$/.test(step.key) ? `${ctx.p.add(step.key)}::int` : `${ctx.p.add(step.key)}::text`;
+    expr = `(${expr}${step.text ? '->>' : '->'}${key})`;
+  }
+  if (item.cast) expr = `(${expr})::${item.cast}`;
+  return { expr, name: item.alias ?? item.path[item.path.length - 1]?.key ?? col.name };
+}
+
+/** The select list of a node (`expr as "name"`) and the lateral joins of its embeds. */
+function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): { cols: string[]; names: string[]; joins: string[] } {
+  const cols: string[] = [];
+  const names: string[] = [];
+  const joins: string[] = [];
+  const embeds = new Set<string>();
+  const add = (expr: string, name: string, strict: boolean) => {
+    const at = names.indexOf(name);
+    if (at >= 0) {
+      if (!strict) return;
+      // An embed named like a column of `*` (select=*,author_id(name)) takes its place, as in PostgREST.
+      if (embeds.has(name)) throw new AppError('INVALID_QUERY', { message: `Two embedded relations of select are named "${name}".`, nextActions: `Give one of them an alias, e.g. select=*,${name}2:${name}(*).` });
+      names.splice(at, 1);
+      cols.splice(at, 1);
+    }
+    if (strict) embeds.add(name);
+    names.push(name);
+    cols.push(`${expr} as ${quoteIdent(name)}`);
+  };
+  for (const item of node.select ?? [{ type: 'star' as const }]) {
+    if (item.type === 'star') for (const c of table.columnList) add(ref(alias, c.name), c.name, false);
+    else if (item.type === 'column') {
+      const { expr, name } = columnExpr(ctx, table, item, alias);
+      add(expr, name, false);
+    } else {
+      const e = embedOf(ctx, table, item);
+      const child = childQuery(ctx, e, alias);
+      const ev = `e${e.alias}`;
+      joins.push(
+        e.rel.kind !== 'one-to-many'
+          ? ` left join lateral (select row_to_json(x.*) as v from (${child} limit 1) x) ${ev} on true`
+          : ` left join lateral (select coalesce(json_agg(x.*), '[]'::json) as v from (${child}) x) ${ev} on true`,
+      );
+      add(`${ev}.v`, embedName(item), true);
+    }
+  }
+  return { cols, names, joins };
+}
+
+/** The rows of an embedded relation for one parent row: its projection, join, filters, order and page. */
+function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): string {
+  const proj = projection(ctx, e.table, e.item.node, e.alias);
+  const where = [joinCondition(e, parentAlias), ...nodeWhere(ctx, e.table, e.item.node, e.alias)];
+  const node = e.item.node;
+  const order = orderSql(ctx, e.table, node, e.alias);
+  const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
+  return `select ${proj.cols.join(', ')} from ${qualified(e.table.name)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${order}${page}`;
+}
+
+/** `exists (...)`: the embed has at least one row for the parent row (its own filters applied). */
+function embedExists(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias: string): string {
+  const e = embedOf(ctx, table, item);
+  const inner = [joinCondition(e, alias), ...nodeWhere(ctx, e.table, item.node, e.alias)];
+  return `exists (select 1 from ${qualified(e.table.name)} ${e.alias} where ${inner.join(' and ')})`;
+}
+
+/** `author=not.is.null` / `author=is.null` on an embed (not a column): the parent has / lacks embedded rows. */
+function embedNullFilter(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string, f: Filter): string | null {
+  if (f.type !== 'cond' || f.op !== 'is' || f.value !== 'null' || table.columns.has(f.column)) return null;
+  const item = node.select?.find((i): i is EmbedItem => i.type === 'embed' && embedName(i) === f.column);
+  if (!item) return null;
+  const exists = embedExists(ctx, table, item, alias);
+  return f.negate ? exists : `not ${exists}`;
+}
+
+/** A node's own filters, plus `exists (...)` for each `!inner` embed (with that embed's filters). */
+export function nodeWhere(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): string[] {
+  const where = node.filters.map((f) => embedNullFilter(ctx, table, node, alias, f) ?? filterSql(table, f, ctx.p, alias));
+  for (const item of node.select ?? []) {
+    if (item.type === 'embed' && item.inner) where.push(embedExists(ctx, table, item, alias));
+  }
+  return where;
+}
+
+/** `order by ...`; `relation(column)` keys read a to-one embed's column with a scalar subquery. */
+export function orderSql(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): string {
+  if (!node.order.length) return '';
+  return ` order by ${node.order.map((o) => orderTerm(orderExpr(ctx, table, node, alias, o), o)).join(', ')}`;
+}
+
+function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string, o: OrderKey): string {
+  if (!o.relation) return ref(alias, resolveColumn(table, o.column).name);
+  const item = node.select?.find((i): i is EmbedItem => i.type === 'embed' && embedName(i) === o.relation);
+  if (!item) {
+    throw new AppError('INVALID_QUERY', {
+      message: `order=${safe(o.relation)}(${o.column}) needs "${safe(o.relation)}" embedded in select.`,
+      nextActions: `Embed it, e.g. select=*,${safe(o.relation)}(*)&order=${safe(o.relation)}(${o.column}).asc.`,
+    });
+  }
+  const e = embedOf(ctx, table, item);
+  if (e.rel.kind === 'one-to-many') {
+    throw new AppError('INVALID_QUERY', { message: `order=${o.relation}(...) works on a to-one relation only; "${o.relation}" is to-many.`, nextActions: `Order its rows inside the embed with ${o.relation}.order=${o.column}.asc.` });
+  }
+  const col = ref(e.alias, resolveColumn(e.table, o.column).name);
+  return `(select ${col} from ${qualified(e.table.name)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
+}
+
+/**
+ * A read as ONE statement: the page of matching rows (filters, `!inner` embeds, order, limit),
+ * then each row's projection with its embedded relations as lateral JSON, and the total of
+ * matching rows (a count of its own: cheaper than a window over every row when pages are small).
+ */
+export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit = 100): Statement {
+  const { p } = ctx;
+  const where = nodeWhere(ctx, table, node, 't0');
+  const whereText = where.length ? ` where ${where.join(' and ')}` : '';
+  const order = orderSql(ctx, table, node, 't0');
+  const from = `${qualified(table.name)} t0`;
+  const limit = p.add(node.limit ?? defaultLimit);
+  const offset = p.add(node.offset ?? 0);
+  const proj = projection(ctx, table, node, 't0');
+  // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
+  const text =
+    `with page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
+    `select coalesce((select json_agg(r.*) from (select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}) r), '[]')::text as body, ` +
+    `(select count(*) from ${from}${whereText}) as total`;
+  return { text, values: p.values };
+}
+
+/** The rows a write returned (CTE `w`), projected like a read (columns, casts, embeds) as JSON text, with their count. */
+export function compileReturning(ctx: CompileContext, table: TableMeta, node: ReadNode, write: string): Statement {
+  const proj = projection(ctx, table, node, 't0');
+  const text = `with w as (${write} returning *) select coalesce(json_agg(r.*), '[]')::text as body, count(*) as total from (select ${proj.cols.join(', ')} from w t0${proj.joins.join('')}) r`;
+  return { text, values: ctx.p.values };
+}

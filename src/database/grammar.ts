@@ -1,0 +1,120 @@
+import { AppError } from '../errors/index.js';
+import type { ColumnItem, EmbedItem, SelectItem } from './ast.js';
+import { IDENT, safe } from './ident.js';
+
+/** Casts `col::type` may use in select (a fixed list: type names are not bind parameters). */
+export const CASTS = new Set([
+  'text', 'varchar', 'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint', 'numeric', 'float4', 'float8', 'real',
+  'boolean', 'bool', 'json', 'jsonb', 'date', 'timestamp', 'timestamptz', 'uuid',
+]);
+
+const MAX_ITEMS = 256;
+const MAX_DEPTH = 6;
+
+function invalid(message: string, nextActions?: string): AppError {
+  return new AppError('INVALID_QUERY', {
+    message,
+    nextActions:
+      nextActions ?? 'Write select as a comma list of columns and embedded relations, e.g. select=id,title,author:profiles(id,name).',
+  });
+}
+
+function ident(s: string, what: string): string {
+  if (!IDENT.test(s)) throw invalid(`"${safe(s)}" in select is not a valid ${what}.`);
+  return s;
+}
+
+/** Splits `a,b(c,d),e` at the commas of the top level. */
+function splitTop(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '(') depth++;
+    else if (ch === ')') {
+      if (--depth < 0) throw invalid(`Unbalanced ")" in select "${safe(text)}".`);
+    } else if (ch === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  if (depth !== 0) throw invalid(`Unbalanced "(" in select "${safe(text)}".`);
+  parts.push(text.slice(start));
+  return parts;
+}
+
+/** `alias:` at the front (not the `::` of a cast). */
+function takeAlias(item: string): { alias: string | null; rest: string } {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*):(?!:)/.exec(item);
+  return m ? { alias: ident(m[1]!, 'alias'), rest: item.slice(m[0].length) } : { alias: null, rest: item };
+}
+
+function parseEmbed(alias: string | null, head: string, body: string, depth: number): EmbedItem {
+  const [relation, ...marks] = head.split('!');
+  let hint: string | null = null;
+  let inner = false;
+  for (const m of marks) {
+    if (m === 'inner') inner = true;
+    else if (m === 'left') inner = false;
+    else if (hint === null) hint = ident(m, 'relation hint');
+    else throw invalid(`"${safe(head)}" has more than one hint; use <relation>!<hint>!inner.`);
+  }
+  return {
+    type: 'embed',
+    alias,
+    relation: ident(relation ?? '', 'relation name'),
+    hint,
+    inner,
+    node: { select: parseItems(body, depth + 1), filters: [], order: [], limit: null, offset: null },
+  };
+}
+
+function parseColumn(alias: string | null, text: string): ColumnItem {
+  let rest = text;
+  let cast: string | null = null;
+  const c = rest.indexOf('::');
+  if (c >= 0) {
+    cast = rest.slice(c + 2).toLowerCase();
+    rest = rest.slice(0, c);
+    if (!CASTS.has(cast)) throw invalid(`The cast "::${safe(cast)}" is not supported; use one of ${[...CASTS].join(', ')}.`);
+  }
+  const steps = rest.split(/(->>?)/);
+  const name = ident(steps[0] ?? '', 'column name');
+  const path: ColumnItem['path'] = [];
+  for (let i = 1; i < steps.length; i += 2) {
+    const key = steps[i + 1] ?? '';
+    if (!/^[A-Za-z0-9_]{1,63}$/.test(key)) throw invalid(`"${safe(key)}" is not a valid JSON key in select "${safe(text)}".`);
+    if (steps[i] === '->>' && i + 2 < steps.length) throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
+    path.push({ key, text: steps[i] === '->>' });
+  }
+  return { type: 'column', name, alias, cast, path };
+}
+
+function parseItems(text: string, depth: number): SelectItem[] | null {
+  if (depth > MAX_DEPTH) throw invalid(`Embedded relations may be nested at most ${MAX_DEPTH} deep.`);
+  const trimmed = text.trim();
+  if (trimmed === '' || trimmed === '*') return null;
+  const parts = splitTop(trimmed);
+  if (parts.length > MAX_ITEMS) throw invalid(`At most ${MAX_ITEMS} items are allowed in select.`);
+  const items: SelectItem[] = [];
+  for (const raw of parts) {
+    const part = raw.trim();
+    if (part === '*') {
+      items.push({ type: 'star' });
+      continue;
+    }
+    const { alias, rest } = takeAlias(part);
+    const open = rest.indexOf('(');
+    if (open >= 0) {
+      if (!rest.endsWith(')')) throw invalid(`"${safe(part)}" in select must end with ")".`);
+      items.push(parseEmbed(alias, rest.slice(0, open), rest.slice(open + 1, -1), depth));
+    } else items.push(parseColumn(alias, rest));
+  }
+  return items;
+}
+
+/** Parses `select=` into items; null means every column (`*` alone, or nothing). */
+export function parseSelect(text: string): SelectItem[] | null {
+  return parseItems(text, 0);
+}

@@ -1,0 +1,117 @@
+import { AppError } from '../errors/index.js';
+import type { Queryable } from '../db/types.js';
+import { safe } from './ident.js';
+import type { SchemaCache } from './schema.js';
+
+/** A foreign key of schema public: `table(columns)` references `refTable(refColumns)`. */
+export interface ForeignKeyInfo {
+  name: string;
+  table: string;
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+  /** The key columns are also unique in `table` (a primary key or unique constraint): one-to-one. */
+  unique: boolean;
+}
+
+/**
+ * How an embedded table joins its parent: the embedded rows are those whose `childColumns`
+ * equal the parent's `parentColumns`. many-to-one embeds one object, one-to-many an array.
+ */
+export interface Relation {
+  /** one-to-one: a one-to-many whose key is unique on the embedded side (an object, as PostgREST). */
+  kind: 'many-to-one' | 'one-to-many' | 'one-to-one';
+  constraint: string;
+  table: string;
+  parentColumns: string[];
+  childColumns: string[];
+}
+
+// Every foreign key between tables of schema public, with its columns in key order.
+const FK_SQL = `
+select k.conname as name, c.relname as table, f.relname as "refTable",
+  (select json_agg(a.attname order by x.n) from unnest(k.conkey) with ordinality x(attnum, n)
+     join pg_attribute a on a.attrelid = k.conrelid and a.attnum = x.attnum) as columns,
+  (select json_agg(a.attname order by x.n) from unnest(k.confkey) with ordinality x(attnum, n)
+     join pg_attribute a on a.attrelid = k.confrelid and a.attnum = x.attnum) as "refColumns",
+  exists (select 1 from pg_constraint u where u.conrelid = k.conrelid and u.contype in ('p', 'u')
+          and u.conkey @> k.conkey and k.conkey @> u.conkey) as "unique"
+from pg_constraint k
+join pg_class c on c.oid = k.conrelid join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = 'public'
+join pg_class f on f.oid = k.confrelid join pg_namespace fn on fn.oid = f.relnamespace and fn.nspname = 'public'
+where k.contype = 'f'
+order by k.conname`;
+
+const parse = (v: unknown): string[] => (typeof v === 'string' ? JSON.parse(v) : (v as string[]));
+
+/** The foreign keys of schema public, read from pg_catalog once per schema version. */
+export class RelationsCache {
+  private cached: { version: string; fks: Promise<ForeignKeyInfo[]> } | null = null;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly schema: SchemaCache,
+  ) {}
+
+  async foreignKeys(): Promise<ForeignKeyInfo[]> {
+    await this.schema.all();
+    const version = this.schema.version;
+    if (this.cached?.version !== version) {
+      const fks = this.db.query<ForeignKeyInfo>(FK_SQL).then((r) =>
+        r.rows.map((row) => ({ ...row, columns: parse(row.columns), refColumns: parse(row.refColumns) })),
+      );
+      fks.catch(() => {
+        if (this.cached?.fks === fks) this.cached = null;
+      });
+      this.cached = { version, fks };
+    }
+    return this.cached.fks;
+  }
+}
+
+function selfRef(r: Relation, parent: string): boolean {
+  return r.table === parent;
+}
+
+function describe(parent: string, r: Relation): string {
+  return `${r.kind} via "${r.constraint}" (${parent}.${r.parentColumns.join(',')} = ${r.table}.${r.childColumns.join(',')})`;
+}
+
+/**
+ * The relation `name` (a table, or a foreign key column or constraint of `parent`) seen from
+ * `parent`, narrowed by `hint` (a constraint or column name). None: 400 PGRST200; more than
+ * one: 400 PGRST201 (PostgREST answers 300; our catalogue keeps errors 4xx) listing the hints that pick one.
+ */
+export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: string, hint: string | null): Relation {
+  const found: Relation[] = [];
+  for (const fk of fks) {
+    const byKeyColumn = fk.table === parent && (fk.name === name || (fk.columns.length === 1 && fk.columns[0] === name));
+    if ((fk.table === parent && fk.refTable === name) || byKeyColumn) {
+      found.push({ kind: 'many-to-one', constraint: fk.name, table: fk.refTable, parentColumns: fk.columns, childColumns: fk.refColumns });
+    }
+    if (fk.refTable === parent && fk.table === name && !byKeyColumn) {
+      found.push({ kind: fk.unique ? 'one-to-one' : 'one-to-many', constraint: fk.name, table: fk.table, parentColumns: fk.refColumns, childColumns: fk.columns });
+    }
+  }
+  const matches = hint
+    ? found.filter((r) => r.constraint === hint || r.table === hint || (r.kind === 'many-to-one' ? r.parentColumns : r.childColumns).includes(hint))
+    : found;
+  if (matches.length === 1) return matches[0]!;
+  // A self reference is both directions of one key: `!<key column>` is the referenced row
+  // (many-to-one), `!<constraint>` the referencing rows (one-to-many).
+  if (hint && matches.length === 2 && matches[0]!.constraint === matches[1]!.constraint) {
+    return matches.find((r) => (hint === r.constraint ? r.kind !== 'many-to-one' : r.kind === 'many-to-one'))!;
+  }
+  if (!matches.length) {
+    throw new AppError('RELATION_NOT_FOUND', {
+      message: `Could not find a relationship between "${parent}" and "${safe(name)}"${hint ? ` with the hint "${safe(hint)}"` : ''}.`,
+      details: `Searched the foreign keys of schema public between "${parent}" and "${safe(name)}".`,
+      hint: `Embedding needs a foreign key between the two tables (e.g. ${safe(name)}.${parent}_id references ${parent}(id)), or a hint that names one.`,
+    });
+  }
+  throw new AppError('AMBIGUOUS_RELATION', {
+    message: `More than one relationship was found for "${parent}" and "${safe(name)}".`,
+    details: matches.map((r) => describe(parent, r)).join('; '),
+    hint: `Try changing "${safe(name)}" to one of: ${matches.map((r) => `"${safe(name)}!${selfRef(r, parent) && r.kind === 'many-to-one' ? r.parentColumns.join(',') : r.constraint}"`).join(', ')}.`,
+  });
+}

@@ -1,0 +1,102 @@
+// A steady mixed load against a running Plinth: reads, writes with unique ids, uploads and
+// function calls, each answer recorded with its status, code and time.
+
+export interface Answer {
+  kind: 'read' | 'write' | 'upload' | 'call';
+  status: number; // 0: the connection failed
+  code?: string;
+  ms: number;
+  at: number;
+  /** The id of a write, the key of an upload. */
+  id?: string;
+}
+
+export interface LoadTarget {
+  url: string;
+  adminKey: string;
+  table: string;
+  bucket: string;
+  fn: string;
+}
+
+/** Sets up the table, bucket and function the load uses. */
+export async function prepare(target: Omit<LoadTarget, 'table' | 'bucket' | 'fn'>): Promise<LoadTarget> {
+  const t: LoadTarget = { ...target, table: 'fault_items', bucket: 'fault-files', fn: 'fault-echo' };
+  const h = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
+  const steps: Array<[string, unknown]> = [
+    ['/api/database/tables', { tableName: t.table, columns: [{ name: 'tag', type: 'string', nullable: false, unique: true }] }],
+    ['/api/storage/buckets', { bucketName: t.bucket, isPublic: false }],
+    ['/api/functions', { name: t.fn, code: 'export default async (req) => Response.json({ ok: true, t: Date.now() })' }],
+  ];
+  for (const [p, body] of steps) {
+    const r = await fetch(t.url + p, { method: 'POST', headers: h, body: JSON.stringify(body) });
+    if (r.status >= 300) throw new Error(`setup ${p}: ${r.status} ${await r.text()}`);
+  }
+  return t;
+}
+
+let seq = 0;
+async function one(t: LoadTarget, kind: Answer['kind']): Promise<Answer> {
+  const start = Date.now();
+  const auth = { 'x-api-key': t.adminKey };
+  const id = `${process.pid}-${Date.now().toString(36)}-${seq++}`;
+  let r: Response;
+  try {
+    const signal = AbortSignal.timeout(20_000);
+    if (kind === 'read') r = await fetch(`${t.url}/api/database/records/${t.table}?limit=5`, { headers: auth, signal });
+    else if (kind === 'write')
+      r = await fetch(`${t.url}/api/database/records/${t.table}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify([{ tag: id }]),
+        signal,
+      });
+    else if (kind === 'upload') {
+      const form = new FormData();
+      form.append('file', new Blob([`bytes of ${id}`]), 'f.txt');
+      r = await fetch(`${t.url}/api/storage/buckets/${t.bucket}/objects/${id}.txt`, { method: 'PUT', headers: auth, body: form, signal });
+    } else r = await fetch(`${t.url}/functions/${t.fn}`, { method: 'POST', headers: auth, signal });
+  } catch {
+    return { kind, status: 0, ms: Date.now() - start, at: start, id };
+  }
+  const text = await r.text().catch(() => '');
+  let code: string | undefined;
+  try {
+    code = JSON.parse(text)?.error;
+  } catch {
+    /* not an envelope */
+  }
+  return { kind, status: r.status, code, ms: Date.now() - start, at: start, id };
+}
+
+/** Runs `workers` loops of mixed requests until stop() is called; returns every answer. */
+export function runLoad(t: LoadTarget, workers = 4) {
+  const answers: Answer[] = [];
+  let running = true;
+  const kinds: Answer['kind'][] = ['read', 'write', 'upload', 'call'];
+  const loops = Array.from({ length: workers }, async (_, w) => {
+    let i = w;
+    while (running) {
+      answers.push(await one(t, kinds[i++ % kinds.length]!));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  });
+  return {
+    answers,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
+
+/** Tally of answers by kind and status, for failure messages. */
+export function tally(answers: Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    const k = `${a.kind} ${a.status}${a.code ? ` ${a.code}` : ''}`;
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+// Redis (REDIS_URL, the shared rate-limit counters) stopped under load: requests are still
+// served (rate limits fail open, see docs/decisions.md), sign-in keeps its brute-force guard
+// in this process, health reports Redis down, and counting resumes when Redis is back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { prepare, runLoad, tally, type LoadTarget } from './load.js';
+import { hasCommand, startRedis, until, type TestRedis } from './procs.js';
+
+const why = hasCommand('redis-server') ? null : 'no redis-server on this machine (apt-get install redis-server)';
+if (why) console.warn(`skipping the Redis fault: ${why}`);
+
+describe.skipIf(why !== null)('Redis stopped under load', () => {
+  let redis: TestRedis;
+  let t: TestApp;
+  let target: LoadTarget;
+  const health = async () => {
+    const r = await fetch(`${t.url}/api/health?checks=true`, { headers: { 'x-api-key': t.adminKey } });
+    return { status: r.status, body: await r.json() };
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    t = await startApp(undefined, { REDIS_URL: redis.url, RATE_LIMIT_PLAN: 'pro' });
+    target = await prepare({ url: t.url, adminKey: t.adminKey });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await redis?.stop();
+  });
+
+  it('keeps serving with rate limits open, reports Redis down, and counts again once it is back', async () => {
+    const limitOf = async () => (await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } })).headers.get('x-ratelimit-remaining');
+    const before = Number(await limitOf());
+    expect(Number(await limitOf())).toBe(before - 1);
+    expect((await health()).body.checks.redis).toEqual({ status: 'ok' });
+
+    const load = runLoad(target, 3);
+    await until(async () => load.answers.length >= 12, 30_000, 'load to run');
+    const stoppedAt = Date.now();
+    await redis.stop();
+    await until(async () => load.answers.filter((a) => a.at > stoppedAt + 200).length >= 30, 30_000, 'load while Redis is down');
+
+    // Health says which part is down; the instance itself still serves.
+    const h = await health();
+    expect(h.body.checks.redis).toMatchObject({ status: 'down' });
+    expect(h.body.checks.database).toEqual({ status: 'ok' });
+    expect(h.status).toBe(200);
+    // Sign-in attempts still get their answer (the guard counts in this process meanwhile).
+    const signin = await fetch(`${t.url}/api/auth/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password-1' }),
+    });
+    expect(signin.status).toBe(401);
+
+    await redis.start();
+    const backAt = Date.now();
+    await until(async () => (await health()).body.checks.redis?.status === 'ok', 10_000, 'health to see Redis again');
+    await until(async () => load.answers.filter((a) => a.at > backAt).length >= 12, 30_000, 'load after Redis is back');
+    const answers = await load.stop();
+    const summary = JSON.stringify(tally(answers));
+    const during = answers.filter((a) => a.at > stoppedAt + 200 && a.at < backAt);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.filter((a) => a.status < 200 || a.status >= 300), summary).toEqual([]);
+    expect(answers.filter((a) => a.status < 200 || a.status >= 300), summary).toEqual([]);
+    // Counting resumes in the new (empty) Redis.
+    const a = Number(await limitOf());
+    expect(Number(await limitOf())).toBe(a - 1);
+  }, 90_000);
+});

@@ -1,0 +1,123 @@
+// SIGTERM to the compiled server while an upload, a download stream and a function call are
+// in flight: each finishes, new connections are refused meanwhile, and the process exits 0.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newAdminKey } from '../../src/auth/credentials.js';
+import { freePort, until } from './procs.js';
+
+const BUILD_DIR = `.build-fault-${process.pid}`;
+const MiB = 1024 * 1024;
+
+describe('SIGTERM with requests in flight', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    await promisify(execFile)(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
+    dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-fault-term-'));
+  }, 120_000);
+  afterAll(() => {
+    rmSync(BUILD_DIR, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finishes the upload, the stream and the function call, refuses new connections, exits 0', async () => {
+    const port = await freePort();
+    const adminKey = newAdminKey();
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
+    const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
+      env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: adminKey, LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    const admin = { 'x-api-key': adminKey };
+    const json = { ...admin, 'content-type': 'application/json' };
+    try {
+      await until(async () => (await fetch(`${base}/api/health`)).ok, 60_000, 'the server to start');
+      // A function that holds its answer until told how long; a 12 MiB object to stream.
+      const code = 'export default async (req) => { await new Promise((r) => setTimeout(r, Number(new URL(req.url).searchParams.get("ms")))); return Response.json({ done: true }); }';
+      expect((await fetch(`${base}/api/functions`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'lingers', code }) })).status).toBe(201);
+      expect((await fetch(`${base}/functions/lingers?ms=1`)).status).toBe(200);
+      expect((await fetch(`${base}/api/storage/buckets`, { method: 'POST', headers: json, body: JSON.stringify({ bucketName: 'drain' }) })).status).toBe(201);
+      const big = new FormData();
+      big.append('file', new Blob([Buffer.alloc(12 * MiB, 3)]), 'big.bin');
+      expect((await fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { method: 'PUT', headers: admin, body: big })).status).toBe(200);
+
+      // In flight: a function call of 2 s, an upload sent over ~1.5 s, a download read slowly.
+      const call = fetch(`${base}/functions/lingers?ms=2000`).then(async (r) => [r.status, await r.json()] as const);
+      const boundary = 'drainboundary';
+      let parts = 0;
+      const uploadBody = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="up.bin"\r\n\r\n`));
+        },
+        async pull(c) {
+          await new Promise((r) => setTimeout(r, 100));
+          if (parts++ === 15) {
+            c.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+            c.close();
+          } else c.enqueue(Buffer.alloc(64 * 1024, 5));
+        },
+      });
+      const upload = fetch(`${base}/api/storage/buckets/drain/objects/up.bin`, {
+        method: 'PUT',
+        headers: { ...admin, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: uploadBody,
+        duplex: 'half',
+      } as RequestInit).then(async (r) => [r.status, await r.json()] as const);
+      // `connection: close`: the server ends the connection once the response is written, and
+      // undici (fetch) reports a keep-alive connection closed while its reader is behind as
+      // "other side closed", even with every byte received.
+      const download = fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { headers: { ...admin, connection: 'close' } }).then(async (r) => {
+        let bytes = 0;
+        const reader = r.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          bytes += value.length;
+          await new Promise((res) => setTimeout(res, 10)); // a slow reader: the server is still writing at SIGTERM
+        }
+        return [r.status, bytes] as const;
+      });
+      // Every request has reached the server before the signal.
+      await until(async () => parts >= 3, 10_000, 'the upload to be under way');
+
+      proc.kill('SIGTERM');
+      const signalled = Date.now();
+      // New connections are refused while the requests drain.
+      await until(
+        () =>
+          new Promise<boolean>((resolve) => {
+            const s = net.connect(port, '127.0.0.1');
+            s.on('connect', () => (s.destroy(), resolve(false)));
+            s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+          }),
+        5_000,
+        'new connections to be refused',
+      );
+      const [c, u, d] = await Promise.all([call, upload, download]);
+      const drained = Date.now();
+      expect(c).toEqual([200, { done: true }]);
+      expect(u[0]).toBe(200);
+      expect(u[1]).toMatchObject({ key: 'up.bin', size: 15 * 64 * 1024 });
+      expect(d).toEqual([200, 12 * MiB]);
+      expect(await exited).toBe(0);
+      // Within the drain deadline (main.ts forces an exit with 1 after 20 s), and promptly once
+      // the last request is done: no idle keep-alive connection holds the exit back.
+      expect(Date.now() - signalled).toBeLessThan(20_000);
+      expect(Date.now() - drained).toBeLessThan(5_000);
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+      if (proc.exitCode !== 0) console.warn(out.slice(-3000));
+    }
+  }, 120_000);
+});
