@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // One embedded Postgres cluster for the whole run (test/helpers/db.ts: backend 'embedded').
+    globalSetup: ['test/helpers/embedded-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

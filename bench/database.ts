@@ -2,7 +2,8 @@
 // (a) GET ?owner=eq.X&limit=20, (b) GET by id, (c) single-row POST, each against a bare
 // node:http + pg (or PGlite) server running the same SQL on the same database, interleaved.
 // Server Postgres: BENCH_DATABASE_URL or TEST_DATABASE_URL (a fresh database is created and
-// dropped); PGlite: a temp data dir. Run: npx tsx bench/database.ts [postgres|pglite]
+// dropped); PGlite (DATABASE_URL=pglite://): a temp data dir. Run: npx tsx bench/database.ts [postgres|pglite]
+// The embedded default against both: bench/engines.ts.
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -16,12 +17,12 @@ import { buildInsert, buildSelect } from '../src/database/build.js';
 import { loadTables } from '../src/database/schema.js';
 import type { Queryable } from '../src/db/types.js';
 
-const ROWS = 100_000;
+const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 // BENCH_PROFILE_DIR=<dir> writes a V8 CPU profile of the Plinth process there (for digging, not for numbers).
 const PLINTH_ARGS = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR, ...PLINTH.args] : PLINTH.args;
 const OWNERS = 100;
-const JWT_SECRET = randomBytes(32).toString('hex');
-const ADMIN_KEY = newAdminKey();
+export const JWT_SECRET = randomBytes(32).toString('hex');
+export const ADMIN_KEY = newAdminKey();
 
 async function adminCall(url: string, method: string, p: string, body?: unknown) {
   const r = await fetch(url + p, {
@@ -38,7 +39,7 @@ const sqlCall = (url: string, query: string, params: unknown[] = []) =>
   adminCall(url, 'POST', '/api/database/sql', { query, params }) as Promise<{ rows: any[] }>;
 
 /** Creates the table, policy, index, users and rows through Plinth's own admin API. */
-async function load(url: string) {
+export async function load(url: string) {
   await adminCall(url, 'POST', '/api/database/tables', {
     tableName: 'bench_items',
     rlsEnabled: true,
@@ -72,7 +73,7 @@ async function load(url: string) {
 }
 
 /** The exact statements Plinth builds for the three cases, for the baseline to run. */
-async function statements(db: Queryable, fx: { owner: string; rowId: string }) {
+export async function statements(db: Queryable, fx: { owner: string; rowId: string }) {
   const table = (await loadTables(db)).get('bench_items')!;
   return {
     a: buildSelect(table, parseRecordsQuery(`owner=eq.${fx.owner}&limit=20`)).text,
@@ -108,7 +109,7 @@ async function runCases(title: string, plinth: Server, base: Server, fx: { owner
   );
 }
 
-const plinthEnv = (port: number, extra: Record<string, string>) => ({
+export const plinthEnv = (port: number, extra: Record<string, string>) => ({
   ...extra,
   PORT: String(port),
   HOST: '127.0.0.1',
@@ -162,7 +163,7 @@ async function benchPglite() {
   const servers: Server[] = [];
   try {
     let port = await freePort();
-    let plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir }), port, readyPath: '/api/health', timeoutMs: 120_000 });
+    let plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir, DATABASE_URL: 'pglite://' }), port, readyPath: '/api/health', timeoutMs: 120_000 });
     const t0 = Date.now();
     const fx = await load(plinth.url);
     console.log(`\nloaded ${ROWS} rows into PGlite in ${Date.now() - t0} ms`);
@@ -170,7 +171,7 @@ async function benchPglite() {
     // The baseline gets its own copy of the same database (PGlite is single-process).
     cpSync(path.join(dataDir, 'pglite'), baseDir, { recursive: true });
     port = await freePort();
-    plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir }), port, readyPath: '/api/health', timeoutMs: 120_000 });
+    plinth = await spawnServer(PLINTH.cmd, PLINTH_ARGS, { env: plinthEnv(port, { DATA_DIR: dataDir, DATABASE_URL: 'pglite://' }), port, readyPath: '/api/health', timeoutMs: 120_000 });
     servers.push(plinth);
     const { PGlite } = await import('@electric-sql/pglite');
     const probe = await PGlite.create(baseDir);

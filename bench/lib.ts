@@ -1,7 +1,7 @@
 // Shared benchmark helpers: wrk as the load generator (C, cheap on the shared cores), the
 // server's CPU time from /proc, interleaved rounds with medians, and a printed ratio.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -263,3 +263,41 @@ export const PLINTH = { cmd: process.execPath, args: ['dist/main.js'] };
 
 /** Plinth run from its TypeScript source through the tsx loader (`npm run dev`). */
 export const PLINTH_SOURCE = { cmd: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };
+
+/** The pids of a process and all its descendants (from /proc). */
+export function processTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i]) out.push(pid);
+  return out;
+}
+
+/**
+ * Memory of a process tree (Plinth and the postgres it runs) in MiB: the sum of RSS (counts
+ * postgres' shared buffers once per process that touched them) and of PSS (shared pages
+ * split between the processes: the honest total).
+ */
+export function treeMemoryMiB(root: number): { rss: number; pss: number; processes: number } {
+  let rss = 0;
+  let pss = 0;
+  const pids = processTree(root);
+  for (const pid of pids) {
+    try {
+      const s = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      rss += Number(/^Rss:\s+(\d+) kB/m.exec(s)?.[1] ?? 0) / 1024;
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(s)?.[1] ?? 0) / 1024;
+    } catch {
+      /* gone */
+    }
+  }
+  return { rss, pss, processes: pids.length };
+}

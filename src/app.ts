@@ -24,9 +24,11 @@ import { rpcRoutes } from './http/routes/database/rpc.js';
 import { functionRoutes } from './http/routes/functions/index.js';
 import { keyRoutes } from './http/routes/keys/index.js';
 import { dashboardRoutes } from './http/routes/dashboard/index.js';
+import { realtimeTableRoutes } from './http/routes/database/realtime.js';
+import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a
@@ -129,5 +131,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   for (const routes of ROUTES) await app.register(routes, { deps });
+  // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
+  await attachRealtime(app, deps);
   return app;
 }

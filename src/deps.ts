@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
-import { openPglite } from './db/pglite.js';
-import { openPostgres } from './db/postgres.js';
+import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
@@ -35,6 +33,8 @@ export const VERSION: string = JSON.parse(
 export interface HealthCheck {
   run: () => Promise<void>;
   required: boolean;
+  /** Shown beside the status, e.g. the database engine. */
+  info?: Record<string, string>;
 }
 
 /** Everything the app needs, built once by the composition root and passed down. */
@@ -68,41 +68,64 @@ export interface Deps {
   close(): Promise<void>;
 }
 
+/** Lifecycle lines of the embedded Postgres (started, restarted, carried over), as JSON log lines. */
+function dbEvents(config: Readonly<Config>) {
+  const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+  const min = LEVELS[config.logLevel] ?? 30;
+  return (event: string, detail: Record<string, unknown>) => {
+    // An unexpected exit of postgres is a warning; starts, stops and the carry-over are info.
+    const level = /unexpectedly|orphaned|could not/.test(event) ? 40 : 30;
+    if (level < min) return;
+    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
+  };
+}
+
+/** The database handed in (tests), or the configured one. */
+async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine }): Promise<{ db: Db; engine: DbEngine }> {
+  if (opts.db) return { db: opts.db, engine: opts.engine ?? (opts.db.kind === 'pglite' ? 'pglite' : 'postgres') };
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) });
+}
+
+/** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
 export async function openDb(config: Readonly<Config>): Promise<Db> {
-  return config.databaseUrl
-    ? openPostgres(config.databaseUrl)
-    : openPglite(path.join(config.dataDir, 'pglite'));
+  return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) })).db;
+}
+
+/**
+ * Redis for counters (and realtime's adapter). Down later: ioredis reconnects by itself;
+ * meanwhile commands fail at once (no offline queue), rate limits fail open and health
+ * reports it. Not an unhandled error event.
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  r.on('error', () => {});
+  await r.connect();
+  return r;
 }
 
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
-export async function buildDeps(config: Readonly<Config>, opts: { db?: Db } = {}): Promise<Deps> {
+export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine } = {}): Promise<Deps> {
   const closers: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const c of closers.reverse()) await c().catch(() => {});
   };
   try {
-    const db = opts.db ?? (await openDb(config));
+    const opened = await givenOrOpened(config, opts);
+    const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
-    let redis: Redis | null = null;
-    if (config.rateLimit.redisUrl) {
-      const r = new Redis(config.rateLimit.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-      // Down later: ioredis reconnects by itself; meanwhile commands fail at once (no offline
-      // queue), rate limits fail open and health reports it. Not an unhandled error event.
-      r.on('error', () => {});
-      await r.connect();
-      closers.push(() => r.quit());
-      redis = r;
-    }
+    const redis = config.rateLimit.redisUrl ? await connectRedis(config.rateLimit.redisUrl) : null;
+    if (redis) closers.push(() => redis.quit());
     const healthChecks: Record<string, HealthCheck> = {
       database: {
         run: async () => {
           await db.query('select 1');
         },
         required: true,
+        info: { engine: opened.engine },
       },
     };
     const schema = new SchemaCache(db);

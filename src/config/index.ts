@@ -25,6 +25,13 @@ export interface Config {
     oauth: OAuthConfig;
   };
   rateLimit: { plan: RateLimitPlan; perMinute: number; redisUrl: string | null };
+  /** Per-connection limits of the realtime server (docs/realtime.md). */
+  realtime: {
+    maxSubscriptions: number;
+    messagesPerSecond: number;
+    maxPayloadBytes: number;
+    maxBufferBytes: number;
+  };
   storage: {
     maxUploadBytes: number;
     s3: null | {
@@ -74,7 +81,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
-    databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     trustProxy: bool(r, 'TRUST_PROXY', false),
     bodyLimitBytes: int(r, 'BODY_LIMIT_BYTES', MIB, 1024, 100 * MIB),
@@ -93,6 +100,12 @@ export function loadConfig(env: Env): Readonly<Config> {
       oauth: readOAuth(r),
     },
     rateLimit: readRateLimit(r),
+    realtime: {
+      maxSubscriptions: int(r, 'REALTIME_MAX_SUBSCRIPTIONS', 100, 1, 100_000),
+      messagesPerSecond: int(r, 'REALTIME_MESSAGES_PER_SECOND', 50, 1, 1_000_000),
+      maxPayloadBytes: int(r, 'REALTIME_MAX_PAYLOAD_BYTES', 64 * 1024, 256, 16 * MIB),
+      maxBufferBytes: int(r, 'REALTIME_MAX_BUFFER_BYTES', 4 * MIB, 64 * 1024, 1024 * MIB),
+    },
     storage: { maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB), s3: readS3(r) },
     functions: readFunctions(r),
     ai: {

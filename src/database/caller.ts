@@ -5,6 +5,13 @@ import type { Db, Queryable } from '../db/types.js';
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
 export const STATEMENT_TIMEOUT = '30s';
 
+/** The `request.jwt.claims` a user or anon caller runs with (what auth.uid() and auth.jwt() read). */
+export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): string {
+  return identity.kind === 'user'
+    ? JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' })
+    : '{"role":"anon"}';
+}
+
 /**
  * Runs `fn` as the caller, in one transaction: users as role `authenticated`, the anon key
  * as `anon`, both with `request.jwt.claims` set so policies can use auth.uid(); admins as
@@ -15,10 +22,8 @@ export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryab
   if (identity.kind === 'none') throw new AppError('UNAUTHORIZED');
   return db.transaction(async (tx) => {
     if (identity.kind !== 'admin') {
-      const [role, claims] =
-        identity.kind === 'user'
-          ? ['authenticated', JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' })]
-          : ['anon', '{"role":"anon"}'];
+      const role = identity.kind === 'user' ? 'authenticated' : 'anon';
+      const claims = callerClaims(identity);
       // set_config(..., true) is SET LOCAL: every setting ends with the transaction. The
       // statement timeout keeps one client's expensive filter from holding a connection.
       // A user's session not checked yet is checked here, in the same round trip (table

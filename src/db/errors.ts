@@ -35,7 +35,11 @@ const BY_CODE: Record<string, ErrorCode> = {
 const BY_CLASS: Record<string, ErrorCode> = {
   '22': 'INVALID_INPUT', // data exception: bad value for the type, out of range, ...
 };
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE']);
+// ENOENT: the Unix socket of a local server is gone (the embedded Postgres is restarting).
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'ENOENT']);
+// node-postgres reports a connection lost mid-query (the server process died) with no code at
+// all: these are its own fixed messages, the one place a message decides.
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed)/;
 
 function messageFor(code: ErrorCode, info: PgErrorInfo): string | undefined {
   const where = [info.column && `column "${info.column}"`, info.constraint && `constraint "${info.constraint}"`]
@@ -73,14 +77,18 @@ export function pgErrorInfo(err: unknown): PgErrorInfo | null {
  */
 export function translatePgError(err: unknown): unknown {
   if (err instanceof AppError) return err;
+  const sysCode = (err as { code?: unknown } | null)?.code;
+  // Before the SQLSTATE test: EPIPE has the shape of a SQLSTATE (five capitals).
+  if (typeof sysCode === 'string' && NETWORK_CODES.has(sysCode)) {
+    return new AppError('DATABASE_UNAVAILABLE', { cause: err });
+  }
   const info = pgErrorInfo(err);
   if (info) {
     const code = BY_CODE[info.code] ?? BY_CLASS[info.code.slice(0, 2)];
     if (!code) return err;
     return new AppError(code, { message: messageFor(code, info), cause: err });
   }
-  const sysCode = (err as { code?: unknown } | null)?.code;
-  if (typeof sysCode === 'string' && NETWORK_CODES.has(sysCode)) {
+  if (err instanceof Error && sysCode === undefined && CONNECTION_LOST.test(err.message)) {
     return new AppError('DATABASE_UNAVAILABLE', { cause: err });
   }
   return err;

@@ -3,6 +3,8 @@ import { PGlite } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './types.js';
 import { translatePgError } from './errors.js';
 
+const LISTEN_CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
 /** Embedded Postgres in this process. `dataDir` null keeps everything in memory. */
 export async function openPglite(dataDir: string | null): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
@@ -30,6 +32,13 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
     query: root.query,
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     exec: root.exec,
+    listen: async (channel, onPayload) => {
+      if (!LISTEN_CHANNEL.test(channel)) throw new Error(`Bad channel name ${channel}`);
+      const unlisten = await pg.listen(channel, onPayload);
+      return async () => {
+        if (!pg.closed) await unlisten();
+      };
+    },
     close: async () => {
       if (!pg.closed) await pg.close();
     },

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Db, Queryable, QueryResult } from './types.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
+import { PgListener } from './listen.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
 // int8 (counts) as numbers, numeric stays a string.
@@ -53,6 +54,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
     },
   });
   const root = wrap(pool);
+  const listener = new PgListener(url);
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
   return {
@@ -66,6 +68,12 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         throw translate(err);
       }
       let broken = false;
+      // A checked-out client whose connection dies (the server restarted) emits 'error':
+      // without a listener that would crash the process. The query in flight fails anyway.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('begin');
         const result = await fn(wrap(client));
@@ -80,11 +88,14 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         throw translate(err);
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it.
+        client.off('error', onError);
         client.release(broken);
       }
     },
     exec: root.exec,
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
     close: async () => {
+      await listener.close();
       if (!pool.ended) await pool.end();
     },
   };

@@ -11,10 +11,16 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
-/** One interface over the embedded PGlite and a server Postgres pool. */
+/** One interface over a Postgres pool (the embedded server or DATABASE_URL) and PGlite (pglite://). */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` with the payload of every NOTIFY on `channel` (a lower-case identifier)
+   * until the returned function is called. Server Postgres: one dedicated connection per Db,
+   * reconnected when it drops (notifications sent while it is down are lost).
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

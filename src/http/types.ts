@@ -21,6 +21,8 @@ declare module 'fastify' {
      * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
      */
     handlerChecksSession?: boolean;
+    /** A database route: error bodies add PostgREST's `code`, `details` and `hint` (postgrest-js reads them). */
+    postgrest?: boolean;
     /**
      * On a 'public' route, a user token that has expired or whose session ended counts as no
      * credential instead of a 401 (sign-in and the emailed-code flows: the InsForge SDK sends
@@ -28,8 +30,6 @@ declare module 'fastify' {
      * is still refused.
      */
     ignoreEndedToken?: boolean;
-    /** A database route: error bodies add PostgREST's `code`, `details` and `hint` (postgrest-js reads them). */
-    postgrest?: boolean;
     /** What a caller refused by `access` should do instead, when the general advice misleads. */
     refusalHint?: string;
   }

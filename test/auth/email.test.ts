@@ -172,7 +172,7 @@ describe.each(backends())('email verification and password reset (%s)', (backend
 
 describe('mail without SMTP_URL goes to the log', () => {
   it('writes the code to the log at info level, and that code verifies the address', async () => {
-    const t = await startApp('pglite', { REQUIRE_EMAIL_VERIFICATION: 'true' });
+    const t = await startApp('embedded', { REQUIRE_EMAIL_VERIFICATION: 'true' });
     try {
       expect(t.deps.mailer.kind).toBe('log');
       const lines: Array<{ obj: any; msg?: string }> = [];

@@ -68,8 +68,8 @@ describe.skipIf(!REDIS)('sign-in guard shared through Redis by two instances', (
   const ips = [...Array.from({ length: 10 }, (_, i) => `${net}.${i}`), `${net}.250`];
   beforeAll(async () => {
     const env = { REDIS_URL: REDIS ?? '', TRUST_PROXY: 'true' };
-    one = await startApp('pglite', env);
-    two = await startApp('pglite', env);
+    one = await startApp('embedded', env);
+    two = await startApp('embedded', env);
   });
   afterAll(async () => {
     await one?.close();

@@ -35,6 +35,8 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(a.text).not.toContain(gh.clientSecret);
     expectError(await call(t, 'GET', '/api/auth/oauth/providers', { headers: { apikey: t.anonKey } }), 403, 'FORBIDDEN');
     expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down', 'mixup'] });
+    const pub = await call(t, 'GET', '/api/auth/public-config');
+    expect(pub.body).toMatchObject({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down', 'mixup'] });
   });
 
   it('starts with {authUrl}: PKCE S256, state and nonce to the provider, an HttpOnly SameSite=Lax cookie, only hashes stored', async () => {

@@ -246,7 +246,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
 
 describe('TOKEN_TTL', () => {
   it('sets the access token lifetime', async () => {
-    const t = await startApp('pglite', { TOKEN_TTL: '60' });
+    const t = await startApp('embedded', { TOKEN_TTL: '60' });
     try {
       const a = await call(t, 'POST', '/api/auth/signup', { body: { email: uniqueEmail('ttl'), password: 'password-1' } });
       const payload = JSON.parse(Buffer.from(a.body.accessToken.split('.')[1], 'base64url').toString());

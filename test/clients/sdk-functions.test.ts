@@ -43,12 +43,21 @@ describe.each(backends())('@insforge/sdk functions (%s)', (backend) => {
     expect(bare.data).toMatchObject({ method: 'DELETE', headers: { 'x-plinth-role': 'anon' } });
   });
 
-  it('a wrong credential is a 401 before the function runs; a non-Bearer Authorization passes through', async () => {
+  it("a wrong Plinth credential is a 401 before the function runs; someone else's credential passes through", async () => {
     const wrong = await createClient({ baseUrl: f.t.url, anonKey: 'anon_wrong', retryCount: 0 }).functions.invoke('echo', { body: {} });
     expect(wrong.data).toBeNull();
     expect(wrong.error).toMatchObject({ statusCode: 401, error: 'INVALID_API_KEY' });
-    const basic = await sdk(f.t).functions.invoke('echo', { method: 'PUT', body: {}, headers: { authorization: 'Basic dXNlcjpwYXNz' } });
-    expect(basic.data).toMatchObject({ headers: { authorization: 'Basic dXNlcjpwYXNz', 'x-plinth-role': 'anon' } });
+    const alice = await signedInClient(f.t, 'fn-forged');
+    const [h, p, sig] = alice.accessToken.split('.');
+    const forged = `${h}.${p}.${sig!.slice(0, -4)}${sig!.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    const refused = await createClient({ baseUrl: f.t.url, accessToken: forged, retryCount: 0 }).functions.invoke('echo', { body: {} });
+    expect(refused.error).toMatchObject({ statusCode: 401, error: 'INVALID_TOKEN' });
+    // Another scheme, or a token another issuer made, is the function's business.
+    const foreignJwt = `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.${Buffer.from('{"iss":"https://auth.example.com","sub":"u1"}').toString('base64url')}.c2ln`;
+    for (const authorization of ['Basic dXNlcjpwYXNz', `Bearer ${foreignJwt}`, 'Bearer whsec_123']) {
+      const r = await sdk(f.t).functions.invoke('echo', { method: 'PUT', body: {}, headers: { authorization } });
+      expect(r.data, authorization).toMatchObject({ headers: { authorization, 'x-plinth-role': 'anon' } });
+    }
   });
 
   it('the admin key names an admin and never reaches the function', async () => {

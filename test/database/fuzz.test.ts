@@ -48,7 +48,7 @@ describe.each(backends())('records fuzz (%s)', (backend) => {
 
   it(`answers ${REQUESTS} hostile requests without a 500 or a leak`, async () => {
     const tablesBefore = (await call(t, 'GET', '/api/database/tables', { headers: admin(t) })).body;
-    const r = rng(backend === 'pglite' ? 1 : 2);
+    const r = rng(backend === 'embedded' ? 1 : 2);
     const failures: string[] = [];
     let ok = 0;
     const one = async (i: number) => {

@@ -39,10 +39,10 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(60_000);
   });
 
-  it('GET /api/health?checks=true reports the database', async () => {
+  it('GET /api/health?checks=true reports the database and its engine', async () => {
     const r = await t.fetch('/api/health?checks=true');
     expect(r.status).toBe(200);
-    expect((await r.json()).checks.database).toEqual({ status: 'ok' });
+    expect((await r.json()).checks.database).toEqual({ status: 'ok', engine: backend });
   });
 
   it('GET /api/health ignores even a bad credential', async () => {
@@ -215,7 +215,7 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
 describe('CORS_ORIGINS restricts origins', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp('pglite', { CORS_ORIGINS: 'https://good.example' });
+    t = await startApp('embedded', { CORS_ORIGINS: 'https://good.example' });
   });
   afterAll(() => t?.close());
 
@@ -236,7 +236,7 @@ describe('request logs', () => {
   const { stream, lines } = jsonLines();
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp('pglite', { LOG_LEVEL: 'info' }, (app) => {
+    t = await startApp('embedded', { LOG_LEVEL: 'info' }, (app) => {
       app.get('/api/_probe/boom', { config: { access: 'open' } }, async () => {
         throw new Error('internal detail');
       });
@@ -278,7 +278,7 @@ describe('request logs', () => {
 
   it('are not written below the level', async () => {
     const quietLog = jsonLines();
-    const quiet = await startApp('pglite', { LOG_LEVEL: 'warn' }, undefined, quietLog.stream);
+    const quiet = await startApp('embedded', { LOG_LEVEL: 'warn' }, undefined, quietLog.stream);
     try {
       expect((await quiet.fetch('/api/health')).status).toBe(200);
       expect((await quiet.fetch('/api/no-such-route')).status).toBe(404);

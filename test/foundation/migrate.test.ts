@@ -48,7 +48,7 @@ describe.each(backends())('migrations and credentials (%s)', (backend) => {
     expect(credentials.jwtSecret).toBe('x'.repeat(40));
   });
 
-  it.runIf(backend === 'postgres')('several instances starting at once migrate once and agree on the keys', async () => {
+  it('several instances starting at once migrate once and agree on the keys', async () => {
     const fresh = await freshDb(backend);
     const { openPostgres } = await import('../../src/db/postgres.js');
     const others = await Promise.all([openPostgres(fresh.url!), openPostgres(fresh.url!)]);

@@ -1,13 +1,13 @@
 // Plinth as a real process: `npm start`'s command, config errors, graceful shutdown,
 // credentials that survive a restart, and the key CLI.
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPglite } from '../../src/db/pglite.js';
+import { openDatabase } from '../../src/db/open.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
 
 const run = promisify(execFile);
@@ -26,6 +26,15 @@ const cleanEnv = () => {
   }
   return env;
 };
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -107,10 +116,35 @@ describe('the server process', () => {
     expect(second.output()).not.toMatch(/ik_[0-9a-f]{64}/);
     const r = await fetch(`http://127.0.0.1:${port}/api/health?checks=true`, { headers: { 'x-api-key': adminKey! } });
     expect(r.status).toBe(200);
+    // The embedded Postgres under DATA_DIR/postgres: stopped with Plinth, nothing left behind.
+    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+    const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    expect(alive(postmaster)).toBe(true);
     second.proc.kill('SIGINT');
     expect(await second.exited).toBe(0);
+    expect(alive(postmaster)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
     // Two full starts of a real server: on a loaded 2-core machine each can take tens of seconds.
   }, 180_000);
+
+  it('after Plinth itself is killed (SIGKILL), the next start stops the orphaned postgres and takes over', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' };
+    const first = startServer(env);
+    await waitHealthy(port);
+    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+    const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    expect(alive(orphan)).toBe(true); // postgres runs in its own process group: it outlives a SIGKILL
+    const second = startServer(env);
+    await waitHealthy(port);
+    expect(alive(orphan)).toBe(false);
+    const r = await fetch(`http://127.0.0.1:${port}/api/health?checks=true`);
+    expect((await r.json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+    second.proc.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 120_000);
 
   it('the CLI shows the anon key and rotates the admin key', async () => {
     const env = { ...cleanEnv(), DATA_DIR: dataDir };
@@ -120,7 +154,7 @@ describe('the server process', () => {
     const newKey = /(ik_[0-9a-f]{64})/.exec(rotated.stdout)?.[1];
     expect(newKey).toBeDefined();
 
-    const db = await openPglite(path.join(dataDir, 'pglite'));
+    const { db } = await openDatabase({ dataDir, databaseUrl: null });
     try {
       const { credentials } = await loadCredentials(db, { adminApiKey: null, anonKey: null, jwtSecret: null });
       expect(credentials.isAdminKey(newKey!)).toBe(true);

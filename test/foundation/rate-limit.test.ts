@@ -12,7 +12,7 @@ describe('rate limits (in memory)', () => {
   let t: TestApp;
   beforeAll(async () => {
     // Behind a proxy, so tests can speak for several client IPs.
-    t = await startApp('pglite', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
+    t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
   });
   afterAll(() => t?.close());
 
@@ -89,8 +89,8 @@ describe.skipIf(!REDIS)('rate limits shared through Redis by two instances', () 
     ADMIN_API_KEY: adminKey,
   };
   beforeAll(async () => {
-    one = await startApp('pglite', env, probe);
-    two = await startApp('pglite', env, probe);
+    one = await startApp('embedded', env, probe);
+    two = await startApp('embedded', env, probe);
   });
   afterAll(async () => {
     await one?.close();

@@ -34,7 +34,7 @@ function importedFloors(file: string): string[] {
     .map((s) => floorOf(path.resolve(path.dirname(file), s)));
 }
 
-const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai'];
+const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai', 'realtime'];
 
 describe('structure of src/', () => {
   const files = sourceFiles();

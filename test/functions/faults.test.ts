@@ -17,7 +17,7 @@ describe('responses a function gets wrong', () => {
         done();
       },
     });
-    t = await startApp('pglite', { LOG_LEVEL: 'info' }, undefined, sink);
+    t = await startApp('embedded', { LOG_LEVEL: 'info' }, undefined, sink);
     admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
   });
   afterAll(async () => {

@@ -23,7 +23,7 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     server = createRuntimeServer(pool, TOKEN);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     runtimeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = await startApp('pglite', { FUNCTION_RUNTIME_URL: runtimeUrl, FUNCTION_RUNTIME_TOKEN: TOKEN, FUNCTION_TIMEOUT_MS: '3000' });
+    t = await startApp('embedded', { FUNCTION_RUNTIME_URL: runtimeUrl, FUNCTION_RUNTIME_TOKEN: TOKEN, FUNCTION_TIMEOUT_MS: '3000' });
     admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
   });
   afterAll(async () => {
@@ -104,7 +104,7 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
 
 describe('function runtime unreachable', () => {
   it('answers 502 with the envelope when FUNCTION_RUNTIME_URL does not answer', async () => {
-    const t = await startApp('pglite', { FUNCTION_RUNTIME_URL: 'http://127.0.0.1:9' });
+    const t = await startApp('embedded', { FUNCTION_RUNTIME_URL: 'http://127.0.0.1:9' });
     try {
       const admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
       const c = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Remote', code: 'export default () => new Response("x")' }) });

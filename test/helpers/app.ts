@@ -22,12 +22,12 @@ export interface TestApp {
 }
 
 /**
- * Starts Plinth on a fresh database (PGlite in memory, or a new database on the server
+ * Starts Plinth on a fresh database (a new database on the embedded cluster or on the server
  * Postgres) and a temp data dir, listening on a random port. `env` overrides config;
  * rate limiting is off unless a test turns it on (RATE_LIMIT_PLAN).
  */
 export async function startApp(
-  backend: Backend = 'pglite',
+  backend: Backend = 'embedded',
   env: Record<string, string> = {},
   /** Adds test-only routes before the app starts listening. */
   extend?: (app: FastifyInstance) => void,
@@ -46,7 +46,7 @@ export async function startApp(
     PORT: '0',
     ...env,
   });
-  const deps = await buildDeps(config, { db });
+  const deps = await buildDeps(config, { db, engine: backend });
   const app = await buildApp(deps, { logStream: logStream ?? false });
   extend?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,23 +1,36 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/types.js';
-import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
-export type Backend = 'pglite' | 'postgres';
+/**
+ * Where tests run: 'embedded' is the default engine (the Postgres server Plinth runs itself,
+ * one cluster for the whole run, see embedded-setup.ts); 'postgres' is a server at
+ * TEST_DATABASE_URL. PGlite, an explicit opt-in now, has its own smoke test.
+ */
+export type Backend = 'embedded' | 'postgres';
 
-/** The backends to run HTTP tests on: PGlite always, server Postgres when TEST_DATABASE_URL is set. */
+/** The backends to run HTTP tests on: the embedded server always, server Postgres when TEST_DATABASE_URL is set. */
 export function backends(): Backend[] {
-  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+  return process.env.TEST_DATABASE_URL ? ['embedded', 'postgres'] : ['embedded'];
 }
 
-/** A fresh, empty database of the given kind; `drop()` removes it again. */
-export async function freshDb(backend: Backend): Promise<{ db: Db; url: string | null; drop: () => Promise<void> }> {
-  if (backend === 'pglite') {
-    const db = await openPglite(null);
-    return { db, url: null, drop: () => db.close() };
+/** The admin URL of a backend's server (its `postgres` database). */
+export function adminUrl(backend: Backend): string {
+  const url = backend === 'embedded' ? process.env.PLINTH_TEST_EMBEDDED_URL : process.env.TEST_DATABASE_URL;
+  if (!url) {
+    throw new Error(
+      backend === 'embedded'
+        ? 'PLINTH_TEST_EMBEDDED_URL is not set: run tests through vitest (globalSetup test/helpers/embedded-setup.ts starts the cluster).'
+        : 'TEST_DATABASE_URL is not set.',
+    );
   }
-  const admin = process.env.TEST_DATABASE_URL!;
+  return url;
+}
+
+/** A fresh, empty database on the backend's server; `drop()` removes it again. */
+export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; drop: () => Promise<void> }> {
+  const admin = adminUrl(backend);
   const name = `plinth_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await withClient(admin, (c) => c.query(`create database ${name}`));
   const u = new URL(admin);

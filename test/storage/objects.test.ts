@@ -308,7 +308,7 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
 describe('PUBLIC_URL', () => {
   let t: StorageTestApp;
   beforeAll(async () => {
-    t = await startStorageApp('pglite', 'local', { PUBLIC_URL: 'https://files.example.com' });
+    t = await startStorageApp('embedded', 'local', { PUBLIC_URL: 'https://files.example.com' });
     await t.createBucket('pu', false);
   });
   afterAll(async () => t?.close());

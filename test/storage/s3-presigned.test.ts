@@ -241,7 +241,7 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
 describe('S3 presigned upload over MAX_UPLOAD_BYTES', () => {
   let t: StorageTestApp;
   beforeAll(async () => {
-    t = await startStorageApp('pglite', 's3', { MAX_UPLOAD_BYTES: '1024' });
+    t = await startStorageApp('embedded', 's3', { MAX_UPLOAD_BYTES: '1024' });
     await t.createBucket('small');
   });
   afterAll(async () => t?.close());

@@ -36,7 +36,7 @@ export function streamingSuite(driver: 'local' | 's3'): void {
   let t: StorageTestApp;
   beforeAll(async () => {
     // s3rver runs in a child process, so only Plinth (and the test's client) is measured.
-    t = await startStorageApp('pglite', driver, { MAX_UPLOAD_BYTES: String(1024 * MiB) }, { separateS3: true });
+    t = await startStorageApp('embedded', driver, { MAX_UPLOAD_BYTES: String(1024 * MiB) }, { separateS3: true });
     await t.createBucket('big');
   });
   afterAll(async () => t?.close());

@@ -47,7 +47,7 @@ function logAnswer(request: FastifyRequest, appErr: AppError): void {
 /** PostgREST's `code` for errors that have no SQLSTATE (postgrest-js users test for these). */
 const PGRST_CODES: Partial<Record<ErrorCode, string>> = {
   INVALID_TOKEN: 'PGRST301',
-  AUTH_UNAUTHORIZED: 'PGRST303',
+  AUTH_UNAUTHORIZED: 'PGRST301',
   INVALID_QUERY: 'PGRST100',
   TABLE_NOT_FOUND: 'PGRST205',
   RPC_NOT_FOUND: 'PGRST202',

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
+import { RealtimeTables } from '../../../realtime/tables.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 63, description: 'letters, digits and _, starting with a letter or _' });
 const ForeignKey = Type.Object({
@@ -25,7 +26,7 @@ const ColumnOut = Type.Object({
   isPrimaryKey: Type.Boolean(),
   foreignKey: Type.Union([Type.Object({ table: Type.String(), column: Type.String(), on_delete: Type.String() }), Type.Null()]),
 });
-const SchemaOut = Type.Object({ tableName: Type.String(), rlsEnabled: Type.Boolean(), columns: Type.Array(ColumnOut) });
+const SchemaOut = Type.Object({ tableName: Type.String(), rlsEnabled: Type.Boolean(), realtime: Type.Boolean(), columns: Type.Array(ColumnOut) });
 const Changes = Type.Object({
   addColumns: Type.Optional(
     Type.Array(
@@ -70,6 +71,7 @@ const admin = { access: 'admin' as const };
 /** Table management (admin) and the admin SQL endpoint. */
 export const tableRoutes: RoutePlugin = async (app, { deps }) => {
   const { tables } = deps;
+  const realtime = new RealtimeTables(deps.db);
 
   app.get(
     '/api/database/tables',
@@ -104,7 +106,10 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
   app.get(
     '/api/database/tables/:tableName/schema',
     { config: admin, schema: { tags: ['database'], summary: 'The schema of a table', params: TableParams, response: { 200: SchemaOut } } },
-    async (request) => tables.describe(request.params.tableName),
+    async (request) => {
+      const schema = await tables.describe(request.params.tableName);
+      return { ...schema, realtime: await realtime.isEnabled(schema.tableName) };
+    },
   );
 
   app.get(

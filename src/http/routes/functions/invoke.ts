@@ -45,15 +45,34 @@ function identityHeaders(identity: Identity): Record<string, string> {
 }
 
 /**
- * The caller of /functions/{slug}: the credential the InsForge SDK sends (a Bearer user token,
- * anon key or admin key; or apikey / x-api-key) is resolved like everywhere, and a wrong one is
- * a 401. An Authorization header of another scheme (Basic, a webhook's own) is not Plinth's
- * and passes through untouched: the caller is then anon.
+ * Whether a credential value is Plinth's: an admin key (`ik_…`), the anon key (`anon_…`), or a
+ * JWT that says Plinth issued it (`iss: "plinth"`, read before any check). Anything else is
+ * someone else's token (a webhook's, another identity provider's) and not Plinth's to judge.
+ */
+function isPlinthCredential(value: string): boolean {
+  if (value.startsWith('ik_') || value.startsWith('anon_')) return true;
+  const payload = value.split('.')[1];
+  if (value.split('.').length !== 3 || !payload) return false;
+  try {
+    return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iss?: unknown }).iss === 'plinth';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The caller of /functions/{slug}. A Plinth credential sent along (the InsForge SDK's
+ * `Authorization: Bearer <user token | anon key>`, or `apikey` / `x-api-key`) is resolved like
+ * everywhere, and a wrong one is a 401. Headers that carry someone else's credential (another
+ * scheme, a foreign token) are not Plinth's: they pass through untouched and the caller is anon.
  */
 async function openCaller(resolver: IdentityResolver, headers: IncomingHttpHeaders): Promise<Identity> {
-  const { authorization, apikey, 'x-api-key': apiKey } = headers;
-  const bearer = typeof authorization === 'string' && /^Bearer\s/i.test(authorization) ? authorization : undefined;
-  return resolver.resolve({ authorization: bearer, apikey, 'x-api-key': apiKey });
+  const ours = (v: string | string[] | undefined, strip = false) => {
+    if (typeof v !== 'string') return undefined;
+    const value = strip ? /^Bearer\s+(\S+)\s*$/i.exec(v)?.[1] : v.trim();
+    return value !== undefined && isPlinthCredential(value) ? v : undefined;
+  };
+  return resolver.resolve({ authorization: ours(headers.authorization, true), apikey: ours(headers.apikey), 'x-api-key': ours(headers['x-api-key']) });
 }
 
 async function run(

@@ -8,7 +8,7 @@ const Health = Type.Object({
   service: Type.String(),
   version: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()) }))),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()) }))),
 });
 
 const CHECK_TIMEOUT_MS = 3000;
@@ -54,15 +54,15 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
 async function runChecks(
   healthChecks: Deps['healthChecks'],
   log: FastifyBaseLogger,
-): Promise<{ down: boolean; checks: Record<string, { status: string; message?: string }> }> {
+): Promise<{ down: boolean; checks: Record<string, { status: string; message?: string; engine?: string }> }> {
   const entries = await Promise.all(
     Object.entries(healthChecks).map(async ([name, check]) => {
       try {
         await withTimeout(check.run());
-        return [name, { status: 'ok' }, check.required] as const;
+        return [name, { status: 'ok', ...check.info }, check.required] as const;
       } catch (err) {
         log.warn({ err, check: name }, 'health check failed');
-        return [name, { status: 'down', message: `${name} is not reachable` }, check.required] as const;
+        return [name, { status: 'down', message: `${name} is not reachable`, ...check.info }, check.required] as const;
       }
     }),
   );

@@ -1,0 +1,237 @@
+// Realtime: (a) idle WebSocket connections held by one Plinth process and its memory per
+// connection (goal ≥ 10,000, ≤ 20 KiB each); (b) one database insert fanned out to 1,000
+// subscribed sockets of 50 users under RLS, delivery latency p50/p99 (goal p99 ≤ 100 ms),
+// against a bare socket.io broadcast of the same payload to 1,000 sockets in the same run;
+// (c) broadcast messages/s through one instance and through two instances on Redis (needs
+// BENCH_DATABASE_URL or TEST_DATABASE_URL, and Redis at BENCH_REDIS_URL / TEST_REDIS_URL).
+// Sizes: BENCH_RT_IDLE (10000), BENCH_RT_FANOUT (1000), BENCH_RT_SECONDS (5).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { io as connectIo, type Socket } from 'socket.io-client';
+import { PLINTH, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
+
+const IDLE = Number(process.env.BENCH_RT_IDLE ?? 10_000);
+const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? 1000);
+const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? 5);
+const USERS = 50;
+const ROUNDS = 20;
+const DB_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? null;
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? null;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function open(url: string, token?: string): Promise<Socket> {
+  const s = connectIo(url, { transports: ['websocket'], auth: token ? { token } : {}, reconnection: false, forceNew: true });
+  return new Promise((resolve, reject) => {
+    s.once('connect', () => resolve(s));
+    s.once('connect_error', reject);
+  });
+}
+
+/** Opens `n` sockets, `batch` handshakes at a time. */
+async function openMany(n: number, url: (i: number) => string, token: (i: number) => string | undefined, batch = 100): Promise<Socket[]> {
+  const out: Socket[] = [];
+  for (let i = 0; i < n; i += batch) {
+    out.push(...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => open(url(i + j), token(i + j))))));
+  }
+  return out;
+}
+
+async function plinth(dir: string, adminKey: string, env: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort();
+  return spawnServer(PLINTH.cmd, PLINTH.args, {
+    port,
+    readyPath: '/api/health',
+    env: { DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: adminKey, REALTIME_MESSAGES_PER_SECOND: '1000000', ...env },
+  });
+}
+
+async function api(url: string, adminKey: string, method: string, p: string, body?: unknown): Promise<any> {
+  const headers: Record<string, string> = { 'x-api-key': adminKey };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(url + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/**
+ * (a) Idle connections: anon sockets opened in two halves; the server's RSS growth over the
+ * second half (after the first warmed everything up) per socket.
+ */
+async function idle(server: Server): Promise<void> {
+  const half = Math.floor(IDLE / 2);
+  const started = performance.now();
+  const first = await openMany(half, () => server.url, () => undefined, 200);
+  await sleep(3000);
+  const before = rssMiB(server.pid);
+  const second = await openMany(IDLE - half, () => server.url, () => undefined, 200);
+  const openSec = (performance.now() - started) / 1000;
+  await sleep(3000);
+  const after = rssMiB(server.pid);
+  const perConn = ((after - before) * 1024) / second.length;
+  console.log(`(a) idle connections: ${first.length + second.length} open in ${openSec.toFixed(1)} s (server RSS ${after.toFixed(0)} MiB); growth over the second ${second.length}: ${perConn.toFixed(1)} KiB per connection (goal ≤ 20)`);
+  for (const s of [...first, ...second]) s.close();
+  await sleep(500);
+}
+
+/** Latencies (ms) of `rounds` events reaching every socket, each round started by `trigger`. */
+async function fanoutLatency(sockets: Socket[], event: string, trigger: (round: number) => Promise<void>): Promise<number[]> {
+  const lat: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    let pending = sockets.length;
+    let t0 = 0;
+    const done = new Promise<void>((resolve) => {
+      for (const s of sockets) {
+        s.once(event, () => {
+          lat.push(performance.now() - t0);
+          if (--pending === 0) resolve();
+        });
+      }
+    });
+    t0 = performance.now();
+    await trigger(round);
+    await done;
+  }
+  return lat;
+}
+
+/** (b) One insert to FANOUT sockets of USERS users, RLS on; then the bare socket.io broadcast. */
+async function fanout(server: Server, adminKey: string, dir: string): Promise<void> {
+  await api(server.url, adminKey, 'POST', '/api/database/tables', {
+    tableName: 'items',
+    rlsEnabled: true,
+    columns: [{ name: 'body', type: 'string', nullable: false }],
+  });
+  await api(server.url, adminKey, 'POST', '/api/database/sql', { query: 'create policy readers on public.items for select to authenticated using (auth.uid() is not null)' });
+  await api(server.url, adminKey, 'POST', '/api/database/tables/items/realtime');
+  const tokens: string[] = [];
+  for (let i = 0; i < USERS; i++) {
+    const r = await fetch(`${server.url}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `bench-${i}-${randomBytes(3).toString('hex')}@example.com`, password: 'bench-password-1', name: 'b' }),
+    });
+    tokens.push(((await r.json()) as { accessToken: string }).accessToken);
+  }
+  const sockets = await openMany(FANOUT, () => server.url, (i) => tokens[i % USERS]);
+  for (const s of sockets) {
+    const ack = await s.emitWithAck('realtime:subscribe', { channel: 'table:items' });
+    if (!ack.ok) throw new Error(JSON.stringify(ack));
+  }
+  const payload = 'x'.repeat(200);
+  const plinthLat = await fanoutLatency(sockets, 'INSERT', async () => {
+    await api(server.url, adminKey, 'POST', '/api/database/records/items', [{ body: payload }]);
+  });
+  for (const s of sockets) s.close();
+
+  // The baseline: a bare socket.io server broadcasting the same payload to FANOUT sockets in a room.
+  const port = await freePort();
+  const script = path.join(dir, 'bare.mjs');
+  writeFileSync(
+    script,
+    `import http from 'node:http';
+import { Server } from '${import.meta.resolve('socket.io')}';
+const server = http.createServer((req, res) => {
+  if (req.url === '/emit') io.to('room').emit('INSERT', { type: 'INSERT', table: 'items', record: { body: '${payload}' }, meta: { channel: 'room', timestamp: new Date().toISOString() } });
+  res.end('ok');
+});
+const io = new Server(server, { transports: ['websocket'] });
+io.on('connection', (s) => s.join('room'));
+server.listen(${port}, '127.0.0.1');`,
+  );
+  const bare = await spawnServer(process.execPath, [script], { port, readyPath: '/ready' });
+  try {
+    const bareSockets = await openMany(FANOUT, () => bare.url, () => undefined);
+    await sleep(200);
+    const bareLat = await fanoutLatency(bareSockets, 'INSERT', async () => {
+      await fetch(`${bare.url}/emit`).then((r) => r.text());
+    });
+    for (const s of bareSockets) s.close();
+    const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms`;
+    console.log(`(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`);
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** Messages delivered a second: `pubs` publishers on `pubUrl`, `subs` subscribers on `subUrl`. */
+async function throughput(pubUrl: string, subUrl: string, adminKey: string, pubs = 4, subs = 4): Promise<number> {
+  const publishers = await openMany(pubs, () => pubUrl, () => adminKey);
+  const subscribers = await openMany(subs, () => subUrl, () => adminKey);
+  for (const s of subscribers) await s.emitWithAck('realtime:subscribe', { channel: 'bench:tp' });
+  let received = 0;
+  for (const s of subscribers) s.on('m', () => received++);
+  let running = true;
+  const pump = async (s: Socket) => {
+    while (running) {
+      for (let i = 0; i < 50; i++) s.emit('realtime:publish', { channel: 'bench:tp', event: 'm', payload: { i } });
+      // Let the socket drain: publishing faster than the server reads only queues.
+      await new Promise((r) => setImmediate(r));
+      while (running && (s.io.engine as any).writeBuffer.length > 200) await sleep(1);
+    }
+  };
+  const pumps = publishers.map(pump);
+  await sleep(1000);
+  const start = received;
+  const t0 = performance.now();
+  await sleep(SECONDS * 1000);
+  const perSec = ((received - start) / (performance.now() - t0)) * 1000;
+  running = false;
+  await Promise.all(pumps);
+  for (const s of [...publishers, ...subscribers]) s.close();
+  return perSec;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-rt-'));
+  const adminKey = `ik_${randomBytes(32).toString('hex')}`;
+  const servers: Server[] = [];
+  try {
+    const one = await plinth(path.join(dir, 'one'), adminKey);
+    servers.push(one);
+    await idle(one);
+    await fanout(one, adminKey, dir);
+    const single = await throughput(one.url, one.url, adminKey);
+    console.log(`(c) broadcast through one instance (4 publishers → 4 subscribers): ${Math.round(single)} msgs/s delivered`);
+    if (!DB_URL || !REDIS_URL) {
+      console.log('(c) two instances: skipped (set BENCH_DATABASE_URL/TEST_DATABASE_URL and BENCH_REDIS_URL/TEST_REDIS_URL)');
+      return;
+    }
+    const name = `plinth_bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: DB_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const u = new URL(DB_URL);
+    u.pathname = `/${name}`;
+    try {
+      const env = { DATABASE_URL: u.toString(), REDIS_URL };
+      const a = await plinth(path.join(dir, 'a'), adminKey, env);
+      servers.push(a);
+      const b = await plinth(path.join(dir, 'b'), adminKey, env);
+      servers.push(b);
+      const same = await throughput(a.url, a.url, adminKey);
+      const cross = await throughput(a.url, b.url, adminKey);
+      console.log(`(c) two instances on Redis: publishers and subscribers on one instance ${Math.round(same)} msgs/s; publishers on one, subscribers on the other ${Math.round(cross)} msgs/s; cross/one-instance ratio ${(cross / single).toFixed(2)}×`);
+      await a.stop();
+      await b.stop();
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`).catch(() => {});
+      await admin.end();
+    }
+  } finally {
+    for (const s of servers) await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+    void median;
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { Server, type Socket } from 'socket.io';
+import { createAdapter } from '@socket.io/redis-adapter';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../errors/index.js';
+import type { Identity } from '../../auth/identity.js';
+import { ChannelAuthz } from '../../realtime/channels.js';
+import { RealtimeHub, type LocalSockets } from '../../realtime/hub.js';
+import { rtError } from '../../realtime/errors.js';
+import { Connection, type SocketData } from './connection.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RtSocket = Socket<any, any, any, SocketData>;
+
+/** The realtime server of one instance; `app.realtime` in tests and benchmarks. */
+export interface RealtimeServer {
+  io: Server;
+  hub: RealtimeHub;
+  /** Connections closed because their outgoing buffer passed REALTIME_MAX_BUFFER_BYTES. */
+  stats: { slowConsumers: number };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    realtime: RealtimeServer;
+  }
+}
+
+/** The identity a handshake presents: `auth: {token}` (user JWT, anon key, admin key) or nothing (anon). */
+async function handshakeIdentity(deps: Deps, auth: unknown): Promise<Identity> {
+  const token = (auth as { token?: unknown } | undefined)?.token;
+  if (token === undefined || token === null || token === '') return { kind: 'anon' };
+  if (typeof token !== 'string' || token.length > 8192 || /\s/.test(token)) {
+    throw new AppError('UNAUTHORIZED', { message: 'The handshake token must be a string.' });
+  }
+  const identity = await deps.identity.resolve({ authorization: `Bearer ${token}` });
+  return identity.kind === 'none' ? { kind: 'anon' } : identity;
+}
+
+/**
+ * Socket.IO on the API server's own HTTP server at /socket.io/ (WebSocket only), with the
+ * Redis adapter when REDIS_URL is set so channels and presence span instances.
+ */
+export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<RealtimeServer> {
+  const limits = deps.config.realtime;
+  const io: Server = new Server(app.server, {
+    path: '/socket.io/',
+    transports: ['websocket'],
+    serveClient: false,
+    // Frames over twice the payload limit close the connection outright; smaller ones over
+    // the limit are answered with realtime:error PAYLOAD_TOO_LARGE.
+    maxHttpBufferSize: Math.max(2 * limits.maxPayloadBytes, 64 * 1024),
+    cors: { origin: deps.config.corsOrigins ?? true },
+  });
+  const closers = useRedisAdapter(io, deps);
+  const sessions = new Map<string, Set<RtSocket>>();
+  const local = localSockets(io, sessions);
+  const hub = new RealtimeHub(deps.db, local, (err) => app.log.error({ err }, 'realtime notification failed'));
+  await hub.start();
+  const server: RealtimeServer = { io, hub, stats: { slowConsumers: 0 } };
+  const authz = new ChannelAuthz(deps.db);
+
+  io.use((socket, next) => {
+    handshakeIdentity(deps, socket.handshake.auth).then(
+      (identity) => {
+        socket.data.identity = identity;
+        next();
+      },
+      (err) => {
+        const e = err instanceof AppError ? err : new AppError('UNAUTHORIZED');
+        next(Object.assign(new Error(e.message), { data: { code: e.code, message: e.message } }));
+      },
+    );
+  });
+  io.on('connection', (socket: RtSocket) => {
+    const identity = socket.data.identity;
+    if (identity.kind === 'user') {
+      let set = sessions.get(identity.sessionId);
+      if (!set) sessions.set(identity.sessionId, (set = new Set()));
+      set.add(socket);
+      socket.on('disconnect', () => {
+        set!.delete(socket);
+        if (set!.size === 0) sessions.delete(identity.sessionId);
+      });
+    }
+    new Connection({ io, socket, authz, limits, onSlowConsumer: () => server.stats.slowConsumers++, log: app.log }).start();
+  });
+
+  app.decorate('realtime', server);
+  // Before the HTTP server stops: open WebSockets would keep it from closing.
+  app.addHook('preClose', async () => {
+    io.disconnectSockets(true);
+    io.engine.close();
+  });
+  app.addHook('onClose', async () => {
+    await hub.stop();
+    for (const c of closers) await c();
+  });
+  return server;
+}
+
+/** The Redis adapter when REDIS_URL is set; answers what closes its clients. */
+function useRedisAdapter(io: Server, deps: Deps): Array<() => Promise<unknown>> {
+  if (!deps.config.rateLimit.redisUrl) return [];
+  const pub = new Redis(deps.config.rateLimit.redisUrl, { maxRetriesPerRequest: 2 });
+  const sub = pub.duplicate();
+  pub.on('error', () => {});
+  sub.on('error', () => {});
+  // One key per project (its JWT secret): instances of one project share channels, other
+  // projects on the same Redis never see them.
+  const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
+  io.adapter(createAdapter(pub, sub, { key: `plinth-rt:${project}` }));
+  return [() => pub.quit().catch(() => {}), () => sub.quit().catch(() => {})];
+}
+
+/** The hub's view of this instance's sockets. */
+function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>): LocalSockets {
+  const nsp = io.of('/');
+  return {
+    members: (channel) => {
+      const ids = nsp.adapter.rooms.get(channel);
+      if (!ids) return [];
+      const out: Array<{ id: string; identity: Identity }> = [];
+      for (const id of ids) {
+        const s = nsp.sockets.get(id) as RtSocket | undefined;
+        if (s?.data.identity) out.push({ id, identity: s.data.identity });
+      }
+      return out;
+    },
+    send: (ids, event, body) => void io.local.to(ids).emit(event, body),
+    sendChannel: (channel, event, body) => void io.local.to(channel).emit(event, body),
+    endSession: (sid) => {
+      for (const s of sessions.get(sid) ?? []) {
+        s.emit('realtime:error', rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'));
+        s.disconnect(true);
+      }
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import type { Identity } from '../auth/identity.js';
+import type { Db } from '../db/types.js';
+import { viewerKey, viewsOf, type ChangeView } from './changes.js';
+import { changeChannels, NOTIFY_CHANNEL, readNote, type ChangeNote, type Note } from './notes.js';
+
+/** What the hub needs from the socket layer of this instance (its own sockets only). */
+export interface LocalSockets {
+  /** The sockets of this instance subscribed to `channel`, with who they are. */
+  members(channel: string): Array<{ id: string; identity: Identity }>;
+  /** Sends one event to the given sockets of this instance (encoded once). */
+  send(socketIds: string[], event: string, body: object): void;
+  /** Sends one event to every socket of this instance subscribed to `channel`. */
+  sendChannel(channel: string, event: string, body: object): void;
+  /** Closes the sockets of this instance opened with a session that has ended. */
+  endSession(sessionId: string): void;
+}
+
+export interface Meta {
+  channel: string;
+  messageId: string;
+  senderType: 'system' | 'user';
+  senderId?: string;
+  timestamp: string;
+}
+
+/** Notifications waiting beyond this many are dropped (and counted) instead of queued. */
+const MAX_QUEUE = 10_000;
+
+/**
+ * The realtime core of one instance. Every instance LISTENs to plinth_realtime and delivers
+ * what it hears to its own sockets only, so each socket receives a change or a
+ * realtime.publish() message exactly once however many instances run. Notifications are
+ * handled one at a time in commit order: a session's end is handled before anything
+ * committed after it.
+ */
+export class RealtimeHub {
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private unlisten: (() => Promise<void>) | null = null;
+  /** Counters for the health of the hub (tests and benchmarks read them). */
+  readonly stats = { notifications: 0, dropped: 0, failed: 0 };
+
+  constructor(
+    private readonly db: Db,
+    private readonly sockets: LocalSockets,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten = await this.db.listen(NOTIFY_CHANNEL, (raw) => this.enqueue(raw));
+  }
+
+  async stop(): Promise<void> {
+    const u = this.unlisten;
+    this.unlisten = null;
+    await u?.().catch(() => {});
+    await this.chain;
+  }
+
+  private enqueue(raw: string): void {
+    if (this.queued >= MAX_QUEUE) {
+      this.stats.dropped++;
+      return;
+    }
+    this.queued++;
+    this.chain = this.chain
+      .then(() => this.handle(raw))
+      .catch((err) => {
+        this.stats.failed++;
+        this.onError(err);
+      })
+      .finally(() => this.queued--);
+  }
+
+  private async handle(raw: string): Promise<void> {
+    this.stats.notifications++;
+    const note: Note | null = await readNote(this.db, raw);
+    if (!note) return;
+    if (note.k === 'session') return this.sockets.endSession(note.sid);
+    if (note.k === 'msg') {
+      const meta: Meta = { channel: note.channel, messageId: note.id, senderType: 'system', timestamp: iso(note.at) };
+      return this.sockets.sendChannel(note.channel, note.event, { ...note.payload, meta });
+    }
+    await this.deliverChange(note);
+  }
+
+  /** One change to every local subscriber of its channels, as each subscriber may see it. */
+  private async deliverChange(note: ChangeNote): Promise<void> {
+    const targets = changeChannels(note).map((channel) => ({ channel, members: this.sockets.members(channel) }));
+    const viewers = new Map<string, Identity>();
+    for (const t of targets) for (const m of t.members) viewers.set(viewerKey(m.identity), m.identity);
+    if (viewers.size === 0) return;
+    const views = await viewsOf(this.db, note, viewers);
+    for (const { channel, members } of targets) {
+      const byView = new Map<ChangeView, string[]>();
+      for (const m of members) {
+        const v = views.get(viewerKey(m.identity));
+        if (!v) continue;
+        const ids = byView.get(v);
+        if (ids) ids.push(m.id);
+        else byView.set(v, [m.id]);
+      }
+      for (const [v, ids] of byView) {
+        const meta: Meta = { channel, messageId: note.id, senderType: 'system', timestamp: iso(note.at) };
+        this.sockets.send(ids, v.type, { ...v, meta });
+      }
+    }
+  }
+}
+
+/** Postgres timestamps (now()) as ISO 8601 in UTC. */
+function iso(at: string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? new Date().toISOString() : d.toISOString();
+}
