@@ -1,8 +1,9 @@
 // `npm run build`: compiles src/ to dist/ with tsc and copies the files tsc does not emit
 // (SQL migrations, the Deno host script) beside them, so dist/ runs on plain Node.
 // `node scripts/build.mjs <dir>` builds into another folder of the project root instead (tests).
+// The dashboard (`npm run build:dashboard`, Vite) lives in <dir>/dashboard and is kept here.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -12,7 +13,9 @@ const dist = path.join(root, process.argv[2] ?? 'dist');
 if (path.dirname(dist) !== root) throw new Error('The build goes into a folder of the project root (it reads ../package.json and node_modules from there).');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-rmSync(dist, { recursive: true, force: true });
+for (const name of (existsSync(dist) ? readdirSync(dist) : []).filter((n) => n !== 'dashboard')) {
+  rmSync(path.join(dist, name), { recursive: true, force: true });
+}
 execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', dist], { stdio: 'inherit' });
 
 /** Every file under `dir` that is not TypeScript. */

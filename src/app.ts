@@ -22,11 +22,13 @@ import { tableRoutes } from './http/routes/database/tables.js';
 import { recordRoutes } from './http/routes/database/records.js';
 import { rpcRoutes } from './http/routes/database/rpc.js';
 import { functionRoutes } from './http/routes/functions/index.js';
+import { keyRoutes } from './http/routes/keys/index.js';
+import { dashboardRoutes } from './http/routes/dashboard/index.js';
 import { realtimeTableRoutes } from './http/routes/database/realtime.js';
 import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a

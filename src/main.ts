@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     // Printed once, outside the log: only its hash is stored.
     process.stdout.write(
       `\n  Plinth generated an admin API key. It is shown only now; store it safely:\n\n    ${deps.generatedAdminKey}\n\n` +
+        `  Sign in with it at http://${LOOPBACK.has(config.host) || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/dashboard\n` +
         `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${deps.credentials.anonKey}\n\n`,
     );
   }

@@ -14,7 +14,7 @@ import {
   type ModelList,
   type Usage,
 } from './shape.js';
-import type { UsageLine, UsageQuery } from './usage-store.js';
+import type { DailyUsage, UsageLine, UsageQuery } from './usage-store.js';
 import { shapeEmbeddings, type EmbeddingsAnswer, type EmbeddingsRequest } from './embeddings.js';
 import { CLIENT_CLOSED, type Caller, type MeteredCall, type UsageMeter } from './usage.js';
 
@@ -163,6 +163,11 @@ export class AiGateway {
   async today(ctx: CallContext): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
     this.admit(ctx);
     return this.meter.today(ctx.caller);
+  }
+
+  /** The admin report per UTC day, model and user. */
+  daily(q: UsageQuery): Promise<DailyUsage[]> {
+    return this.meter.store.daily(q);
   }
 
   /** The admin report (waits for this instance's usage writes still in flight). */

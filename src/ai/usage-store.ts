@@ -36,6 +36,17 @@ export interface UsageLine {
   avgLatencyMs: number;
 }
 
+export interface DailyUsage {
+  day: string;
+  model: string;
+  userId: string | null;
+  email: string | null;
+  caller: CallerKind;
+  requests: number;
+  totalTokens: number;
+  images: number;
+}
+
 export interface UsageQuery {
   from: Date | null;
   to: Date | null;
@@ -139,6 +150,34 @@ export class UsageStore {
             [caller.kind, since],
           );
     return Number(rows[0]?.used ?? 0);
+  }
+
+  /** Sums per UTC day, model and caller over the period, oldest day first (the dashboard's charts). */
+  async daily(q: UsageQuery): Promise<DailyUsage[]> {
+    await this.flush();
+    const { rows } = await this.db.query<Record<string, unknown>>(
+      `select to_char(date_trunc('day', u.created_at at time zone 'UTC'), 'YYYY-MM-DD') as day,
+              u.model, u.user_id, au.email, u.caller,
+              count(*)::float8 as requests, sum(u.total_tokens)::float8 as total_tokens, sum(u.images)::float8 as images
+         from ai.usage u
+         left join auth.users au on au.id = u.user_id
+        where ($1::timestamptz is null or u.created_at >= $1::timestamptz)
+          and ($2::timestamptz is null or u.created_at < $2::timestamptz)
+          and ($3::uuid is null or u.user_id = $3::uuid)
+        group by 1, u.model, u.user_id, au.email, u.caller
+        order by 1, u.model, au.email nulls first`,
+      [q.from, q.to, q.userId],
+    );
+    return rows.map((r) => ({
+      day: String(r.day),
+      model: String(r.model),
+      userId: (r.user_id as string | null) ?? null,
+      email: (r.email as string | null) ?? null,
+      caller: r.caller as CallerKind,
+      requests: Number(r.requests),
+      totalTokens: Number(r.total_tokens),
+      images: Number(r.images),
+    }));
   }
 
   /** Sums per caller and model over the period, biggest token users first. */

@@ -287,6 +287,12 @@ export class AuthService {
     if (!(await users.deleteUser(this.deps.db, id))) throw new AppError('USER_NOT_FOUND');
   }
 
+  /** Ends every session of a user (their tokens stop working at once); how many were live. */
+  async revokeSessions(id: string): Promise<number> {
+    if (!(await users.userById(this.deps.db, id))) throw new AppError('USER_NOT_FOUND');
+    return sessions.revokeUserSessions(this.deps.db, id, null);
+  }
+
   private async insertNewUser(u: { email: string; passwordHash: string; name: string | null }): Promise<UserRow> {
     try {
       return await users.insertUser(this.deps.db, u);

@@ -5,6 +5,8 @@ import { checkIdent, qualified, safe } from './ident.js';
 import { AUTO_COLUMNS, createTableSql, type ColumnDef } from './ddl.js';
 import type { ColumnMeta, SchemaCache, TableMeta } from './schema.js';
 import { planAlter, type SchemaChanges } from './alter.js';
+import { listPolicies, type Policy } from './policies.js';
+import { sqlPosition } from './sql-position.js';
 
 /** The table schema as the API returns it. */
 export interface TableSchema {
@@ -66,6 +68,12 @@ export class TablesService {
     const t = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name) ? await this.schema.get(name) : null;
     if (!t || !t.isTable) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
+  }
+
+  /** The table's RLS policies; TABLE_NOT_FOUND for an unknown table. */
+  async policies(name: string): Promise<{ tableName: string; rlsEnabled: boolean; policies: Policy[] }> {
+    const t = await this.table(name);
+    return { tableName: t.name, rlsEnabled: t.rlsEnabled, policies: await listPolicies(this.db, t.name) };
   }
 
   async describe(name: string): Promise<TableSchema> {
@@ -159,7 +167,9 @@ export class TablesService {
       if (!info) throw err;
       // The admin wrote this SQL: the database's own message is what they need to fix it.
       const text = err instanceof Error ? err.message : String(err);
-      throw new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}`, cause: err });
+      const position = sqlPosition(query, (err as { position?: unknown }).position);
+      const where = position ? ` (line ${position.line}, column ${position.column})` : '';
+      throw new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause: err, ...(position ? { position } : {}) });
     } finally {
       this.schema.invalidate();
     }

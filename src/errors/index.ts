@@ -7,6 +7,13 @@ export interface ErrorBody {
   error: ErrorCode;
   message: string;
   nextActions: string;
+  /** Where in the caller's text the error is (admin SQL), 1-based; only on errors that have one. */
+  position?: TextPosition;
+}
+
+export interface TextPosition {
+  line: number;
+  column: number;
 }
 
 /** The one error type of Plinth. The catalogue picks the status; throw sites never do. */
@@ -21,6 +28,8 @@ export class AppError extends Error {
   readonly hint: string | null;
   readonly pgrstCode: string | null;
 
+  readonly position: TextPosition | undefined;
+
   constructor(
     code: ErrorCode,
     opts: {
@@ -31,6 +40,7 @@ export class AppError extends Error {
       details?: string;
       hint?: string;
       pgrstCode?: string;
+      position?: TextPosition;
     } = {},
   ) {
     const spec = ERRORS[code];
@@ -40,13 +50,16 @@ export class AppError extends Error {
     this.status = spec.status;
     this.nextActions = opts.nextActions ?? spec.nextActions;
     this.headers = opts.headers ?? {};
+    this.position = opts.position;
     this.details = opts.details ?? null;
     this.hint = opts.hint ?? null;
     this.pgrstCode = opts.pgrstCode ?? null;
   }
 
   toBody(): ErrorBody {
-    return { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+    const body: ErrorBody = { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+    if (this.position) body.position = this.position;
+    return body;
   }
 }
 

@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/types.js';
 
 export interface LogLine {
+  /** Grows with every line: pass the last one seen as `after` to get only newer lines. */
+  id: number;
   timestamp: string;
   level: string;
   message: string;
@@ -70,16 +72,25 @@ export class FunctionLogs {
     }
   }
 
-  /** The newest `limit` lines of a function, oldest first. */
-  async recent(functionId: string, limit: number): Promise<LogLine[]> {
+  /**
+   * The newest `limit` lines of a function, oldest first; with `after`, the first `limit`
+   * lines that came after the line of that id (to follow new output).
+   */
+  async recent(functionId: string, limit: number, after: number | null = null): Promise<LogLine[]> {
     await this.flush();
-    const { rows } = await this.db.query(
-      `select level, message, created_at from (
-         select id, level, message, created_at from functions.logs where function_id = $1 order by id desc limit $2
-       ) t order by id`,
-      [functionId, limit],
-    );
-    return rows.map((r) => ({ timestamp: iso(r.created_at), level: String(r.level), message: String(r.message) }));
+    const { rows } =
+      after === null
+        ? await this.db.query(
+            `select id, level, message, created_at from (
+               select id, level, message, created_at from functions.logs where function_id = $1 order by id desc limit $2
+             ) t order by id`,
+            [functionId, limit],
+          )
+        : await this.db.query(
+            `select id, level, message, created_at from functions.logs where function_id = $1 and id > $3 order by id limit $2`,
+            [functionId, limit, after],
+          );
+    return rows.map((r) => ({ id: Number(r.id), timestamp: iso(r.created_at), level: String(r.level), message: String(r.message) }));
   }
 
   async close(): Promise<void> {

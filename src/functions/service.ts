@@ -93,9 +93,9 @@ export class FunctionService {
     void this.changed(slug, 'draft', null);
   }
 
-  async logs(slug: string, limit: number): Promise<LogLine[]> {
+  async logs(slug: string, limit: number, after: number | null = null): Promise<LogLine[]> {
     const fn = await this.store.get(slug);
-    return this.logStore.recent(fn.id, limit);
+    return this.logStore.recent(fn.id, limit, after);
   }
 
   async putSecret(name: string, value: string, functions: string[] | null = null): Promise<{ secret: SecretInfo; created: boolean }> {

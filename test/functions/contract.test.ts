@@ -210,7 +210,7 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(r.status).toBe(200);
       const { logs } = await json(r);
       expect(logs.some((l: any) => l.level === 'info' && l.message === 'called GET /functions/echo/logged')).toBe(true);
-      expect(logs[0]).toEqual({ timestamp: expect.any(String), level: expect.any(String), message: expect.any(String) });
+      expect(logs[0]).toEqual({ id: expect.any(Number), timestamp: expect.any(String), level: expect.any(String), message: expect.any(String) });
       const times = logs.map((l: any) => Date.parse(l.timestamp));
       expect([...times].sort((a, b) => a - b)).toEqual(times);
       expect((await t.fetch('/api/functions/nope/logs', { headers: admin })).status).toBe(404);

@@ -70,6 +70,12 @@ const UsageQuery = Type.Object({
   userId: Type.Optional(Type.String({ format: 'uuid' })),
 });
 const Num = Type.Number();
+const Nullable = Type.Union([Type.String(), Type.Null()]);
+const DailyReport = Type.Object({
+  days: Type.Array(
+    Type.Object({ day: Type.String(), model: Type.String(), userId: Nullable, email: Nullable, caller: Type.String(), requests: Num, totalTokens: Num, images: Num }),
+  ),
+});
 const UsageReport = Type.Object({
   from: Type.Union([Type.String(), Type.Null()]),
   to: Type.Union([Type.String(), Type.Null()]),
@@ -161,6 +167,18 @@ export const aiRoutes: RoutePlugin = async (app, { deps }) => {
       schema: { tags: ['ai'], summary: "The caller's AI tokens today (UTC) and what is left of the daily budget", response: { 200: Today } },
     },
     async (request, reply) => gateway.today(callContext(request, reply)),
+  );
+
+  app.get(
+    '/api/ai/usage/daily',
+    {
+      config: { access: 'admin' },
+      schema: { tags: ['ai'], summary: 'AI usage per UTC day, model and user (admin)', querystring: UsageQuery, response: { 200: DailyReport } },
+    },
+    async (request) => {
+      const { from, to, userId } = request.query;
+      return { days: await gateway.daily({ from: from ? new Date(from) : null, to: to ? new Date(to) : null, userId: userId ?? null }) };
+    },
   );
 
   app.get(

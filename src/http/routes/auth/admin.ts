@@ -60,4 +60,22 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
       return { message: 'User deleted; its sessions have ended.' };
     },
   );
+
+  app.delete(
+    '/api/auth/users/:id/sessions',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: "End all of a user's sessions (access and refresh tokens stop working)",
+        security,
+        params: UserId,
+        response: { 200: Type.Object({ message: Type.String(), revoked: Type.Integer() }) },
+      },
+    },
+    async (request) => {
+      const revoked = await auth.revokeSessions(request.params.id);
+      return { message: `${revoked} session(s) ended; the user signs in again to get new tokens.`, revoked };
+    },
+  );
 };

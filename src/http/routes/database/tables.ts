@@ -112,6 +112,35 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
     },
   );
 
+  app.get(
+    '/api/database/tables/:tableName/policies',
+    {
+      config: admin,
+      schema: {
+        tags: ['database'],
+        summary: "The table's row-level security policies (pg_policies)",
+        params: TableParams,
+        response: {
+          200: Type.Object({
+            tableName: Type.String(),
+            rlsEnabled: Type.Boolean(),
+            policies: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                command: Type.String(),
+                permissive: Type.Boolean(),
+                roles: Type.Array(Type.String()),
+                using: Type.Union([Type.String(), Type.Null()]),
+                withCheck: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => tables.policies(request.params.tableName),
+  );
+
   app.patch(
     '/api/database/tables/:tableName/schema',
     {

@@ -105,16 +105,19 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
     {
       schema: {
         tags,
-        summary: "The function's latest console output and errors, oldest first",
+        summary: "The function's latest console output and errors, oldest first (with after: only newer lines)",
         params: SlugParams,
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }),
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+          after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The id of the last line seen.' })),
+        }),
         response: {
           200: Type.Object({
-            logs: Type.Array(Type.Object({ timestamp: Type.String({ format: 'date-time' }), level: Type.String(), message: Type.String() })),
+            logs: Type.Array(Type.Object({ id: Type.Integer(), timestamp: Type.String({ format: 'date-time' }), level: Type.String(), message: Type.String() })),
           }),
         },
       },
     },
-    async (request) => ({ logs: await fns.logs(request.params.slug, request.query.limit) }),
+    async (request) => ({ logs: await fns.logs(request.params.slug, request.query.limit, request.query.after ?? null) }),
   );
 };

@@ -26,6 +26,19 @@ export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
     return reply.status(201).send({ message: `Bucket "${b.name}" created.`, bucket: b.name, isPublic: b.isPublic });
   });
 
+  app.get('/api/storage/buckets/:bucketName', {
+    config: { access: 'admin' },
+    schema: {
+      tags,
+      summary: 'One bucket and its visibility',
+      params: BucketParams,
+      response: { 200: Type.Object({ bucket: Type.String(), isPublic: Type.Boolean() }) },
+    },
+  }, async (request) => {
+    const b = await storage.bucket(request.params.bucketName);
+    return { bucket: b.name, isPublic: b.isPublic };
+  });
+
   app.patch('/api/storage/buckets/:bucketName', {
     config: { access: 'admin' },
     schema: {

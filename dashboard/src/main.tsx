@@ -1,0 +1,67 @@
+// The first page: sign-in only. Everything else loads after sign-in (a separate chunk).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, session } from './api';
+import './style.css';
+
+type Shell = typeof import('./shell');
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(e: Event) {
+    e.preventDefault();
+    const key = String(new FormData(e.currentTarget as HTMLFormElement).get('key') ?? '').trim();
+    setBusy(true);
+    setError(null);
+    try {
+      await api('/api/keys/anon', { key });
+      session.set(key);
+      onSignedIn();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, 'NETWORK', 'Plinth did not answer.', 'Check that the server runs.'));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <main class="signin">
+      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
+        <h1>Plinth</h1>
+        <p class="muted">Sign in with the project's admin API key. It stays in this browser tab only.</p>
+        <label for="key">Admin API key</label>
+        <input id="key" name="key" type="password" autocomplete="off" required autofocus spellcheck={false} />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+        {error && (
+          <div id="signin-error" class="error" role="alert">
+            <strong>{error.message}</strong>
+            {error.nextActions && <p>{error.nextActions}</p>}
+          </div>
+        )}
+      </form>
+    </main>
+  );
+}
+
+function Root() {
+  const [signedIn, setSignedIn] = useState(session.key() !== null);
+  const [shell, setShell] = useState<Shell | null>(null);
+  useEffect(() => {
+    const out = () => {
+      session.clear();
+      setSignedIn(false);
+    };
+    window.addEventListener('plinth:signed-out', out);
+    return () => window.removeEventListener('plinth:signed-out', out);
+  }, []);
+  useEffect(() => {
+    if (signedIn && !shell) void import('./shell').then(setShell);
+  }, [signedIn]);
+  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  if (!shell) return <p class="loading" role="status">Loading…</p>;
+  return <shell.Shell onSignOut={() => window.dispatchEvent(new Event('plinth:signed-out'))} />;
+}
+
+render(<Root />, document.getElementById('app')!);

@@ -1,0 +1,119 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import { ErrorBox, useLoad } from '../ui';
+
+interface Day {
+  day: string;
+  model: string;
+  userId: string | null;
+  email: string | null;
+  caller: string;
+  requests: number;
+  totalTokens: number;
+  images: number;
+}
+
+const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
+
+/** Stacked bars: one bar per day, one colour per series; an SVG with a table beside it for screen readers. */
+export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number }) {
+  const { days, series, value } = props;
+  const totals = days.map((d) => series.reduce((n, s) => n + value(d, s), 0));
+  const max = Math.max(1, ...totals);
+  const w = 640;
+  const h = 200;
+  const bw = Math.max(4, Math.min(48, (w - 40) / Math.max(days.length, 1) - 6));
+  return (
+    <figure class="chart">
+      <figcaption>{props.title}</figcaption>
+      <svg viewBox={`0 0 ${w} ${h + 30}`} role="img" aria-label={`${props.title}: ${days.map((d, i) => `${d} ${totals[i]}`).join(', ')}`}>
+        <line x1="30" y1={h} x2={w} y2={h} class="axis" />
+        <text x="0" y="12" class="tick">{max}</text>
+        <text x="0" y={h} class="tick">0</text>
+        {days.map((d, i) => {
+          let y = h;
+          const x = 36 + i * (bw + 6);
+          return (
+            <g key={d}>
+              {series.map((s, j) => {
+                const v = value(d, s);
+                const bh = (v / max) * (h - 10);
+                y -= bh;
+                return v ? (
+                  <rect key={s} x={x} y={y} width={bw} height={bh} fill={COLORS[j % COLORS.length]}>
+                    <title>{`${d} · ${s}: ${v}`}</title>
+                  </rect>
+                ) : null;
+              })}
+              <text x={x} y={h + 14} class="tick">{d.slice(5)}</text>
+            </g>
+          );
+        })}
+      </svg>
+      <ul class="legend">
+        {series.map((s, j) => (
+          <li key={s}>
+            <span class="swatch" style={{ background: COLORS[j % COLORS.length] }} /> {s}
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}
+
+/** AI usage per day, model and user (the last N days). */
+export function Ai() {
+  const [days, setDays] = useState(30);
+  const from = new Date(Date.now() - days * 86400_000).toISOString();
+  const { data, error } = useLoad(() => api<{ days: Day[] }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`), [days]);
+  const rows = data?.days ?? [];
+  const dayList = [...new Set(rows.map((r) => r.day))];
+  const models = [...new Set(rows.map((r) => r.model))];
+  const who = (r: Day) => r.email ?? (r.caller === 'user' ? 'deleted user' : r.caller);
+  const users = [...new Set(rows.map(who))];
+  const sum = (pick: (r: Day) => boolean, k: 'totalTokens' | 'requests') => rows.filter(pick).reduce((n, r) => n + r[k], 0);
+  return (
+    <section class="stack">
+      <div class="row">
+        <h1>AI usage</h1>
+        <label for="ai-days">Period</label>
+        <select id="ai-days" value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+          <option value={7}>7 days</option>
+          <option value={30}>30 days</option>
+          <option value={90}>90 days</option>
+        </select>
+      </div>
+      <ErrorBox error={error} />
+      {data && rows.length === 0 && <p class="muted">No AI calls in this period.</p>}
+      {rows.length > 0 && (
+        <>
+          <StackedBars title="Tokens per day, by model" days={dayList} series={models} value={(d, m) => sum((r) => r.day === d && r.model === m, 'totalTokens')} />
+          <StackedBars title="Requests per day, by user" days={dayList} series={users} value={(d, u) => sum((r) => r.day === d && who(r) === u, 'requests')} />
+          <div class="grid-wrap" tabIndex={0}>
+            <table class="grid" aria-label="Usage per day, model and user">
+              <thead>
+                <tr>
+                  {['Day', 'Model', 'User', 'Requests', 'Tokens', 'Images'].map((h) => (
+                    <th key={h} scope="col">{h}</th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((r, i) => (
+                  <tr key={i}>
+                    <td>{r.day}</td>
+                    <td>{r.model}</td>
+                    <td>{who(r)}</td>
+                    <td>{r.requests}</td>
+                    <td>{r.totalTokens}</td>
+                    <td>{r.images}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

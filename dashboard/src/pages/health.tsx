@@ -1,0 +1,66 @@
+import { api } from '../api';
+import { CopyButton, ErrorBox, useLoad } from '../ui';
+
+interface Health {
+  status: string;
+  service: string;
+  version: string;
+  timestamp: string;
+  checks?: Record<string, { status: string; message?: string }>;
+}
+
+/** Health with every dependency check, and the anon key to copy. */
+export function Health() {
+  const health = useLoad(async () => {
+    const r = await fetch('/api/health?checks=true');
+    return (await r.json()) as Health;
+  }, []);
+  const key = useLoad(() => api<{ anonKey: string; header: string }>('/api/keys/anon'), []);
+  const h = health.data;
+  return (
+    <section class="stack">
+      <div class="row">
+        <h1>Health</h1>
+        <button type="button" onClick={health.reload}>
+          Check again
+        </button>
+      </div>
+      <ErrorBox error={health.error} />
+      {h && (
+        <>
+          <p>
+            <span class={`badge ${h.status === 'ok' ? 'ok' : 'bad'}`}>{h.status}</span> {h.service} {h.version} · {new Date(h.timestamp).toLocaleString()}
+          </p>
+          <table class="grid" aria-label="Dependency checks">
+            <thead>
+              <tr>
+                <th scope="col">Dependency</th>
+                <th scope="col">Status</th>
+                <th scope="col">Message</th>
+              </tr>
+            </thead>
+            <tbody>
+              {Object.entries(h.checks ?? {}).map(([name, c]) => (
+                <tr key={name}>
+                  <td>{name}</td>
+                  <td>
+                    <span class={`badge ${c.status === 'ok' ? 'ok' : 'bad'}`}>{c.status}</span>
+                  </td>
+                  <td>{c.message ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+      <h2>Anon key</h2>
+      <p class="muted">Public: put it in browser and mobile clients (header {key.data?.header ?? 'apikey'}). Row-level security decides what it can read.</p>
+      <ErrorBox error={key.error} />
+      {key.data && (
+        <p class="row">
+          <code class="url" aria-label="Anon key">{key.data.anonKey}</code> <CopyButton text={key.data.anonKey} label="Copy anon key" />
+        </p>
+      )}
+    </section>
+  );
+}

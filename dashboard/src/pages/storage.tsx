@@ -1,0 +1,85 @@
+import { useState } from 'preact/hooks';
+import { api, enc } from '../api';
+import { link } from '../router';
+import { Confirm, ErrorBox, Modal, useAction, useLoad } from '../ui';
+import { Bucket } from './bucket';
+
+interface BucketInfo {
+  bucket: string;
+  isPublic: boolean;
+}
+
+async function loadBuckets(): Promise<BucketInfo[]> {
+  const { buckets } = await api<{ buckets: string[] }>('/api/storage/buckets');
+  return Promise.all(buckets.map((b) => api<BucketInfo>(`/api/storage/buckets/${enc(b)}`)));
+}
+
+function CreateBucket({ onClose, onDone }: { onClose: () => void; onDone: () => void }) {
+  const act = useAction();
+  return (
+    <Modal title="New bucket" onClose={onClose}>
+      <form
+        class="stack"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget as HTMLFormElement);
+          const body = { bucketName: String(f.get('name')), isPublic: f.get('public') === 'on' };
+          if (await act.run(() => api('/api/storage/buckets', { method: 'POST', body }))) onDone();
+        }}
+      >
+        <label for="bucket-name">Bucket name</label>
+        <input id="bucket-name" name="name" required pattern="[A-Za-z0-9_\-]+" />
+        <label class="check">
+          <input type="checkbox" name="public" defaultChecked /> Public (anyone with the URL can download)
+        </label>
+        <ErrorBox error={act.error} />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={act.busy}>
+            Create bucket
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+function Buckets() {
+  const { data, error, reload } = useLoad(loadBuckets, []);
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const act = useAction();
+  const toggle = (b: BucketInfo) => act.run(() => api(`/api/storage/buckets/${enc(b.bucket)}`, { method: 'PATCH', body: { isPublic: !b.isPublic } }).then(reload));
+  return (
+    <section class="stack">
+      <div class="row">
+        <h1>Storage</h1>
+        <button type="button" class="primary" onClick={() => setCreating(true)}>
+          New bucket
+        </button>
+      </div>
+      <ErrorBox error={error ?? act.error} />
+      {data?.length === 0 && <p class="muted">No buckets yet.</p>}
+      <ul class="list">
+        {data?.map((b) => (
+          <li key={b.bucket} class="row">
+            <a {...link(`/storage/${enc(b.bucket)}`)}>{b.bucket}</a>
+            <span class={b.isPublic ? 'badge' : 'badge private'}>{b.isPublic ? 'public' : 'private'}</span>
+            <button type="button" class="ghost" aria-label={`Make ${b.isPublic ? "private" : "public"} (${b.bucket})`} onClick={() => void toggle(b)}>
+              Make {b.isPublic ? 'private' : 'public'}
+            </button>
+            <button type="button" class="ghost danger" aria-label={`Delete bucket ${b.bucket}`} onClick={() => setDeleting(b.bucket)}>
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+      {creating && <CreateBucket onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
+      {deleting && <Confirm what="bucket" name={deleting} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/storage/buckets/${enc(deleting)}`, { method: 'DELETE' }).then(reload)} />}
+    </section>
+  );
+}
+
+/** /storage lists buckets; /storage/<bucket> browses one. */
+export function Storage({ params }: { params: string[] }) {
+  return params[0] ? <Bucket bucket={params[0]} /> : <Buckets />;
+}

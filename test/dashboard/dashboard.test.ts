@@ -1,0 +1,317 @@
+// The dashboard in a real browser (Debian's chromium via playwright-core) against a real
+// Plinth: one browser and one server for the file, pages visited in order like a user would.
+// Every page passes axe-core with no serious violation; the page's CSP is never violated.
+// PLINTH_SCREENSHOTS=1 writes docs/dashboard/*.png.
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/db.js';
+import { axeViolations, browserAvailable, launch, recordScripts } from './browser.js';
+
+const SHOTS = process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
+const T = { timeout: 60_000 };
+
+describe.runIf(browserAvailable())('dashboard in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  const shot = async (name: string) => {
+    if (!SHOTS) return;
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
+  const accessible = async () => expect(await axeViolations(page)).toEqual([]);
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click();
+  /** Replaces the CodeMirror editor's text (inserted at once: no auto-closed brackets). */
+  const setEditor = async (text: string) => {
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.insertText(text);
+  };
+
+  beforeAll(async () => {
+    [t, browser] = await Promise.all([startApp(backends().at(-1)!), launch()]);
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+    // Each CSP violation with what was blocked and where it came from (added over DevTools: the CSP does not apply).
+    await context.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`CSP violation: ${e.violatedDirective} blocked "${e.sample}" from ${e.sourceFile}:${e.lineNumber}`),
+      ),
+    );
+    page = await context.newPage();
+    page.on('dialog', (d) => void d.accept());
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    // Chromium's own contenteditable editing (keyboard.insertText into CodeMirror) may try a style
+    // attribute, from no script at all: blocked harmlessly, and not something the app does.
+    page.on('console', (m) => {
+      const text = m.text();
+      if (/CSP violation: style-src-attr blocked "" from :0/.test(text)) return;
+      if (/CSP violation|Refused to/.test(text)) problems.push(`console on ${page.url()}: ${text}`);
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('ships a small first page, interactive fast, and refuses a wrong key with the envelope\'s message', async () => {
+    const scripts = recordScripts(page);
+    await page.goto(`${t.url}/dashboard/`);
+    await page.getByLabel('Admin API key').waitFor();
+    const interactiveMs = await page.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(performance.now()))));
+    const js = await scripts();
+    console.log(`dashboard first page: ${js.files} JS file(s), ${(js.bytes / 1024).toFixed(1)} KiB, ${(js.gzipBytes / 1024).toFixed(1)} KiB gzipped; interactive after ${interactiveMs.toFixed(0)} ms`);
+    expect(js.gzipBytes).toBeLessThan(400 * 1024);
+    await accessible();
+    await shot('signin');
+
+    const wrong = await (await t.fetch('/api/keys/anon', { headers: { 'x-api-key': 'ik_not-the-key' } })).json();
+    await page.getByLabel('Admin API key').fill('ik_not-the-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(wrong.message);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  }, T);
+
+  it('signs in with the admin key, kept in sessionStorage only', async () => {
+    await page.getByLabel('Admin API key').fill(t.adminKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Tables' }).waitFor();
+    expect(await page.evaluate(() => [Object.values(sessionStorage), localStorage.length])).toEqual([[t.adminKey], 0]);
+  }, T);
+
+  it('creates a table with a JSON column', async () => {
+    await page.getByRole('button', { name: 'New table' }).click();
+    await page.getByLabel('Table name').fill('notes');
+    await page.getByLabel('Name', { exact: true }).fill('title');
+    await page.getByRole('button', { name: 'Add column' }).click();
+    await page.locator('#col-1-name').fill('meta');
+    await page.locator('#col-1-type').selectOption('json');
+    await accessible();
+    await shot('table-create');
+    await page.getByRole('button', { name: 'Create table' }).click();
+    await page.getByRole('heading', { name: 'notes' }).waitFor();
+    const schema = await (await t.fetch('/api/database/tables/notes/schema', { headers: { 'x-api-key': t.adminKey } })).json();
+    expect(schema.columns.map((c: { name: string; type: string }) => `${c.name}:${c.type}`)).toEqual(expect.arrayContaining(['title:string', 'meta:json']));
+  }, T);
+
+  it('inserts, edits and deletes rows in the grid', async () => {
+    for (const [title, meta] of [['first note', '{"tags":["a"]}'], ['second note', '']]) {
+      await page.getByRole('button', { name: 'Insert row' }).click();
+      await page.locator('#ins-title').fill(title!);
+      if (meta) await page.locator('#ins-meta').fill(meta);
+      await page.getByRole('button', { name: 'Insert', exact: true }).click();
+      await page.getByRole('button', { name: `Edit title: ${title}` }).waitFor();
+    }
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–2 of 2');
+    await page.getByRole('button', { name: 'Edit title: first note' }).click();
+    await page.getByLabel('New value of title').fill('edited note');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Edit title: edited note' }).waitFor();
+    await page.getByRole('button', { name: 'Edit meta: {"tags":["a"]}' }).waitFor();
+    await accessible();
+    await shot('rows');
+
+    const second = page.getByRole('row').filter({ hasText: 'second note' });
+    await second.getByRole('button', { name: /^Delete row/ }).click();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–1 of 1');
+    const rows = await (await t.fetch('/api/database/records/notes', { headers: { 'x-api-key': t.adminKey } })).json();
+    expect(rows.map((r: { title: string }) => r.title)).toEqual(['edited note']);
+    expect(rows[0].meta).toEqual({ tags: ['a'] });
+  }, T);
+
+  it('filters rows with an operator', async () => {
+    await page.getByLabel('Operator').selectOption('ilike');
+    await page.getByLabel('Value').fill('%nothing%');
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('No rows');
+    await page.getByRole('button', { name: /^Remove filter/ }).click();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–1 of 1');
+  }, T);
+
+  it('pages a large table 50 rows at a time, never loading it whole', async () => {
+    const sql = (query: string) => t.fetch('/api/database/sql', { method: 'POST', headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    await sql('create table big (id serial primary key, n integer not null)');
+    await sql('insert into big (n) select g from generate_series(1, 5000) g');
+    const first = page.waitForRequest((r) => r.url().includes('/api/database/records/big?'));
+    await page.goto(`${t.url}/dashboard/tables/big`);
+    expect(new URL((await first).url()).searchParams.get('limit')).toBe('50');
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–50 of 5000');
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('51–100 of 5000');
+    await page.getByRole('button', { name: 'n', exact: true }).click();
+    await page.getByRole('button', { name: 'n ▲' }).click();
+    await page.getByRole('button', { name: 'Edit n: 5000' }).waitFor();
+    expect(await page.locator('table.grid tbody tr').count()).toBe(50);
+    await page.goto(`${t.url}/dashboard/tables/notes`);
+  }, T);
+
+  it('adds a policy in the SQL editor, shows SQL errors with their position, lists the policy', async () => {
+    await page.getByRole('link', { name: 'Schema' }).click();
+    await page.getByRole('heading', { name: 'Add foreign key' }).waitFor();
+    await accessible();
+    await shot('schema');
+    await page.getByRole('link', { name: 'Policies' }).click();
+    await page.getByText('No policies.').waitFor();
+    await page.getByRole('link', { name: 'Add a policy in the SQL editor' }).click();
+    await page.locator('.cm-content').waitFor();
+    await setEditor('select 1 +\n  from notes');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('line 2, column 3');
+    await page.getByRole('button', { name: 'Go to line 2, column 3' }).waitFor();
+    await accessible();
+    await shot('sql-error');
+    await setEditor('create policy notes_read on public.notes for select to anon using (true)');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('status').filter({ hasText: '0 rows' }).waitFor();
+    await setEditor('select title, meta from notes');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('region', { name: 'Results' }).getByText('edited note').waitFor();
+    await shot('sql');
+
+    await page.goto(`${t.url}/dashboard/tables/notes/policies`);
+    await page.getByRole('cell', { name: 'notes_read' }).waitFor();
+    await accessible();
+    await shot('policies');
+  }, T);
+
+  it('creates a bucket, uploads with the file picker, downloads the file and makes a signed link', async () => {
+    await nav('Storage');
+    await page.getByRole('button', { name: 'New bucket' }).click();
+    await page.getByLabel('Bucket name').fill('files');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('button', { name: 'Make private (files)' }).waitFor();
+    await accessible();
+    await shot('buckets');
+    await page.getByRole('link', { name: 'files' }).click();
+    await page.getByLabel(/^Upload files/).setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard') });
+    await page.getByRole('cell', { name: 'hello.txt', exact: true }).waitFor();
+    await accessible();
+    await shot('storage');
+
+    // Drag and drop into a folder: a drop event carrying a file, as the browser makes one.
+    await page.getByLabel('Folder', { exact: true }).fill('reports');
+    await page.getByRole('button', { name: 'Open folder' }).click();
+    const drop = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['q3 numbers'], 'q3.csv', { type: 'text/csv' }));
+      return dt;
+    });
+    await page.locator('.drop').dispatchEvent('drop', { dataTransfer: drop });
+    await page.getByRole('cell', { name: 'q3.csv', exact: true }).waitFor();
+    await page.locator('.crumbs').getByRole('button', { name: 'files' }).click();
+    await page.getByRole('button', { name: '📁 reports/' }).waitFor();
+    const listed = await (await t.fetch('/api/storage/buckets/files/objects', { headers: { 'x-api-key': t.adminKey } })).json();
+    expect(listed.data.map((o: { key: string }) => o.key).sort()).toEqual(['hello.txt', 'reports/q3.csv']);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download hello.txt' }).click()]);
+    expect(download.suggestedFilename()).toBe('hello.txt');
+    expect(readFileSync((await download.path())!, 'utf8')).toBe('hello from the dashboard');
+
+    await page.getByRole('button', { name: 'Signed link to hello.txt' }).click();
+    const url = await page.locator('code.url').textContent();
+    expect(await (await fetch(url!)).text()).toBe('hello from the dashboard');
+  }, T);
+
+  it('deploys a function, invokes it, follows its logs, and shows a syntax error\'s line', async () => {
+    await nav('Functions');
+    await page.getByRole('link', { name: 'New function' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('hello');
+    await page.locator('.cm-content').waitFor();
+    await page.getByRole('button', { name: 'Create function' }).click();
+    await page.getByRole('heading', { name: 'Invoke' }).waitFor();
+    await page.getByLabel('Query string').fill('?name=Ada');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByRole('status', { name: 'Response' }).textContent(), { timeout: 20_000 }).toContain('{"hello":"Ada"}');
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 20_000 }).toContain('hello called for Ada');
+    await accessible();
+    await shot('function');
+
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('ControlOrMeta+End');
+    await page.keyboard.insertText('\n)');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/line 6, column 1/);
+    await page.getByRole('button', { name: 'Go to line 6, column 1' }).waitFor();
+    await nav('Functions');
+    await page.getByText('/functions/hello').waitFor();
+    await accessible();
+    await shot('functions');
+  }, T);
+
+  it('charts AI usage per day, model and user', async () => {
+    const row = `insert into ai.usage (created_at, caller, endpoint, model, total_tokens, latency_ms, status) values (now() - $1::interval, 'admin', 'chat', $2, $3, 5, 200)`;
+    for (const [ago, model, tokens] of [['0 days', 'gpt-4o-mini', 120], ['1 day', 'gpt-4o-mini', 300], ['1 day', 'gpt-4o', 80], ['3 days', 'gpt-4o', 50]] as const) {
+      await t.deps.db.query(row, [ago, model, tokens]);
+    }
+    await nav('AI usage');
+    await page.getByText('Tokens per day, by model').waitFor();
+    expect(await page.locator('figure.chart').first().locator('rect').count()).toBe(4);
+    await accessible();
+    await shot('ai');
+  }, T);
+
+  it('shows health with its checks and the anon key to copy', async () => {
+    await nav('Health');
+    await page.getByRole('table', { name: 'Dependency checks' }).getByRole('cell', { name: 'database' }).waitFor();
+    expect(await page.getByLabel('Anon key').textContent()).toBe(t.anonKey);
+    await accessible();
+    await shot('health');
+  }, T);
+
+  it('creates a user, ends their sessions and deletes them', async () => {
+    await nav('Users');
+    await page.getByRole('button', { name: 'New user' }).click();
+    await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: 'ada@example.com', exact: true }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'ada@example.com' }).getByText('✓ verified').waitFor();
+    await page.getByRole('button', { name: 'End sessions of ada@example.com' }).click();
+    await page.getByRole('status').filter({ hasText: 'session(s) ended' }).waitFor();
+    await accessible();
+    await shot('users');
+    await page.getByRole('button', { name: 'Delete ada@example.com' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('ada@example.com');
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect.poll(() => page.getByRole('cell', { name: 'ada@example.com', exact: true }).count()).toBe(0);
+  }, T);
+
+  it('shows where keyboard focus is', async () => {
+    await nav('Tables');
+    await page.getByRole('link', { name: 'notes' }).waitFor();
+    await accessible();
+    await shot('tables');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    const outline = await page.evaluate(() => {
+      const s = getComputedStyle(document.activeElement!);
+      return `${s.outlineStyle} ${s.outlineWidth}`;
+    });
+    expect(outline).toMatch(/^solid [1-9]/);
+  }, T);
+
+  it('works at a phone width (390 px)', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [p, name] of [['/tables/notes', 'rows'], ['/functions/hello', 'function'], ['/storage/files', 'storage']]) {
+      await page.goto(`${t.url}/dashboard${p}`);
+      await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+      await page.locator('main h1').first().waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(391);
+      await accessible();
+      await shot(`${name}-phone`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }, T);
+
+  it('signs out, forgetting the key', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(problems).toEqual([]);
+  }, T);
+});
