@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, readEnv } from './config/index.js';
 import { buildDeps } from './deps.js';
 import { buildApp } from './app.js';
+import { BYTE_ORDER_ADVICE, sortsTextByBytes } from './db/collation.js';
 
 /** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  if (await sortsTextByBytes(deps.db).catch(() => false)) app.log.warn(BYTE_ORDER_ADVICE);
   if (config.publicUrl === null && !LOOPBACK.has(config.host)) {
     app.log.warn(
       'PUBLIC_URL is not set: absolute links (upload and download URLs, a function\'s request URL) follow each request\'s Host header. ' +

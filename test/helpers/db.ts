@@ -32,7 +32,9 @@ export function adminUrl(backend: Backend): string {
 export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; drop: () => Promise<void> }> {
   const admin = adminUrl(backend);
   const name = `plinth_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  await withClient(admin, (c) => c.query(`create database ${name}`));
+  // ICU's root collation on both servers (the embedded cluster's own, and what docs/database.md
+  // advises for a server), so text sorts the same way everywhere.
+  await withClient(admin, (c) => c.query(`create database ${name} template template0 encoding 'UTF8' locale_provider icu icu_locale 'und'`));
   const u = new URL(admin);
   u.pathname = `/${name}`;
   const url = u.toString();
