@@ -3,6 +3,10 @@
 import { ConfigError, loadConfig, readEnv } from './config/index.js';
 import { openDb } from './deps.js';
 import { migrate } from './db/migrate.js';
+import { VERSION } from './deps.js';
+import { writeOfflineBackup } from './db/embedded/backup.js';
+import { restoreBackup } from './db/embedded/restore.js';
+import type { Config } from './config/index.js';
 import { rotateAdminKey, rotateAnonKey, rotateJwtSecret, storedAnonKey } from './auth/credentials.js';
 
 const USAGE = `Usage: npm run plinth -- <command>
@@ -12,12 +16,42 @@ Commands:
   keys rotate-admin      make a new admin API key and print it once; the old one stops working
   keys rotate-anon       make a new anon key and print it
   keys rotate-jwt        make a new JWT secret: every access token issued so far stops working
+  backup <file>          write the embedded database and local storage of DATA_DIR to <file> (.tar.gz)
+  restore <file> [--force]
+                         restore such a file into DATA_DIR (--force moves existing data aside)
 
 Running servers read the keys at start: restart them after a rotation. With the embedded
 database (no DATABASE_URL) stop the server before running a command.`;
 
+const SERVER_POSTGRES_HINT =
+  'DATABASE_URL is set: the database is a Postgres server, not the embedded one. Back it up with ' +
+  '"pg_dump -Fc -f plinth.dump $DATABASE_URL" and restore with "pg_restore --clean -d $DATABASE_URL plinth.dump" (README, Backups).';
+
+/** `backup <file>` / `restore <file> [--force]`: the embedded database of DATA_DIR, server stopped. */
+async function backupCommand(config: Readonly<Config>, argv: string[]): Promise<number> {
+  const [cmd, file, ...rest] = argv;
+  if (!file || rest.some((a) => a !== '--force') || (cmd === 'backup' && rest.length)) {
+    process.stdout.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (config.databaseUrl) throw new Error(SERVER_POSTGRES_HINT);
+  const s3 = config.storage.s3 ? `\nStorage is S3 (bucket ${config.storage.s3.bucket}): back it up with the provider's versioning or "aws s3 sync".` : '';
+  if (cmd === 'backup') {
+    await writeOfflineBackup({ dataDir: config.dataDir, file, plinthVersion: VERSION, includeStorage: !config.storage.s3 });
+    process.stdout.write(`Backup written to ${file} (database${config.storage.s3 ? '' : ' and local storage'} of ${config.dataDir}).${s3}\n`);
+    return 0;
+  }
+  const { manifest, movedAside } = await restoreBackup({ dataDir: config.dataDir, file, force: rest.includes('--force') });
+  process.stdout.write(`Restored the backup of ${manifest.createdAt} (Plinth ${manifest.plinthVersion}, Postgres ${manifest.postgresMajor}) into ${config.dataDir}.\n`);
+  for (const dir of movedAside) process.stdout.write(`The data that was there is kept at ${dir}.\n`);
+  if (manifest.kind === 'online') process.stdout.write('It was taken from a running server: the next start replays its WAL first (recovery).\n');
+  process.stdout.write(`Start the server to use it.${manifest.storage === 's3' ? '\nThe archive holds no storage objects (they live in S3).' : ''}\n`);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [group, cmd] = argv;
+  if (group === 'backup' || group === 'restore') return backupCommand(loadConfig(readEnv()), argv);
   if (group !== 'keys' || !cmd || !['show', 'rotate-admin', 'rotate-anon', 'rotate-jwt'].includes(cmd)) {
     process.stdout.write(`${USAGE}\n`);
     return group === undefined || group === 'help' || group === '--help' ? 0 : 2;

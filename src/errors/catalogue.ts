@@ -30,6 +30,7 @@ export const ERRORS = {
   EXPECTATION_FAILED: { status: 417, message: 'The Expect header is not supported.', nextActions: 'Send no Expect header, or "Expect: 100-continue".' },
   RATE_LIMITED: { status: 429, message: 'Too many requests.', nextActions: 'Wait for the number of seconds in the Retry-After header, then try again.' },
   INTERNAL_ERROR: { status: 500, message: 'Something went wrong on the server.', nextActions: 'Try again; if it keeps happening, report the X-Request-Id of this response to the operator.' },
+  BACKUP_UNAVAILABLE: { status: 501, message: 'This server cannot back up its database itself.', nextActions: 'Use pg_dump for a Postgres server at DATABASE_URL and the provider\'s tools for S3 (README, Backups).' },
   DASHBOARD_NOT_BUILT: { status: 503, message: 'The dashboard is not built on this server.', nextActions: 'Run `npm run build` in the Plinth folder (npm install runs it too), then reload /dashboard.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A service this endpoint needs is unavailable.', nextActions: 'Try again shortly; GET /api/health?checks=true shows which part is down.' },
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable.', nextActions: 'Try again shortly; the operator should check DATABASE_URL and the database server.' },

@@ -74,6 +74,11 @@ function checkReachable(dir: string, user: RunAs): void {
   }
 }
 
+/** Hands `dir` and everything in it to `user` (a restored or carried cluster made by root). */
+export function chownTree(dir: string, user: RunAs): void {
+  execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
+}
+
 /** Makes `dir` (mode 0700) and hands it to `user`. */
 function ownDir(dir: string, user: RunAs | null): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -92,7 +97,7 @@ export async function ensureCluster(opts: { bins: PgBinaries; dir: string; user:
   mkdirSync(path.dirname(dir), { recursive: true });
   if (user) checkReachable(dir, user);
   if (existsSync(path.join(dir, 'PG_VERSION'))) {
-    if (user && statSync(dir).uid !== user.uid) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
+    if (user && statSync(dir).uid !== user.uid) chownTree(dir, user);
     return false;
   }
   if (existsSync(dir)) {

@@ -26,7 +26,7 @@ const STOP_TIMEOUT_MS = 15_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -36,7 +36,7 @@ function alive(pid: number): boolean {
 }
 
 /** The command line of a live process, or '' when it cannot be read. */
-function commandOf(pid: number): string {
+export function commandOf(pid: number): string {
   try {
     if (existsSync(`/proc/${pid}/cmdline`)) return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
     return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();

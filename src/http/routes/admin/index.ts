@@ -1,0 +1,45 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { AppError } from '../../../errors/index.js';
+import { onlineArchive } from '../../../db/embedded/backup.js';
+import type { EmbeddedCluster } from '../../../db/embedded/index.js';
+import type { RoutePlugin } from '../../types.js';
+
+/** Operator endpoints: a backup of the running server. */
+export const adminRoutes: RoutePlugin = async (app, { deps }) => {
+  app.post(
+    '/api/admin/backup',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'A backup of the running server (embedded database + local storage) as a .tar.gz; restore it with "npm run plinth -- restore <file>"',
+        security: [{ apiKey: [] }],
+      },
+    },
+    async (_request, reply) => {
+      const cluster = (deps.db as { cluster?: EmbeddedCluster }).cluster;
+      if (!cluster) {
+        throw new AppError('BACKUP_UNAVAILABLE', {
+          message: `This server's database is ${deps.db.kind === 'pglite' ? 'PGlite (DATABASE_URL=pglite://)' : 'a Postgres server (DATABASE_URL)'}, not the embedded Postgres: Plinth cannot copy its files.`,
+          nextActions:
+            deps.db.kind === 'pglite'
+              ? 'Stop the server and copy DATA_DIR, or move to the embedded default (unset DATABASE_URL) and use this endpoint.'
+              : 'Back the database up with "pg_dump -Fc -f plinth.dump $DATABASE_URL" (restore with pg_restore); for S3 storage use the provider\'s versioning or "aws s3 sync". README, Backups.',
+        });
+      }
+      const s3 = Boolean(deps.config.storage.s3);
+      const gzip = createGzip();
+      const source = Readable.from(onlineArchive({ dataDir: deps.config.dataDir, plinthVersion: deps.version, includeStorage: !s3, url: cluster.url('postgres') }));
+      // A failure midway (or the client leaving) ends the stream early: the archive is then
+      // incomplete and restore refuses it, so a partial download is never taken for a backup.
+      pipeline(source, gzip, () => {});
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      reply.header('content-type', 'application/gzip');
+      reply.header('content-disposition', `attachment; filename="plinth-backup-${stamp}.tar.gz"`);
+      reply.header('x-plinth-backup-storage', s3 ? 's3 (not included)' : 'local');
+      return reply.send(gzip);
+    },
+  );
+};

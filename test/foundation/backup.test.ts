@@ -1,0 +1,181 @@
+// Backups of the embedded default, restored into fresh data dirs and checked through the API:
+// (a) `plinth backup` of a stopped DATA_DIR, (b) POST /api/admin/backup of a running server
+// taken while writes run (the restore starts by recovery from backup_label).
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
+  if (process.env.DEBUG_BACKUP) console.log(new Date().toISOString(), 'cli', args.join(' '));
+  const base = { ...process.env };
+  delete base.DATABASE_URL;
+  delete base.S3_BUCKET;
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('backup and restore of the embedded database and local storage', () => {
+  let root: string;
+  let t: ConfiguredApp | null = null;
+  let adminKey: string;
+  let anonKey: string;
+  const password = 'correct horse battery';
+  const email = 'ada@example.com';
+  const bytes = randomBytes(200_000);
+  const admin = () => ({ 'x-api-key': adminKey, 'content-type': 'application/json' });
+  const dir = (name: string) => path.join(root, name);
+  const sql = async (query: string) => {
+    const r = await t!.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query }) });
+    if (r.status !== 200) throw new Error(`SQL failed (${r.status}): ${await r.text()}`);
+    return (await r.json()) as { rows: any[] };
+  };
+
+  /** Everything made in the source data dir is there, and works, on the server `t`. */
+  async function expectEverything(): Promise<void> {
+    expect((await (await t!.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+    expect(t!.deps.credentials.anonKey).toBe(anonKey);
+    expect((await sql('select body from public.notes order by id')).rows.map((r) => r.body)).toEqual(['hello ünïcode', 'secret', 'third']);
+    const asAnon = await t!.fetch('/api/database/records/notes?order=id.asc', { headers: { apikey: anonKey } });
+    expect(asAnon.status).toBe(200);
+    expect((await asAnon.json()).map((r: any) => r.body)).toEqual(['hello ünïcode', 'third']);
+    expect((await sql('select public.add_one(41) as v')).rows).toEqual([{ v: 42 }]);
+    const signin = await t!.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    expect(signin.status).toBe(200);
+    const fn = await t!.fetch('/functions/hello');
+    expect(fn.status).toBe(200);
+    expect(await fn.json()).toEqual({ greeting: 'hi there' });
+    const file = await t!.fetch('/api/storage/buckets/docs/objects/blob.bin');
+    expect(file.status).toBe(200);
+    expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
+  }
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'plinth-backup-'));
+    chmodSync(root, 0o711); // postgres runs as the user plinth when the tests run as root
+    t = await startConfiguredApp({ DATA_DIR: dir('src') });
+    adminKey = t.deps.generatedAdminKey!;
+    anonKey = t.deps.credentials.anonKey;
+    await sql(`create table public.notes (id serial primary key, body text not null, public boolean not null default false);
+      alter table public.notes enable row level security;
+      grant select on public.notes to anon, authenticated;
+      create policy notes_public on public.notes for select to anon, authenticated using (public);
+      insert into public.notes (body, public) values ('hello ünïcode', true), ('secret', false), ('third', true);
+      create function public.add_one(x int) returns int language sql immutable as 'select x + 1';
+      create table public.ledger (id int primary key);
+      create table public.ledger_copy (id int primary key references public.ledger);`);
+    const signup = await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    expect(signup.status).toBe(200);
+    const code = 'export default () => Response.json({ greeting: Deno.env.get("GREETING") ?? null })';
+    expect((await t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code }) })).status).toBe(201);
+    expect((await t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin(), body: JSON.stringify({ value: 'hi there' }) })).status).toBe(201);
+    expect((await t.fetch('/api/storage/buckets', { method: 'POST', headers: admin(), body: JSON.stringify({ bucketName: 'docs', isPublic: true }) })).status).toBe(201);
+    const fd = new FormData();
+    fd.append('file', new Blob([bytes], { type: 'application/octet-stream' }), 'blob.bin');
+    expect((await t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey }, body: fd })).status).toBe(200);
+    await expectEverything();
+    await t.close();
+    t = null;
+  });
+  afterAll(async () => {
+    await t?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('(a) plinth backup of the stopped data dir, restore into a fresh one: everything there', async () => {
+    const archive = dir('offline.tar.gz');
+    const backup = await cli(['backup', archive], { DATA_DIR: dir('src') });
+    expect(backup.out).toMatch(/Backup written/);
+    expect(backup.code).toBe(0);
+    const restore = await cli(['restore', archive], { DATA_DIR: dir('a') });
+    expect(restore.out).toMatch(/Restored the backup/);
+    expect(restore.code).toBe(0);
+    // Never over existing data without --force; --force keeps the old data aside.
+    const again = await cli(['restore', archive], { DATA_DIR: dir('a') });
+    expect(again.code).toBe(1);
+    expect(again.out).toMatch(/already holds data \(postgres, storage\).*--force/);
+    const forced = await cli(['restore', archive, '--force'], { DATA_DIR: dir('a') });
+    expect(forced.code).toBe(0);
+    expect(readdirSync(dir('a')).filter((e) => /^(postgres|storage)\.before-restore-/.test(e))).toHaveLength(2);
+
+    t = await startConfiguredApp({ DATA_DIR: dir('a') });
+    expect(t.deps.generatedAdminKey).toBeNull();
+    await expectEverything();
+    await t.close();
+    t = null;
+  });
+
+  it('(b) POST /api/admin/backup of the running server while writes run: restore recovers to a consistent state', async () => {
+    t = await startConfiguredApp({ DATA_DIR: dir('src') });
+    // The CLI refuses while the server runs on that DATA_DIR.
+    const refused = await cli(['backup', dir('nope.tar.gz')], { DATA_DIR: dir('src') });
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/is running.*Stop the server first/s);
+    expect(existsSync(dir('nope.tar.gz'))).toBe(false);
+    expect((await t.fetch('/api/admin/backup', { method: 'POST', headers: { apikey: anonKey } })).status).toBe(403);
+
+    // Two writers: each write puts the same id in two tables in one statement.
+    const acked: number[] = [];
+    let next = 1;
+    let stop = false;
+    const writer = async () => {
+      while (!stop) {
+        const id = next++;
+        await sql(`with a as (insert into public.ledger values (${id}) returning id) insert into public.ledger_copy select id from a`);
+        acked.push(id);
+      }
+    };
+    const writers = [writer(), writer()];
+    while (acked.length < 20) await new Promise((r) => setTimeout(r, 10));
+    const ackedBefore = [...acked];
+    const r = await t.fetch('/api/admin/backup', { method: 'POST', headers: { 'x-api-key': adminKey } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/gzip');
+    const archive = Buffer.from(await r.arrayBuffer());
+    stop = true;
+    await Promise.all(writers);
+    await t.close();
+    t = null;
+    writeFileSync(dir('online.tar.gz'), archive);
+
+    const restore = await cli(['restore', dir('online.tar.gz')], { DATA_DIR: dir('b') });
+    expect(restore.out).toMatch(/replays its WAL/);
+    expect(restore.code).toBe(0);
+    expect(existsSync(path.join(dir('b'), 'postgres', 'backup_label'))).toBe(true);
+    t = await startConfiguredApp({ DATA_DIR: dir('b') });
+    // Recovery ran from the backup label and finished (postgres renames the label when done).
+    expect(existsSync(path.join(dir('b'), 'postgres', 'backup_label'))).toBe(false);
+    expect(existsSync(path.join(dir('b'), 'postgres', 'backup_label.old'))).toBe(true);
+    await expectEverything();
+    const ledger = (await sql('select id from public.ledger order by id')).rows.map((x) => x.id);
+    const copy = (await sql('select id from public.ledger_copy order by id')).rows.map((x) => x.id);
+    expect(copy).toEqual(ledger);
+    for (const id of ackedBefore) expect(ledger).toContain(id);
+    expect(ledger.length).toBeGreaterThanOrEqual(ackedBefore.length);
+    expect(ledger.length).toBeLessThanOrEqual(acked.length + 2);
+    // The restored server takes writes again.
+    await sql('insert into public.ledger values (1000000)');
+  });
+
+  it('a server Postgres (DATABASE_URL) or PGlite gets a 501 envelope pointing at pg_dump; the CLI says the same', async () => {
+    await t?.close();
+    t = await startConfiguredApp({ DATA_DIR: dir('lite'), DATABASE_URL: 'pglite://' });
+    adminKey = t.deps.generatedAdminKey!;
+    const r = await t.fetch('/api/admin/backup', { method: 'POST', headers: { 'x-api-key': adminKey } });
+    expect(r.status).toBe(501);
+    const body = await r.json();
+    expect(body).toMatchObject({ statusCode: 501, error: 'BACKUP_UNAVAILABLE' });
+    expect(body.nextActions).toMatch(/DATA_DIR/);
+    const out = await cli(['backup', dir('x.tar.gz')], { DATA_DIR: dir('lite'), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    expect(out.code).toBe(1);
+    expect(out.out).toMatch(/pg_dump -Fc/);
+  });
+});
