@@ -33,6 +33,12 @@ describe('backup and restore of the embedded database and local storage', () => 
   const bytes = randomBytes(200_000);
   const admin = () => ({ 'x-api-key': adminKey, 'content-type': 'application/json' });
   const dir = (name: string) => path.join(root, name);
+  /** The status, with the body read (an unread body keeps the connection busy and slows close()). */
+  const status = async (r: Promise<Response>) => {
+    const res = await r;
+    await res.arrayBuffer();
+    return res.status;
+  };
   const sql = async (query: string) => {
     const r = await t!.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query }) });
     if (r.status !== 200) throw new Error(`SQL failed (${r.status}): ${await r.text()}`);
@@ -48,8 +54,7 @@ describe('backup and restore of the embedded database and local storage', () => 
     expect(asAnon.status).toBe(200);
     expect((await asAnon.json()).map((r: any) => r.body)).toEqual(['hello ünïcode', 'third']);
     expect((await sql('select public.add_one(41) as v')).rows).toEqual([{ v: 42 }]);
-    const signin = await t!.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
-    expect(signin.status).toBe(200);
+    expect(await status(t!.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }))).toBe(200);
     const fn = await t!.fetch('/functions/hello');
     expect(fn.status).toBe(200);
     expect(await fn.json()).toEqual({ greeting: 'hi there' });
@@ -58,10 +63,13 @@ describe('backup and restore of the embedded database and local storage', () => 
     expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
   }
 
+  const mark = (what: string) => process.env.DEBUG_BACKUP && console.log(new Date().toISOString(), what);
   beforeAll(async () => {
+    mark('begin');
     root = mkdtempSync(path.join(tmpdir(), 'plinth-backup-'));
     chmodSync(root, 0o711); // postgres runs as the user plinth when the tests run as root
     t = await startConfiguredApp({ DATA_DIR: dir('src') });
+    mark('started');
     adminKey = t.deps.generatedAdminKey!;
     anonKey = t.deps.credentials.anonKey;
     await sql(`create table public.notes (id serial primary key, body text not null, public boolean not null default false);
@@ -72,22 +80,29 @@ describe('backup and restore of the embedded database and local storage', () => 
       create function public.add_one(x int) returns int language sql immutable as 'select x + 1';
       create table public.ledger (id int primary key);
       create table public.ledger_copy (id int primary key references public.ledger);`);
-    const signup = await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
-    expect(signup.status).toBe(200);
+    mark('sql');
+    expect(await status(t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }))).toBe(200);
+    mark('signup');
     const code = 'export default () => Response.json({ greeting: Deno.env.get("GREETING") ?? null })';
-    expect((await t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code }) })).status).toBe(201);
-    expect((await t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin(), body: JSON.stringify({ value: 'hi there' }) })).status).toBe(201);
-    expect((await t.fetch('/api/storage/buckets', { method: 'POST', headers: admin(), body: JSON.stringify({ bucketName: 'docs', isPublic: true }) })).status).toBe(201);
+    expect(await status(t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code }) }))).toBe(201);
+    expect(await status(t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin(), body: JSON.stringify({ value: 'hi there' }) }))).toBe(201);
+    expect(await status(t.fetch('/api/storage/buckets', { method: 'POST', headers: admin(), body: JSON.stringify({ bucketName: 'docs', isPublic: true }) }))).toBe(201);
+    mark('fn');
     const fd = new FormData();
     fd.append('file', new Blob([bytes], { type: 'application/octet-stream' }), 'blob.bin');
-    expect((await t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey }, body: fd })).status).toBe(200);
+    expect(await status(t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey }, body: fd }))).toBe(200);
+    mark('upload');
     await expectEverything();
+    mark('checked');
     await t.close();
+    mark('closed');
     t = null;
   });
   afterAll(async () => {
+    mark('afterAll');
     await t?.close();
     rmSync(root, { recursive: true, force: true });
+    mark('afterAll done');
   });
 
   it('(a) plinth backup of the stopped data dir, restore into a fresh one: everything there', async () => {
@@ -108,8 +123,11 @@ describe('backup and restore of the embedded database and local storage', () => 
 
     t = await startConfiguredApp({ DATA_DIR: dir('a') });
     expect(t.deps.generatedAdminKey).toBeNull();
+    mark('restored ok');
     await expectEverything();
+    mark('restored checked');
     await t.close();
+    mark('restored closed');
     t = null;
   });
 
@@ -120,7 +138,7 @@ describe('backup and restore of the embedded database and local storage', () => 
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(/is running.*Stop the server first/s);
     expect(existsSync(dir('nope.tar.gz'))).toBe(false);
-    expect((await t.fetch('/api/admin/backup', { method: 'POST', headers: { apikey: anonKey } })).status).toBe(403);
+    expect(await status(t.fetch('/api/admin/backup', { method: 'POST', headers: { apikey: anonKey } }))).toBe(403);
 
     // Two writers: each write puts the same id in two tables in one statement.
     const acked: number[] = [];
