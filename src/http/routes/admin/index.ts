@@ -31,7 +31,18 @@ export const adminRoutes: RoutePlugin = async (app, { deps }) => {
       }
       const s3 = Boolean(deps.config.storage.s3);
       const gzip = createGzip();
-      const source = Readable.from(onlineArchive({ dataDir: deps.config.dataDir, plinthVersion: deps.version, includeStorage: !s3, url: cluster.url('postgres') }));
+      const chunks = onlineArchive({ dataDir: deps.config.dataDir, plinthVersion: deps.version, includeStorage: !s3, url: cluster.url('postgres') });
+      // The first chunk before the headers: a backup that cannot start (no connection, a
+      // backup already running in that session) answers an error envelope, not a 200.
+      const first = await chunks.next().catch((err: unknown) => {
+        throw new AppError('SERVICE_UNAVAILABLE', { message: `The backup could not start: ${err instanceof Error ? err.message : String(err)}`, cause: err });
+      });
+      const source = Readable.from(
+        (async function* () {
+          if (!first.done) yield first.value;
+          yield* chunks;
+        })(),
+      );
       // A failure midway (or the client leaving) ends the stream early: the archive is then
       // incomplete and restore refuses it, so a partial download is never taken for a backup.
       pipeline(source, gzip, () => {});
