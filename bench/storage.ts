@@ -2,7 +2,7 @@
 // copying the same bytes with node:fs streams in the same run (goal ≥ 0.5×); 4 KiB PUT and
 // GET req/s against a bare node:http + node:fs server; resident memory of the server while
 // 1 GiB streams up and down (goal: grows < 64 MiB).
-import { chmodSync, createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { PLINTH, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, benchDir, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 
 const MiB = 1024 * 1024;
 const ADMIN_KEY = `ik_${'b'.repeat(64)}`;
@@ -89,8 +89,7 @@ http.createServer((req, res) => {
 
 export async function benchStorage(): Promise<void> {
   await requireWrk();
-  const work = mkdtempSync(path.join(tmpdir(), 'plinth-bench-storage-'));
-  chmodSync(work, 0o711); // the embedded Postgres runs as an unprivileged user when root: it must enter
+  const work = benchDir('plinth-bench-storage-');
   const port = await freePort();
   const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, {
     env: { DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: ADMIN_KEY, PORT: String(port), MAX_UPLOAD_BYTES: String(1100 * MiB) },
@@ -190,8 +189,7 @@ async function smallObjects(plinth: Server, base: Server, label: string): Promis
  */
 export async function benchSmallObjects(): Promise<void> {
   await requireWrk();
-  const work = mkdtempSync(path.join(tmpdir(), 'plinth-bench-small-'));
-  chmodSync(work, 0o711); // the embedded Postgres runs as an unprivileged user when root: it must enter
+  const work = benchDir('plinth-bench-small-');
   const basePort = await freePort();
   const base = await spawnServer(process.execPath, ['-e', BASELINE_SERVER], { env: { PORT: String(basePort), DIR: mkdtempSync(path.join(work, 'baseline-')) }, port: basePort, readyPath: '/health' });
   const admin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
