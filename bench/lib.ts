@@ -1,7 +1,7 @@
 // Shared benchmark helpers: wrk as the load generator (C, cheap on the shared cores), the
 // server's CPU time from /proc, interleaved rounds with medians, and a printed ratio.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { chmodSync, readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -300,4 +300,14 @@ export function treeMemoryMiB(root: number): { rss: number; pss: number; process
     }
   }
   return { rss, pss, processes: pids.length };
+}
+
+/**
+ * A temp dir for a benchmark's data, enterable by others (0711): as root the embedded Postgres
+ * runs as an unprivileged user, which must reach a DATA_DIR made inside it.
+ */
+export function benchDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  chmodSync(dir, 0o711);
+  return dir;
 }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { io as connectIo, type Socket } from 'socket.io-client';
-import { PLINTH, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, benchDir, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
 
 const IDLE = Number(process.env.BENCH_RT_IDLE ?? 10_000);
 const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? 1000);
@@ -191,7 +191,7 @@ async function throughput(pubUrl: string, subUrl: string, adminKey: string, pubs
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-rt-'));
+  const dir = benchDir('plinth-bench-rt-');
   const adminKey = `ik_${randomBytes(32).toString('hex')}`;
   const servers: Server[] = [];
   try {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { PLINTH, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, benchDir, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 
 const MiB = 1024 * 1024;
 const ADMIN_KEY = `ik_${'b'.repeat(64)}`;
@@ -89,7 +89,7 @@ http.createServer((req, res) => {
 
 export async function benchStorage(): Promise<void> {
   await requireWrk();
-  const work = mkdtempSync(path.join(tmpdir(), 'plinth-bench-storage-'));
+  const work = benchDir('plinth-bench-storage-');
   const port = await freePort();
   const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, {
     env: { DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: ADMIN_KEY, PORT: String(port), MAX_UPLOAD_BYTES: String(1100 * MiB) },
@@ -189,7 +189,7 @@ async function smallObjects(plinth: Server, base: Server, label: string): Promis
  */
 export async function benchSmallObjects(): Promise<void> {
   await requireWrk();
-  const work = mkdtempSync(path.join(tmpdir(), 'plinth-bench-small-'));
+  const work = benchDir('plinth-bench-small-');
   const basePort = await freePort();
   const base = await spawnServer(process.execPath, ['-e', BASELINE_SERVER], { env: { PORT: String(basePort), DIR: mkdtempSync(path.join(work, 'baseline-')) }, port: basePort, readyPath: '/health' });
   const admin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;

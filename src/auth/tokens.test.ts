@@ -7,7 +7,9 @@ const claims = { sub: '00000000-0000-4000-8000-000000000001', email: 'a@example.
 
 describe('TokenSigner', () => {
   it('verifies its own tokens, again from memory, and refuses them once expired', async () => {
-    const signer = new TokenSigner(SECRET, 1);
+    // Two seconds: exp is in whole seconds, so a 1 s token signed late in a second could
+    // already be expired at its first check.
+    const signer = new TokenSigner(SECRET, 2);
     const token = await signer.sign(claims);
     const first = await signer.verify(token);
     expect(first).toMatchObject(claims);
