@@ -26,6 +26,8 @@ export async function startConfiguredApp(env: Record<string, string>): Promise<C
     url,
     fetch: (p, init) => fetch(url + p, init),
     async close() {
+      // The test's fetch keeps connections alive: without this, close() waits for them to time out.
+      app.server.closeAllConnections();
       await app.close();
       await deps.close();
     },
