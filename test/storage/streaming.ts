@@ -100,10 +100,12 @@ export function streamingSuite(driver: 'local' | 's3'): void {
     console.log(
       `streaming 200 MiB up+down (${driver}): RSS ${Math.round(base / MiB)} → peak ${Math.round(peak / MiB)} MiB (+${growthMiB.toFixed(1)}), heap+external +${liveGrowthMiB.toFixed(1)} MiB`,
     );
-    expect(growthMiB).toBeLessThan(64);
-    // Most of the heap+external growth is socket chunks not yet collected; the S3 driver also
-    // holds its two 8 MiB part buffers by design.
-    expect(liveGrowthMiB).toBeLessThan(driver === 's3' ? 64 + 16 : 64);
+    // The S3 driver holds its two 8 MiB part buffers by design (on top of the 64 MiB budget of
+    // the local driver); the rest is socket chunks not yet collected, in Plinth and in the
+    // test's own client, which share this process.
+    const budget = driver === 's3' ? 64 + 16 : 64;
+    expect(growthMiB).toBeLessThan(budget);
+    expect(liveGrowthMiB).toBeLessThan(budget);
   });
 });
 }
