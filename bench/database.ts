@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { PLINTH, compare, freePort, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, freshBenchDatabase, compare, freePort, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 import { parseRecordsQuery } from '../src/database/query.js';
@@ -121,14 +121,8 @@ export const plinthEnv = (port: number, extra: Record<string, string>) => ({
 });
 
 async function benchPostgres() {
-  const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `plinth_bench_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const dbUrl = u.toString();
+  const database = await freshBenchDatabase();
+  const dbUrl = database.url;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-db-'));
   const servers: Server[] = [];
   const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
@@ -151,8 +145,7 @@ async function benchPostgres() {
   } finally {
     for (const s of servers) await s.stop();
     await pool.end();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { PLINTH, compare, freePort, requireWrk, spawnServer, type Server } from './lib.js';
+import { PLINTH, freshBenchDatabase, compare, freePort, requireWrk, spawnServer, type Server } from './lib.js';
 import { TokenSigner } from '../src/auth/tokens.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 
@@ -53,14 +52,8 @@ async function load(url: string) {
 
 export async function benchEmbed(): Promise<void> {
   await requireWrk();
-  const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `plinth_bench_embed_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const dbUrl = u.toString();
+  const database = await freshBenchDatabase();
+  const dbUrl = database.url;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-embed-'));
   const servers: Server[] = [];
   try {
@@ -92,8 +85,7 @@ export async function benchEmbed(): Promise<void> {
     );
   } finally {
     for (const s of servers) await s.stop();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { PLINTH, compare, freePort, median, requireWrk, spawnServer, treeMemoryMiB, type Case, type Server } from './lib.js';
+import { PLINTH, freshBenchDatabase, compare, freePort, median, requireWrk, spawnServer, treeMemoryMiB, type Case, type Server } from './lib.js';
 import type { Queryable } from '../src/db/types.js';
 
 process.env.BENCH_ROWS ??= '20000';
@@ -45,14 +45,8 @@ async function prepareStorage(url: string) {
 
 async function benchEngines(): Promise<void> {
   await requireWrk();
-  const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const dbName = `plinth_bench_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
-  const serverUrl = u.toString();
+  const database = await freshBenchDatabase();
+  const serverUrl = database.url;
   const dirs = { embedded: '', pglite: '', server: '' } as Record<Engine, string>;
   for (const e of Object.keys(dirs) as Engine[]) dirs[e] = mkdtempSync(path.join(tmpdir(), `plinth-bench-${e}-`));
   const servers = {} as Record<Engine, Server & { readyMs: number }>;
@@ -114,8 +108,7 @@ async function benchEngines(): Promise<void> {
     await base?.stop();
     await pool?.end();
     for (const s of Object.values(servers)) await s.stop();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await database.drop();
     for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@ import { chmodSync, readFileSync, readdirSync, writeFileSync, mkdtempSync } from
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 const run = promisify(execFile);
 const CLK_TCK = 100; // Linux USER_HZ
@@ -310,4 +311,24 @@ export function benchDir(prefix: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   chmodSync(dir, 0o711);
   return dir;
+}
+
+/** The server Postgres benchmarks compare against: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local one. */
+export const SERVER_PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A fresh database on a server Postgres for one benchmark run; `drop()` removes it again. */
+export async function freshBenchDatabase(adminUrl: string = SERVER_PG_URL): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `plinth_bench_${Date.now().toString(36)}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
 }

@@ -6,12 +6,10 @@
 // BENCH_DATABASE_URL or TEST_DATABASE_URL, and Redis at BENCH_REDIS_URL / TEST_REDIS_URL).
 // Sizes: BENCH_RT_IDLE (10000), BENCH_RT_FANOUT (1000), BENCH_RT_SECONDS (5).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { io as connectIo, type Socket } from 'socket.io-client';
-import { PLINTH, benchDir, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, freshBenchDatabase, benchDir, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
 
 const IDLE = Number(process.env.BENCH_RT_IDLE ?? 10_000);
 const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? 1000);
@@ -205,14 +203,9 @@ async function main(): Promise<void> {
       console.log('(c) two instances: skipped (set BENCH_DATABASE_URL/TEST_DATABASE_URL and BENCH_REDIS_URL/TEST_REDIS_URL)');
       return;
     }
-    const name = `plinth_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: DB_URL });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const u = new URL(DB_URL);
-    u.pathname = `/${name}`;
+    const database = await freshBenchDatabase(DB_URL);
     try {
-      const env = { DATABASE_URL: u.toString(), REDIS_URL };
+      const env = { DATABASE_URL: database.url, REDIS_URL };
       const a = await plinth(path.join(dir, 'a'), adminKey, env);
       servers.push(a);
       const b = await plinth(path.join(dir, 'b'), adminKey, env);
@@ -223,8 +216,7 @@ async function main(): Promise<void> {
       await a.stop();
       await b.stop();
     } finally {
-      await admin.query(`drop database if exists ${name} with (force)`).catch(() => {});
-      await admin.end();
+      await database.drop().catch(() => {});
     }
   } finally {
     for (const s of servers) await s.stop();

@@ -5,7 +5,6 @@
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

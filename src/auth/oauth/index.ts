@@ -16,9 +16,8 @@ export const FLOW_COOKIE = 'plinth_oauth';
 export const FLOW_COOKIE_PATH = '/api/auth/oauth';
 export const FLOW_COOKIE_MAX_AGE = STATE_TTL_SECONDS;
 
-export type OAuthUser = User & { providers: string[] };
 export interface OAuthSignedIn {
-  user: OAuthUser;
+  user: User;
   accessToken: string;
   refreshToken: string;
 }
@@ -148,7 +147,7 @@ export class OAuthService {
   }
 
   /** The user as every auth answer shows it, read again for its linked providers. */
-  private async userOf(row: UserRow): Promise<OAuthUser> {
+  private async userOf(row: UserRow): Promise<User> {
     return toUser((await userById(this.deps.db, row.id)) ?? row);
   }
 

@@ -6,8 +6,7 @@ import { authContext, requireUser } from '../../request-context.js';
 import { publicOrigin } from '../../origin.js';
 import { PUBLIC_AUTH_ROUTE, Success, UserSchema } from './schemas.js';
 
-const OAuthUser = Type.Object({ ...UserSchema.properties, providers: Type.Array(Type.String()) });
-const OAuthSignedIn = Type.Object({ user: OAuthUser, accessToken: Type.String(), refreshToken: Type.String() });
+const OAuthSignedIn = Type.Object({ user: UserSchema, accessToken: Type.String(), refreshToken: Type.String() });
 const ProviderName = Type.String({ minLength: 1, maxLength: 64 });
 const StartQuery = Type.Object({
   redirect_uri: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the app wants the browser back: must match AUTH_REDIRECT_URLS.' }),
