@@ -8,8 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
-import { PLINTH, benchDir, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
+import { PLINTH, benchDir, freshBenchDatabase, compare, freePort, median, requireWrk, rssMiB, spawnServer, type Server } from './lib.js';
 
 const MiB = 1024 * 1024;
 const ADMIN_KEY = `ik_${'b'.repeat(64)}`;
@@ -192,14 +191,9 @@ export async function benchSmallObjects(): Promise<void> {
   const basePort = await freePort();
   const base = await spawnServer(process.execPath, ['-e', BASELINE_SERVER], { env: { PORT: String(basePort), DIR: mkdtempSync(path.join(work, 'baseline-')) }, port: basePort, readyPath: '/health' });
   const admin = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  const dbName = `plinth_bench_${process.pid}`;
+  const database = admin ? await freshBenchDatabase(admin) : null;
   const targets: Array<{ label: string; env: Record<string, string> }> = [{ label: 'default database', env: {} }];
-  if (admin) {
-    await withPg(admin, (c) => c.query(`create database ${dbName}`));
-    const u = new URL(admin);
-    u.pathname = `/${dbName}`;
-    targets.push({ label: 'server Postgres', env: { DATABASE_URL: u.toString() } });
-  }
+  if (database) targets.push({ label: 'server Postgres', env: { DATABASE_URL: database.url } });
   try {
     for (const target of targets) {
       const port = await freePort();
@@ -218,18 +212,8 @@ export async function benchSmallObjects(): Promise<void> {
     }
   } finally {
     await base.stop();
-    if (admin) await withPg(admin, (c) => c.query(`drop database if exists ${dbName} with (force)`));
+    await database?.drop();
     rmSync(work, { recursive: true, force: true });
-  }
-}
-
-async function withPg(url: string, fn: (c: pg.Client) => Promise<unknown>): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await fn(c);
-  } finally {
-    await c.end();
   }
 }
 
