@@ -103,6 +103,20 @@ async function connectRedis(url: string): Promise<Redis> {
   return r;
 }
 
+/**
+ * Storage, with its metadata cache listening where this process owns the database (the
+ * embedded server); a server Postgres may be shared by several instances (cache.ts).
+ */
+async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>): Promise<StorageService> {
+  const storage = createStorage(config, opened.db, jwtSecret);
+  closers.push(async () => storage.driver.close?.());
+  if (opened.engine === 'embedded') {
+    await storage.cache.start(opened.db);
+    closers.push(() => storage.cache.stop());
+  }
+  return storage;
+}
+
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
 export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine } = {}): Promise<Deps> {
   const closers: Array<() => Promise<unknown>> = [];
@@ -133,8 +147,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const tables = new TablesService(db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
-    const storage = createStorage(config, db, credentials.jwtSecret);
-    closers.push(async () => storage.driver.close?.());
+    const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());

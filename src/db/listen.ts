@@ -4,6 +4,7 @@ const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 const MAX_BACKOFF_MS = 5_000;
 
 type Handler = (payload: string) => void;
+type StateHandler = (listening: boolean) => void;
 
 /**
  * LISTEN on a server Postgres: one dedicated `pg.Client` (a pooled connection cannot hold a
@@ -14,13 +15,14 @@ export class PgListener {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
   private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly stateHandlers = new Set<StateHandler>();
   private closed = false;
   private backoffMs = 100;
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly url: string) {}
 
-  async listen(channel: string, onPayload: Handler): Promise<() => Promise<void>> {
+  async listen(channel: string, onPayload: Handler, onState?: StateHandler): Promise<() => Promise<void>> {
     if (!CHANNEL.test(channel)) throw new Error(`Bad channel name ${channel}`);
     if (this.closed) throw new Error('The database is closed.');
     let set = this.handlers.get(channel);
@@ -29,7 +31,9 @@ export class PgListener {
     set.add(onPayload);
     const client = await this.connected();
     if (first) await client.query(`listen ${channel}`);
+    if (onState) this.stateHandlers.add(onState);
     return async () => {
+      if (onState) this.stateHandlers.delete(onState);
       const s = this.handlers.get(channel);
       if (!s?.delete(onPayload) || s.size > 0) return;
       this.handlers.delete(channel);
@@ -55,6 +59,7 @@ export class PgListener {
     for (const channel of this.handlers.keys()) await c.query(`listen ${channel}`);
     this.client = c;
     this.backoffMs = 100;
+    for (const h of this.stateHandlers) h(true);
     return c;
   }
 
@@ -62,6 +67,7 @@ export class PgListener {
     if (this.client !== c) return;
     this.client = null;
     c.end().catch(() => {});
+    for (const h of this.stateHandlers) h(false);
     if (this.closed || this.handlers.size === 0) return;
     const retry = () => {
       this.retryTimer = null;

@@ -93,7 +93,7 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
       }
     },
     exec: root.exec,
-    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    listen: (channel, onPayload, onState) => listener.listen(channel, onPayload, onState),
     close: async () => {
       await listener.close();
       if (!pool.ended) await pool.end();

@@ -19,8 +19,9 @@ export interface Db extends Queryable {
   /**
    * Calls `onPayload` with the payload of every NOTIFY on `channel` (a lower-case identifier)
    * until the returned function is called. Server Postgres: one dedicated connection per Db,
-   * reconnected when it drops (notifications sent while it is down are lost).
+   * reconnected when it drops (notifications sent while it is down are lost): `onState` hears
+   * false when it drops and true once it listens again. PGlite never drops.
    */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: string, onPayload: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

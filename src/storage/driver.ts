@@ -58,10 +58,11 @@ export interface PresignedPost {
 export interface StorageDriver {
   readonly kind: 'local' | 's3';
   /**
-   * Streams `body` into the object, replacing any existing one only when the whole body
-   * arrived: a body that errors (too large, aborted) leaves the old object, or nothing.
+   * Streams `body` (or writes it, when held whole) into the object, replacing any existing
+   * one only when the whole body arrived: a body that errors (too large, aborted) leaves the
+   * old object, or nothing.
    */
-  put(bucket: string, key: string, body: Readable, opts: { contentType: string }): Promise<PutResult>;
+  put(bucket: string, key: string, body: Readable | Buffer, opts: { contentType: string }): Promise<PutResult>;
   /**
    * The object's bytes, or the inclusive `range` of them (its end clamped to the object).
    * Throws ObjectNotFound, and RANGE_NOT_SATISFIABLE when the range starts past the end.

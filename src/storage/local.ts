@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { close as closeFd, createReadStream, createWriteStream, fstat, open as openFd } from 'node:fs';
+import { close as closeFd, createReadStream, createWriteStream, fstat, open as openFd, writeFile, type WriteStream } from 'node:fs';
 import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -72,41 +72,53 @@ export class LocalDriver implements StorageDriver {
     return path.join(this.bucketDir(bucket), ...names);
   }
 
-  async put(bucket: string, key: string, body: Readable, _opts: { contentType: string }): Promise<PutResult> {
+  async put(bucket: string, key: string, body: Readable | Buffer, _opts: { contentType: string }): Promise<PutResult> {
     const target = this.file(bucket, key);
     await this.init();
     const tmp = path.join(this.tmp, randomUUID());
-    // A large buffer lets the file stream batch socket-sized chunks into fewer writes.
-    const file = createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER });
+    let file: WriteStream | null = null;
     let size = 0;
     try {
-      await pipeline(body, file);
-      size = file.bytesWritten;
-      // The folder usually exists (a replaced object, a busy prefix): rename first and make
-      // the folder only when it is missing, one system call less per small upload.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await rename(tmp, target);
-          break;
-        } catch (err) {
-          // Missing folder, or a concurrent delete pruned it between mkdir and rename.
-          if (attempt < 4 && (err as { code?: string }).code === 'ENOENT') {
-            await mkdir(path.dirname(target), { recursive: true });
-            continue;
-          }
-          throw err;
-        }
+      if (Buffer.isBuffer(body)) {
+        // Held whole already: one open, write and close, no stream.
+        await new Promise<void>((resolve, reject) => writeFile(tmp, body, { flag: 'wx' }, (err) => (err ? reject(err) : resolve())));
+        size = body.length;
+      } else {
+        // A large buffer lets the file stream batch socket-sized chunks into fewer writes.
+        const stream = (file = createWriteStream(tmp, { flags: 'wx', highWaterMark: WRITE_BUFFER }));
+        await pipeline(body, stream);
+        size = stream.bytesWritten;
       }
+      await this.place(tmp, target);
     } catch (err) {
       // The file may still be opening (a body that failed at once): wait for the stream to
       // close, or the temp file would appear after it was removed.
-      if (!file.closed) await once(file, 'close').catch(() => {});
+      if (file && !file.closed) await once(file, 'close').catch(() => {});
       await rm(tmp, { force: true });
       throw noSpace(err) ? new AppError('INSUFFICIENT_STORAGE', { cause: err }) : err;
     }
     // A version tag, not a content hash: hashing every byte would cost more than the disk
     // write itself, and the tag only has to change whenever the object does.
     return { size, etag: randomBytes(16).toString('hex') };
+  }
+
+  /** Renames the finished temp file into place. */
+  private async place(tmp: string, target: string): Promise<void> {
+    // The folder usually exists (a replaced object, a busy prefix): rename first and make
+    // the folder only when it is missing, one system call less per small upload.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await rename(tmp, target);
+        return;
+      } catch (err) {
+        // Missing folder, or a concurrent delete pruned it between mkdir and rename.
+        if (attempt < 4 && (err as { code?: string }).code === 'ENOENT') {
+          await mkdir(path.dirname(target), { recursive: true });
+          continue;
+        }
+        throw err;
+      }
+    }
   }
 
   async get(bucket: string, key: string, opts: { range?: ByteRange } = {}): Promise<ObjectRead> {

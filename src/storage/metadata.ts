@@ -28,6 +28,13 @@ function toObject(r: ObjectRow): ObjectRow {
   return { ...r, size: Number(r.size), uploadedAt: new Date(r.uploadedAt) };
 }
 
+/**
+ * Run first by the API's own object writes: their statement announces nothing on
+ * plinth_storage (migration 0090), since the StorageCache of the writing instance applies it.
+ * Every caller brackets the write with the cache's beginWrite and endWrite.
+ */
+const QUIET = `select set_config('plinth.quiet_storage', 'on', true)`;
+
 /** The SQL of storage metadata; every value a bind parameter. */
 export const sql = {
   async listBuckets(db: Queryable): Promise<string[]> {
@@ -122,8 +129,9 @@ export const sql = {
     o: { bucket: string; key: string; size: number; mimeType: string; etag: string | null; uploadedBy: string | null },
   ): Promise<ObjectRow> {
     const { rows } = await db.query<ObjectRow>(
-      `insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
-       values ($1, $2, $3, $4, $5, $6::uuid)
+      `with quiet as (${QUIET})
+       insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
+       select $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::uuid from quiet
        on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
          etag = excluded.etag, uploaded_at = now(),
          uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
@@ -134,7 +142,7 @@ export const sql = {
   },
 
   async deleteObject(db: Queryable, bucket: string, key: string): Promise<boolean> {
-    const r = await db.query('delete from storage.objects where bucket = $1 and key = $2', [bucket, key]);
+    const r = await db.query(`with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`, [bucket, key]);
     return r.rowCount === 1;
   },
 

@@ -88,7 +88,7 @@ export class S3Driver implements StorageDriver {
     return s3Key;
   }
 
-  async put(bucket: string, key: string, body: Readable, opts: { contentType: string }): Promise<PutResult> {
+  async put(bucket: string, key: string, body: Readable | Buffer, opts: { contentType: string }): Promise<PutResult> {
     const Bucket = this.bucket;
     const Key = this.key(bucket, key);
     // Small objects: chunks are kept as they come and sent with one PutObject. Past one part,
@@ -130,7 +130,7 @@ export class S3Driver implements StorageDriver {
       }
     };
     try {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
+      for await (const chunk of (Buffer.isBuffer(body) ? [body] : body) as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (pending) {
           pending.push(chunk);

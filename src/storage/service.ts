@@ -5,6 +5,7 @@ import { AppError } from '../errors/index.js';
 import type { ByteRange, ObjectHead, ObjectRead, StorageDriver } from './driver.js';
 import { assertValidKey, resolveContentType } from './keys.js';
 import { limitBytes } from './limit.js';
+import { MAX_CACHED_BODY, StorageCache } from './cache.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
 import type { UrlSigner } from './signing.js';
 import {
@@ -42,6 +43,8 @@ export interface StorageServiceOptions {
   driver: StorageDriver;
   signer: UrlSigner;
   maxUploadBytes: number;
+  /** Metadata and small bodies in memory, when started (see cache.ts); a new one otherwise, which misses. */
+  cache?: StorageCache;
 }
 
 /**
@@ -54,6 +57,7 @@ export class StorageService {
   readonly maxUploadBytes: number;
   /** Upload and download strategies (presigned S3 forms, signed local links) and confirm-upload. */
   readonly transfers: SignedTransfers;
+  readonly cache: StorageCache;
   private readonly db: Db;
   private readonly signer: UrlSigner;
 
@@ -62,6 +66,7 @@ export class StorageService {
     this.driver = opts.driver;
     this.signer = opts.signer;
     this.maxUploadBytes = opts.maxUploadBytes;
+    this.cache = opts.cache ?? new StorageCache();
     this.transfers = new SignedTransfers({ ...opts, objects: this });
   }
 
@@ -72,28 +77,53 @@ export class StorageService {
   }
 
   async createBucket(name: string, isPublic: boolean): Promise<BucketRow> {
+    const ticket = this.cache.begin();
     if (!(await sql.insertBucket(this.db, name, isPublic))) {
       throw new AppError('ALREADY_EXISTS', { message: `Bucket "${name}" already exists.` });
     }
+    this.cache.keepBucket(ticket, name, { name, isPublic });
     return { name, isPublic };
   }
 
   async setBucketPublic(name: string, isPublic: boolean): Promise<BucketRow> {
+    const ticket = this.cache.begin();
     if (!(await sql.setBucketPublic(this.db, name, isPublic))) throw bucketNotFound(name);
+    this.cache.keepBucket(ticket, name, { name, isPublic });
     return { name, isPublic };
   }
 
   /** Deletes the metadata first (so nothing is served any more), then the bytes. */
   async deleteBucket(name: string): Promise<void> {
-    if (!(await sql.deleteBucket(this.db, name))) throw bucketNotFound(name);
+    const deleted = await sql.deleteBucket(this.db, name);
+    this.cache.bucketDeleted(name);
+    if (!deleted) throw bucketNotFound(name);
     await this.driver.deleteBucket(name);
   }
 
   async bucket(name: string): Promise<BucketRow> {
-    const b = await sql.getBucket(this.db, name);
+    let b = this.cache.bucket(name);
+    if (b === undefined) {
+      const ticket = this.cache.begin();
+      b = await sql.getBucket(this.db, name);
+      this.cache.keepBucket(ticket, name, b);
+    }
     if (!b) throw bucketNotFound(name);
     return b;
   }
+
+  /** The bucket and, when it exists, the object: from the cache, or in one round trip. */
+  private async lookup(bucket: string, key: string): Promise<{ bucket: BucketRow; object: ObjectRow | null } | null> {
+    const b = this.cache.bucket(bucket);
+    if (b === null) return null;
+    const object = this.cache.object(bucket, key);
+    if (b && object !== undefined) return { bucket: b, object };
+    const ticket = this.cache.begin();
+    const found = await sql.getBucketAndObject(this.db, bucket, key);
+    this.cache.keepBucket(ticket, bucket, found?.bucket ?? null);
+    if (found) this.cache.keepObject(ticket, bucket, key, found.object);
+    return found;
+  }
+
 
   // ---- objects ----
 
@@ -115,36 +145,53 @@ export class StorageService {
     bucket: string;
     key: string;
     body: Readable;
+    /** The declared length of a raw body (Content-Length), when there is one. */
+    length?: number;
     contentType: string | null | undefined;
     identity: Identity;
     base: string;
   }): Promise<StorageObject> {
     const key = assertValidKey(req.key);
     const userId = writerId(req.identity);
-    const found = await sql.getBucketAndObject(this.db, req.bucket, key);
+    const found = await this.lookup(req.bucket, key);
     if (!found) throw bucketNotFound(req.bucket);
     const existing = found.object;
     if (existing) assertOwner(found.bucket, existing, req.identity);
     const mimeType = resolveContentType(req.contentType, key);
-    const put = await this.driver.put(req.bucket, key, limitBytes(req.body, this.maxUploadBytes), { contentType: mimeType });
+    const body = limitBytes(req.body, this.maxUploadBytes);
+    // A small body is read whole first: written without a stream, and kept for reads after.
+    const whole = req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
+    // The bytes change before the row does: the write begins here.
+    const ticket = this.cache.beginWrite(req.bucket, key);
+    let row: ObjectRow | undefined;
     try {
-      const row = await sql.upsertObject(this.db, { bucket: req.bucket, key, size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
+      const put = await this.driver.put(req.bucket, key, whole ?? body, { contentType: mimeType });
+      row = await this.record(req.bucket, key, existing !== null, { size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
       return this.toApi(row, req.base);
+    } finally {
+      this.cache.endWrite(ticket, req.bucket, key, row, whole && this.driver.kind === 'local' ? whole : undefined);
+    }
+  }
+
+  /** Records the object just stored (its bytes in place); removes them when the bucket went meanwhile. */
+  private async record(bucket: string, key: string, replaced: boolean, o: { size: number; mimeType: string; etag: string; uploadedBy: string | null }): Promise<ObjectRow> {
+    try {
+      return await sql.upsertObject(this.db, { bucket, key, ...o });
     } catch (err) {
       // The bucket was deleted while the bytes streamed in (one re-created under the same name
       // meanwhile takes the upload): its objects went with it, so the new bytes go too, even
       // those that replaced an object. Only this key (and folders it leaves empty) is removed,
       // never the bucket as a whole: that may already belong to a new bucket of the same name.
-      const bucketGone = isForeignKeyViolation(err) && !(await sql.getBucket(this.db, req.bucket));
-      if (!existing || bucketGone) await this.driver.delete(req.bucket, key).catch(() => {});
-      throw bucketGone ? bucketNotFound(req.bucket, err) : err;
+      const bucketGone = isForeignKeyViolation(err) && !(await sql.getBucket(this.db, bucket));
+      if (!replaced || bucketGone) await this.driver.delete(bucket, key).catch(() => {});
+      throw bucketGone ? bucketNotFound(bucket, err) : err;
     }
   }
 
   /** The object's metadata (and its bucket's visibility) when `identity` or a valid signed `token` may read it. */
   async authorizeRead(req: { bucket: string; key: string; identity: Identity; token?: string }): Promise<ObjectRow & { isPublic: boolean }> {
     const key = assertValidKey(req.key);
-    const found = await sql.getBucketAndObject(this.db, req.bucket, key);
+    const found = await this.lookup(req.bucket, key);
     if (req.token !== undefined) {
       // A link reads only the version it was issued for. One for an object since replaced,
       // deleted or re-created answers like a bad token, so a token cannot probe keys either.
@@ -164,6 +211,26 @@ export class StorageService {
     return recorded(row, this.driver.get(row.bucket, row.key, { range }));
   }
 
+  /**
+   * The whole bytes of a small local object authorised by authorizeRead: from memory, or read
+   * and kept there. Null for larger objects and object stores (whose bytes may change behind
+   * the metadata, by a presigned form): those are read with openObject.
+   */
+  async smallObject(row: ObjectRow): Promise<Buffer | null> {
+    if (this.driver.kind !== 'local' || row.size > MAX_CACHED_BODY) return null;
+    const held = this.cache.body(row);
+    if (held) return held;
+    const ticket = this.cache.begin();
+    const read = await this.openObject(row);
+    if (read.size > MAX_CACHED_BODY) {
+      read.body.destroy();
+      return null;
+    }
+    const bytes = Buffer.concat(await read.body.toArray());
+    this.cache.keepBody(ticket, row, bytes);
+    return bytes;
+  }
+
   /** Size and ETag of an object authorised by authorizeRead, as the driver holds it now. */
   headObject(row: ObjectRow): Promise<ObjectHead> {
     return recorded(row, this.driver.head(row.bucket, row.key));
@@ -172,11 +239,19 @@ export class StorageService {
   async deleteObject(req: { bucket: string; key: string; identity: Identity }): Promise<void> {
     const key = assertValidKey(req.key);
     writerId(req.identity);
-    const bucket = await this.bucket(req.bucket);
-    const row = await sql.getObject(this.db, req.bucket, key);
+    const found = await this.lookup(req.bucket, key);
+    if (!found) throw bucketNotFound(req.bucket);
+    const row = found.object;
     if (!row) throw objectNotFound(req.bucket, key);
-    assertOwner(bucket, row, req.identity);
-    await sql.deleteObject(this.db, req.bucket, key);
+    assertOwner(found.bucket, row, req.identity);
+    const ticket = this.cache.beginWrite(req.bucket, key);
+    let deleted = false;
+    try {
+      await sql.deleteObject(this.db, req.bucket, key);
+      deleted = true;
+    } finally {
+      this.cache.endWrite(ticket, req.bucket, key, deleted ? null : undefined);
+    }
     await this.driver.delete(req.bucket, key);
   }
 

@@ -3,7 +3,7 @@ import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import { ObjectNotFound, type StorageDriver } from './driver.js';
 import { assertValidKey, generateKey, resolveContentType, servedInline } from './keys.js';
-import { sql } from './metadata.js';
+import { sql, type ObjectRow } from './metadata.js';
 import type { StorageObject, StorageService } from './service.js';
 import type { UrlSigner } from './signing.js';
 import { isOwner, objectPath, signedObject, writerId } from './access.js';
@@ -155,18 +155,25 @@ export class SignedTransfers {
       return discard(new AppError('PAYLOAD_TOO_LARGE', { message: `The uploaded object is larger than the limit of ${this.maxUploadBytes} bytes; it was removed.` }));
     }
     if (head.size !== req.size || (etag && head.etag && etag !== head.etag)) return discard(mismatch(head.size, req.size, true));
-    const row = await this.db.transaction(async (tx) => {
-      const taken = await sql.takeUpload(tx, req.bucket, key);
-      if (!taken) return null;
-      return sql.upsertObject(tx, {
-        bucket: req.bucket,
-        key,
-        size: head.size,
-        mimeType: resolveContentType(head.contentType ?? taken.contentType, key),
-        etag: head.etag,
-        uploadedBy: taken.userId,
+    const ticket = this.objects.cache.beginWrite(req.bucket, key);
+    let row: ObjectRow | null | undefined;
+    try {
+      row = await this.db.transaction(async (tx) => {
+        const taken = await sql.takeUpload(tx, req.bucket, key);
+        if (!taken) return null;
+        return sql.upsertObject(tx, {
+          bucket: req.bucket,
+          key,
+          size: head.size,
+          mimeType: resolveContentType(head.contentType ?? taken.contentType, key),
+          etag: head.etag,
+          uploadedBy: taken.userId,
+        });
       });
-    });
+    } finally {
+      // Null: another confirm recorded it (nothing known here).
+      this.objects.cache.endWrite(ticket, req.bucket, key, row ?? undefined);
+    }
     return row ? this.objects.toApi(row, req.base) : confirmed();
   }
 

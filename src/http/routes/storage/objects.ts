@@ -74,6 +74,8 @@ async function sendObject(storage: StorageService, request: FastifyRequest, repl
     'content-disposition': contentDisposition(row.key, row.mimeType),
     'cache-control': token === undefined && row.isPublic ? 'no-cache' : 'private, no-store',
   });
+  const bytes = await storage.smallObject(row);
+  if (bytes) return sendBytes(request, reply, bytes, row.etag);
   // Range is defined for GET only (RFC 9110 14.2): HEAD describes the whole object.
   const range = request.method === 'GET' ? parseRange(request.headers.range, row.size) : null;
   const inm = request.headers['if-none-match'];
@@ -98,6 +100,20 @@ async function sendObject(storage: StorageService, request: FastifyRequest, repl
     reply.header('content-length', read.size);
   }
   return reply.send(read.body);
+}
+
+/** Serves a small object held in memory whole (see sendObject for what each answer means). */
+function sendBytes(request: FastifyRequest, reply: FastifyReply, bytes: Buffer, etag: string | null) {
+  if (etag) reply.header('etag', `"${etag}"`);
+  if (notModified(request.headers['if-none-match'], etag)) return reply.status(304).send();
+  if (request.method === 'HEAD') return reply.header('content-length', bytes.length).send();
+  const range = parseRange(request.headers.range, bytes.length);
+  if (range === 'unsatisfiable') {
+    throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${bytes.length}` } });
+  }
+  if (!range) return reply.send(bytes);
+  reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${bytes.length}`);
+  return reply.send(bytes.subarray(range.start, range.end + 1));
 }
 
 /** The two upload routes, in their own scope: every body stays unread for the handler to stream. */
@@ -166,7 +182,8 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
     return upload(request, reply, max, async () => {
       const key = assertValidKey(keyFromRequest(request));
       if (!isMultipart(request)) {
-        return storage.putObject({ bucket, key, body: request.raw, contentType: request.headers['content-type'], identity: request.identity, base: base(request) });
+        const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+        return storage.putObject({ bucket, key, body: request.raw, length, contentType: request.headers['content-type'], identity: request.identity, base: base(request) });
       }
       await storage.bucket(bucket);
       return receiveFile(request.raw, (file, info) =>
