@@ -5,6 +5,7 @@ import { AppError } from '../errors/index.js';
 import type { ByteRange, ObjectHead, ObjectRead, StorageDriver } from './driver.js';
 import { assertValidKey, resolveContentType } from './keys.js';
 import { limitBytes } from './limit.js';
+import { KeyLock } from '../lib/key-lock.js';
 import { MAX_CACHED_BODY, StorageCache } from './cache.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
 import type { UrlSigner } from './signing.js';
@@ -58,6 +59,12 @@ export class StorageService {
   /** Upload and download strategies (presigned S3 forms, signed local links) and confirm-upload. */
   readonly transfers: SignedTransfers;
   readonly cache: StorageCache;
+  /**
+   * Writes of this instance to one key, one after another: the bytes are placed and the row
+   * recorded in the same order, so the last write leaves both (and ownership is checked
+   * against the row the previous write left).
+   */
+  private readonly writes = new KeyLock();
   private readonly db: Db;
   private readonly signer: UrlSigner;
 
@@ -153,6 +160,11 @@ export class StorageService {
   }): Promise<StorageObject> {
     const key = assertValidKey(req.key);
     const userId = writerId(req.identity);
+    return this.writes.run(`${req.bucket}/${key}`, () => this.put(req, key, userId));
+  }
+
+  /** putObject, once the writes of this instance to the key before it have ended. */
+  private async put(req: Parameters<StorageService['putObject']>[0], key: string, userId: string | null): Promise<StorageObject> {
     const found = await this.lookup(req.bucket, key);
     if (!found) throw bucketNotFound(req.bucket);
     const existing = found.object;
@@ -239,6 +251,10 @@ export class StorageService {
   async deleteObject(req: { bucket: string; key: string; identity: Identity }): Promise<void> {
     const key = assertValidKey(req.key);
     writerId(req.identity);
+    await this.writes.run(`${req.bucket}/${key}`, () => this.delete(req, key));
+  }
+
+  private async delete(req: { bucket: string; identity: Identity }, key: string): Promise<void> {
     const found = await this.lookup(req.bucket, key);
     if (!found) throw bucketNotFound(req.bucket);
     const row = found.object;
