@@ -29,9 +29,9 @@ function toObject(r: ObjectRow): ObjectRow {
 }
 
 /**
- * Run first by the API's own object writes: their statement announces nothing on
- * plinth_storage (migration 0090), since the StorageCache of the writing instance applies it.
- * Every caller brackets the write with the cache's beginWrite and endWrite.
+ * Run first by the API's own object writes and bucket deletes: their statement announces
+ * nothing on plinth_storage (migration 0090), since the StorageCache of the writing instance
+ * applies it (object writes are bracketed by its beginWrite and endWrite).
  */
 const QUIET = `select set_config('plinth.quiet_storage', 'on', true)`;
 
@@ -68,7 +68,9 @@ export const sql = {
   },
 
   async deleteBucket(db: Queryable, name: string): Promise<boolean> {
-    const r = await db.query('delete from storage.buckets where name = $1', [name]);
+    // Quiet: its objects go by cascade, a notification each otherwise; the cache of the
+    // deleting instance forgets them all at once (StorageCache.bucketDeleted).
+    const r = await db.query(`with quiet as (${QUIET}) delete from storage.buckets using quiet where name = $1`, [name]);
     return r.rowCount === 1;
   },
 

@@ -2,9 +2,9 @@
 -- instance's metadata cache (src/storage/cache.ts) drops what changed, whoever changed it
 -- (a cascade, SQL run by hand, another instance). A payload names the row and its new version
 -- (null once deleted); {"t":"all"} (a truncate, or a key too long to announce) drops it all.
--- The API's own object writes set plinth.quiet_storage for their statement: the instance
--- that makes them applies them to its cache itself, and a NOTIFY costs the server more than
--- the write (a signal and a wake-up per listener).
+-- The API's own object writes and bucket deletes set plinth.quiet_storage for their
+-- statement: the instance that makes them applies them to its cache itself, and a NOTIFY
+-- costs the server more than the write (a signal and a wake-up per listener).
 create or replace function storage.notify_change() returns trigger
   language plpgsql set search_path = pg_catalog
   as $$
