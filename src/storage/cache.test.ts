@@ -165,6 +165,17 @@ describe('StorageCache', () => {
     }
   });
 
+  it('holds at most 10,000 object rows and 1,000 buckets, known-missing ones included', async () => {
+    const { cache, ready } = started();
+    await ready;
+    for (let i = 0; i < 10_050; i++) cache.keepObject(cache.begin(), 'b', `missing-${i}`, null);
+    for (let i = 0; i < 1_050; i++) cache.keepBucket(cache.begin(), `nope-${i}`, null);
+    expect(cache.object('b', 'missing-0')).toBeUndefined();
+    expect(cache.object('b', 'missing-10049')).toBeNull();
+    expect(cache.bucket('nope-0')).toBeUndefined();
+    expect(cache.bucket('nope-1049')).toBeNull();
+  });
+
   it('follows a bucket made private by someone else', async () => {
     const { cache, ready, notify } = started();
     await ready;

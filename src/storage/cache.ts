@@ -5,6 +5,8 @@ export const STORAGE_CHANNEL = 'plinth_storage';
 
 /** Object rows kept (found or known missing); the oldest used goes first. */
 const MAX_OBJECTS = 10_000;
+/** Buckets kept (found or known missing: any name can be asked for); the oldest goes first. */
+const MAX_BUCKETS = 1_000;
 /** Bodies of objects up to this size are kept in memory, within MAX_BODY_BYTES in all. */
 export const MAX_CACHED_BODY = 64 * 1024;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -99,7 +101,10 @@ export class StorageCache {
   }
 
   keepBucket(ticket: Ticket, name: string, row: BucketRow | null): void {
-    if (this.mayKeep(ticket, `b:${name}`, bucketVersion(row))) this.buckets.set(name, row);
+    if (!this.mayKeep(ticket, `b:${name}`, bucketVersion(row))) return;
+    this.buckets.delete(name);
+    this.buckets.set(name, row);
+    if (this.buckets.size > MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
   }
 
   /** This instance deleted the bucket: its objects go (a bucket of that name may come back). */

@@ -44,8 +44,18 @@ export interface StorageServiceOptions {
   driver: StorageDriver;
   signer: UrlSigner;
   maxUploadBytes: number;
-  /** Metadata and small bodies in memory, when started (see cache.ts); a new one otherwise, which misses. */
-  cache?: StorageCache;
+}
+
+/** One object to create or replace from a stream. */
+export interface PutObjectRequest {
+  bucket: string;
+  key: string;
+  body: Readable;
+  /** The declared length of a raw body (Content-Length), when there is one. */
+  length?: number;
+  contentType: string | null | undefined;
+  identity: Identity;
+  base: string;
 }
 
 /**
@@ -58,7 +68,8 @@ export class StorageService {
   readonly maxUploadBytes: number;
   /** Upload and download strategies (presigned S3 forms, signed local links) and confirm-upload. */
   readonly transfers: SignedTransfers;
-  readonly cache: StorageCache;
+  /** Metadata and small bodies in memory; it misses until started (see cache.ts). */
+  readonly cache = new StorageCache();
   /**
    * Writes of this instance to one key, one after another: the bytes are placed and the row
    * recorded in the same order, so the last write leaves both (and ownership is checked
@@ -73,7 +84,6 @@ export class StorageService {
     this.driver = opts.driver;
     this.signer = opts.signer;
     this.maxUploadBytes = opts.maxUploadBytes;
-    this.cache = opts.cache ?? new StorageCache();
     this.transfers = new SignedTransfers({ ...opts, objects: this });
   }
 
@@ -131,7 +141,6 @@ export class StorageService {
     return found;
   }
 
-
   // ---- objects ----
 
   async listObjects(
@@ -148,23 +157,14 @@ export class StorageService {
    * Streams `body` into `bucket/key` (create or replace) within MAX_UPLOAD_BYTES. Nothing is
    * stored when the body fails, is too large, or the bucket vanished meanwhile.
    */
-  async putObject(req: {
-    bucket: string;
-    key: string;
-    body: Readable;
-    /** The declared length of a raw body (Content-Length), when there is one. */
-    length?: number;
-    contentType: string | null | undefined;
-    identity: Identity;
-    base: string;
-  }): Promise<StorageObject> {
+  async putObject(req: PutObjectRequest): Promise<StorageObject> {
     const key = assertValidKey(req.key);
     const userId = writerId(req.identity);
     return this.writes.run(`${req.bucket}/${key}`, () => this.put(req, key, userId));
   }
 
   /** putObject, once the writes of this instance to the key before it have ended. */
-  private async put(req: Parameters<StorageService['putObject']>[0], key: string, userId: string | null): Promise<StorageObject> {
+  private async put(req: PutObjectRequest, key: string, userId: string | null): Promise<StorageObject> {
     const found = await this.lookup(req.bucket, key);
     if (!found) throw bucketNotFound(req.bucket);
     const existing = found.object;
