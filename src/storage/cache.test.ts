@@ -117,7 +117,9 @@ describe('StorageCache', () => {
     const { cache, ready } = started();
     await ready;
     const w = cache.beginWrite('b', 'k');
-    cache.endWrite(w, 'b', 'k', row('e1'), Buffer.from('abc'));
+    cache.endWrite(w, 'b', 'k', row('e1'));
+    expect(cache.body(row('e1'))).toBeUndefined();
+    cache.keepBody(cache.begin(), row('e1'), Buffer.from('abc'));
     expect(cache.body(row('e1'))?.toString()).toBe('abc');
     expect(cache.body(row('e2'))).toBeUndefined();
     expect(cache.body(row('e1', { uploadedAt: new Date('2026-11-24T12:00:00.124Z') }))).toBeUndefined();

@@ -136,16 +136,13 @@ export class StorageCache {
 
   /**
    * The write begun with `ticket` ended, leaving `row` (null: deleted; undefined: unknown,
-   * it failed) and, for a small local object, its `bytes`. Kept only when it was the one
-   * write on the row and nothing else touched it meanwhile.
+   * it failed). Kept only when it was the one write on the row and nothing else touched it
+   * meanwhile. (Bodies are kept only once read: memory goes to what is downloaded.)
    */
-  endWrite(ticket: Ticket, bucket: string, key: string, row: ObjectRow | null | undefined, bytes?: Buffer): void {
+  endWrite(ticket: Ticket, bucket: string, key: string, row: ObjectRow | null | undefined): void {
     const id = objectId(bucket, key);
     const writers = this.writing.get(id) ?? 1;
-    if (row !== undefined && writers === 1 && this.mayKeep(ticket, id, undefined)) {
-      this.setObject(id, row);
-      if (row && bytes) this.setBody(id, row, bytes);
-    }
+    if (row !== undefined && writers === 1 && this.mayKeep(ticket, id, undefined)) this.setObject(id, row);
     if (writers > 1) this.writing.set(id, writers - 1);
     else this.writing.delete(id);
     // Reads that began before this write ended may have seen the row before it: not kept.

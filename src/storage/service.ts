@@ -171,7 +171,7 @@ export class StorageService {
     if (existing) assertOwner(found.bucket, existing, req.identity);
     const mimeType = resolveContentType(req.contentType, key);
     const body = limitBytes(req.body, this.maxUploadBytes);
-    // A small body is read whole first: written without a stream, and kept for reads after.
+    // A small body is read whole first: written without a stream.
     const whole = req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
     // The bytes change before the row does: the write begins here.
     const ticket = this.cache.beginWrite(req.bucket, key);
@@ -181,7 +181,7 @@ export class StorageService {
       row = await this.record(req.bucket, key, existing !== null, { size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
       return this.toApi(row, req.base);
     } finally {
-      this.cache.endWrite(ticket, req.bucket, key, row, whole && this.driver.kind === 'local' ? whole : undefined);
+      this.cache.endWrite(ticket, req.bucket, key, row);
     }
   }
 
