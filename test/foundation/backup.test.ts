@@ -1,13 +1,18 @@
 // Backups of the embedded default, restored into fresh data dirs and checked through the API:
 // (a) `plinth backup` of a stopped DATA_DIR, (b) POST /api/admin/backup of a running server
-// taken while writes run (the restore starts by recovery from backup_label).
+// taken while writes run (the restore starts by recovery from backup_label), (c) both with S3
+// storage (a real s3rver): the archives hold the database only, the objects stay in the bucket.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTar } from '../../src/lib/tar.js';
 import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
+import { startS3, type TestS3 } from '../storage/s3server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -208,4 +213,143 @@ describe('backup and restore of the embedded database and local storage', () => 
     expect(out.code).toBe(1);
     expect(out.out).toMatch(/pg_dump -Fc/);
   });
+});
+
+/** The entry names of a backup archive and its manifest (read with the repo's own tar reader). */
+async function archiveContents(file: string): Promise<{ names: string[]; manifest: Record<string, unknown> }> {
+  const names: string[] = [];
+  let manifest: Buffer[] | null = null;
+  const manifestParts: Buffer[] = [];
+  await readTar(createReadStream(file).pipe(createGunzip()), {
+    entry(e) {
+      names.push(e.name);
+      manifest = e.name === 'plinth-backup.json' ? manifestParts : null;
+    },
+    data(chunk) {
+      manifest?.push(Buffer.from(chunk));
+    },
+    end() {
+      manifest = null;
+    },
+  });
+  return { names, manifest: JSON.parse(Buffer.concat(manifestParts).toString('utf8')) };
+}
+
+describe('backup and restore with S3 storage (real s3rver): the database only, the objects stay in the bucket', () => {
+  let root: string;
+  let s3: TestS3 | null = null;
+  let t: ConfiguredApp | null = null;
+  const dir = (name: string) => path.join(root, name);
+  const stop = async () => {
+    const x = t!;
+    t = null;
+    await x.close();
+  };
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'plinth-backup-s3-'));
+    chmodSync(root, 0o711); // postgres runs as the user plinth when the tests run as root
+    s3 = await startS3();
+  });
+  afterAll(async () => {
+    if (t) await stop();
+    if (s3) await s3.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('admin backup and CLI backup leave storage out; a restore serves the row, the user and the object bytes from S3', async () => {
+    const env = s3!.env;
+    const email = 'grace@example.com';
+    const password = 'correct horse battery';
+    const bytes = randomBytes(200_000); // larger than any cached body; a restored server is a fresh process anyway
+    const { region, endpoint, forcePathStyle, accessKeyId, secretAccessKey } = s3!.config;
+    // A client of its own to look into the bucket directly (not through Plinth).
+    const raw = new S3Client({ region, endpoint, forcePathStyle, credentials: { accessKeyId, secretAccessKey } });
+    try {
+      // 1. A server on a fresh DATA_DIR: embedded database, S3 storage.
+      t = await startConfiguredApp({ DATA_DIR: dir('src'), ...env });
+      expect(t.deps.config.storage.s3?.bucket).toBe(s3!.bucket);
+      const adminKey = t.deps.generatedAdminKey!;
+      const admin = { 'x-api-key': adminKey, 'content-type': 'application/json' };
+      const sql = async (app: ConfiguredApp, query: string) => {
+        const r = await app.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query }) });
+        expect(r.status, await r.clone().text()).toBe(200);
+        return ((await r.json()) as { rows: any[] }).rows;
+      };
+      await sql(t, `create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept in the archive ✓');`);
+      const signup = await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      expect(signup.status).toBe(200);
+      await signup.arrayBuffer();
+      const bucket = await t.fetch('/api/storage/buckets', { method: 'POST', headers: admin, body: JSON.stringify({ bucketName: 'docs', isPublic: true }) });
+      expect(bucket.status).toBe(201);
+      await bucket.arrayBuffer();
+      const put = await t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey, 'content-type': 'application/octet-stream' }, body: bytes });
+      expect(put.status, await put.clone().text()).toBe(200);
+      await put.arrayBuffer();
+      // The object is in the S3 bucket (key "<plinth bucket>/<key>"), not under DATA_DIR.
+      const head = await raw.send(new HeadObjectCommand({ Bucket: s3!.bucket, Key: 'docs/blob.bin' }));
+      expect(head.ContentLength).toBe(bytes.length);
+      expect(existsSync(path.join(dir('src'), 'storage'))).toBe(false);
+      // A leftover of local storage (as after a move to S3): with S3 configured it stays out of both archives.
+      mkdirSync(path.join(dir('src'), 'storage', 'docs'), { recursive: true });
+      writeFileSync(path.join(dir('src'), 'storage', 'docs', 'old.bin'), 'from the days of local storage');
+
+      // 2a. POST /api/admin/backup of the running server: the database, no storage/.
+      const r = await t.fetch('/api/admin/backup', { method: 'POST', headers: { 'x-api-key': adminKey } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/gzip');
+      expect(r.headers.get('x-plinth-backup-storage')).toBe('s3 (not included)');
+      writeFileSync(dir('online.tar.gz'), Buffer.from(await r.arrayBuffer()));
+      await stop();
+      const online = await archiveContents(dir('online.tar.gz'));
+      expect(online.manifest).toMatchObject({ kind: 'online', storage: 's3' });
+      expect(online.names).toContain('postgres/PG_VERSION');
+      expect(online.names).toContain('postgres/backup_label');
+      expect(online.names.filter((n) => n === 'storage' || n.startsWith('storage/'))).toEqual([]);
+
+      // 2b. The CLI backup of the stopped data dir, with the S3 env: the S3 note, exit 0.
+      const backup = await cli(['backup', dir('offline.tar.gz')], { DATA_DIR: dir('src'), ...env });
+      expect(backup.out).toMatch(/Backup written to .*\(database of /);
+      expect(backup.out).toContain(`Storage is S3 (bucket ${s3!.bucket}): back it up with the provider's versioning or "aws s3 sync".`);
+      expect(backup.code).toBe(0);
+      const offline = await archiveContents(dir('offline.tar.gz'));
+      expect(offline.manifest).toMatchObject({ kind: 'offline', storage: 's3' });
+      expect(offline.names).toContain('postgres/PG_VERSION');
+      expect(offline.names.filter((n) => n === 'storage' || n.startsWith('storage/'))).toEqual([]);
+
+      // 3. Each archive restored into a fresh DATA_DIR; a server on it with the same S3 env
+      // serves the row, signs the user in and answers the object's bytes, read from S3.
+      for (const [archive, target, kind] of [
+        [dir('offline.tar.gz'), dir('restored-offline'), 'offline'],
+        [dir('online.tar.gz'), dir('restored-online'), 'online'],
+      ] as const) {
+        const restore = await cli(['restore', archive], { DATA_DIR: target, ...env });
+        expect(restore.out).toMatch(/Restored the backup/);
+        expect(restore.out).toContain('The archive holds no storage objects (they live in S3).');
+        if (kind === 'online') expect(restore.out).toMatch(/replays its WAL/);
+        expect(restore.code).toBe(0);
+        expect(existsSync(path.join(target, 'postgres', 'PG_VERSION'))).toBe(true);
+        expect(existsSync(path.join(target, 'storage'))).toBe(false);
+
+        t = await startConfiguredApp({ DATA_DIR: target, ...env });
+        expect(t.deps.generatedAdminKey).toBeNull(); // the source's keys came back with the database
+        expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+        expect((await sql(t, 'select body from public.notes order by id')).map((x) => x.body)).toEqual(['kept in the archive ✓']);
+        const signin = await t.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+        expect(signin.status).toBe(200);
+        await signin.arrayBuffer();
+        const file = await t.fetch('/api/storage/buckets/docs/objects/blob.bin');
+        expect(file.status).toBe(200);
+        expect(Buffer.from(await file.arrayBuffer()).equals(bytes)).toBe(true);
+        await stop();
+      }
+
+      // The bucket was not touched by backup or restore: the same object, the same bytes.
+      const after = await raw.send(new GetObjectCommand({ Bucket: s3!.bucket, Key: 'docs/blob.bin' }));
+      expect(after.ETag).toBe(head.ETag);
+      expect(after.LastModified?.getTime()).toBe(head.LastModified?.getTime());
+      expect(Buffer.from(await after.Body!.transformToByteArray()).equals(bytes)).toBe(true);
+    } finally {
+      raw.destroy();
+    }
+  }, 180_000);
 });
