@@ -1,34 +1,20 @@
 // Soak: a steady mixed load (reads, writes with unique ids, 4 KiB uploads, function calls)
 // against the compiled server for N minutes (default 10; --minutes 2 to shorten,
-// --concurrency 4). Prints the server's resident memory (RSS, and with its Deno processes)
-// and p99 per minute, and the growth after the first minute (goal: RSS < 10%, p99 flat).
+// --concurrency 4). Prints the server's resident memory (RSS, and the PSS of its process
+// tree: the embedded Postgres and the Deno processes, shared pages counted once) and p99 per
+// minute, and the growth after the first minute (goal: RSS < 10%, p99 flat).
 // DATABASE_URL in the environment runs it on that server Postgres instead of the default.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PLINTH, freePort, rssMiB, spawnServer } from './lib.js';
+import { PLINTH, freePort, rssMiB, spawnServer, treeMemoryMiB } from './lib.js';
 import { prepare, runLoad, type Answer } from '../test/faults/load.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } } });
 const minutes = Number(values.minutes);
 const concurrency = Number(values.concurrency);
 const ADMIN_KEY = `ik_${'c'.repeat(64)}`;
-
-/** RSS of a process and all its descendants (the Deno function processes), in MiB. */
-function treeRssMiB(pid: number): number {
-  let total = rssMiB(pid);
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    let children: string[] = [];
-    try {
-      children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    } catch {
-      /* gone */
-    }
-    for (const c of children) total += treeRssMiB(Number(c));
-  }
-  return total;
-}
 
 const p99 = (xs: number[]): number => {
   if (!xs.length) return NaN;
@@ -47,7 +33,7 @@ async function main() {
   try {
     const target = await prepare({ url: server.url, adminKey: ADMIN_KEY });
     console.log(`soak: ${minutes} min, ${concurrency} concurrent clients, ${process.env.DATABASE_URL ? 'server Postgres (DATABASE_URL)' : 'default database'}`);
-    console.log('minute  requests  errors  p99 ms (read/write/upload/call)      RSS MiB  RSS+Deno MiB');
+    console.log('minute  requests  errors  p99 ms (read/write/upload/call)      RSS MiB  tree PSS MiB');
     const load = runLoad(target, concurrency);
     const rows: Array<{ rss: number; tree: number; p99: number }> = [];
     let seen = 0;
@@ -57,7 +43,7 @@ async function main() {
       seen += answers.length;
       const errors = answers.filter((a) => a.status < 200 || a.status >= 300).length;
       const byKind = (k: Answer['kind']) => p99(answers.filter((a) => a.kind === k).map((a) => a.ms));
-      const row = { rss: rssMiB(server.pid), tree: treeRssMiB(server.pid), p99: p99(answers.map((a) => a.ms)) };
+      const row = { rss: rssMiB(server.pid), tree: treeMemoryMiB(server.pid).pss, p99: p99(answers.map((a) => a.ms)) };
       rows.push(row);
       const kinds = (['read', 'write', 'upload', 'call'] as const).map((k) => byKind(k).toFixed(1)).join('/');
       console.log(
@@ -72,7 +58,7 @@ async function main() {
       const maxRss = Math.max(...rows.slice(1).map((r) => r.rss));
       const growth = (x: number, y: number) => `${(((y - x) / x) * 100).toFixed(1)}%`;
       console.log(`RSS growth after minute 1: ${growth(first.rss, last.rss)} at the end, ${growth(first.rss, maxRss)} at the peak (goal < 10%)`);
-      console.log(`RSS+Deno growth after minute 1: ${growth(first.tree, last.tree)}`);
+      console.log(`Process tree (Postgres, Deno) PSS growth after minute 1: ${growth(first.tree, last.tree)}`);
       console.log(`p99 minute 1 → last: ${first.p99.toFixed(1)} → ${last.p99.toFixed(1)} ms (×${(last.p99 / first.p99).toFixed(2)})`);
     }
   } finally {
