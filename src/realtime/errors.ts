@@ -17,6 +17,7 @@ export type RealtimeErrorCode =
   | 'TOKEN_EXPIRED'
   | 'SESSION_ENDED'
   | 'SLOW_CONSUMER'
+  | 'CHANGES_MISSED'
   | 'INTERNAL_ERROR';
 
 export interface RealtimeError {

@@ -1,7 +1,8 @@
 import type { Identity } from '../auth/identity.js';
 import type { Db } from '../db/types.js';
 import { viewerKey, viewsOf, type ChangeView } from './changes.js';
-import { changeChannels, NOTIFY_CHANNEL, readNote, type ChangeNote, type Note } from './notes.js';
+import { rtError } from './errors.js';
+import { changeChannels, changeChannelTable, NOTIFY_CHANNEL, readNote, type ChangeNote, type Note } from './notes.js';
 
 /** What the hub needs from the socket layer of this instance (its own sockets only). */
 export interface LocalSockets {
@@ -13,6 +14,8 @@ export interface LocalSockets {
   sendChannel(channel: string, event: string, body: object): void;
   /** Closes the sockets of this instance opened with a session that has ended. */
   endSession(sessionId: string): void;
+  /** The channels at least one socket of this instance is subscribed to. */
+  channels(): string[];
 }
 
 export interface Meta {
@@ -32,13 +35,24 @@ const MAX_QUEUE = 10_000;
  * realtime.publish() message exactly once however many instances run. Notifications are
  * handled one at a time in commit order: a session's end is handled before anything
  * committed after it.
+ *
+ * Notifications sent while the LISTEN connection is down are lost (Postgres keeps none for a
+ * listener that is gone). When it listens again after a drop, every local subscriber of a
+ * table channel gets `realtime:error` CHANGES_MISSED for that channel, so the app fetches its
+ * rows again. Broadcast channels get nothing: what clients publish there does not go through
+ * Postgres, and a realtime.publish() message lost in the gap is stored nowhere, so there is
+ * nothing to fetch (and the signal would only be noise for chat and typing traffic).
  */
 export class RealtimeHub {
   private chain: Promise<void> = Promise.resolve();
   private queued = 0;
   private unlisten: (() => Promise<void>) | null = null;
-  /** Counters for the health of the hub (tests and benchmarks read them). */
-  readonly stats = { notifications: 0, dropped: 0, failed: 0 };
+  /** The LISTEN connection dropped and has not listened again yet. */
+  private down = false;
+  /** A CHANGES_MISSED signal waits in the queue. */
+  private signalQueued = false;
+  /** Counters for the health of the hub (tests and benchmarks read them); `gaps`: CHANGES_MISSED signals. */
+  readonly stats = { notifications: 0, dropped: 0, failed: 0, gaps: 0 };
 
   constructor(
     private readonly db: Db,
@@ -47,7 +61,11 @@ export class RealtimeHub {
   ) {}
 
   async start(): Promise<void> {
-    this.unlisten = await this.db.listen(NOTIFY_CHANNEL, (raw) => this.enqueue(raw));
+    this.unlisten = await this.db.listen(
+      NOTIFY_CHANNEL,
+      (raw) => this.enqueue(raw),
+      (listening) => this.listening(listening),
+    );
   }
 
   async stop(): Promise<void> {
@@ -63,13 +81,50 @@ export class RealtimeHub {
       return;
     }
     this.queued++;
-    this.chain = this.chain
-      .then(() => this.handle(raw))
-      .catch((err) => {
-        this.stats.failed++;
-        this.onError(err);
-      })
-      .finally(() => this.queued--);
+    void this.run(() => this.handle(raw)).finally(() => this.queued--);
+  }
+
+  /** Runs `fn` after everything already queued; answers when it has run (it never rejects). */
+  private run(fn: () => Promise<void> | void): Promise<void> {
+    this.chain = this.chain.then(fn).catch((err) => {
+      this.stats.failed++;
+      this.onError(err);
+    });
+    return this.chain;
+  }
+
+  /**
+   * The LISTEN connection's state. Back after a drop: the signal goes into the queue (never
+   * dropped), after every notification heard before the drop; a change heard on the new
+   * connection may come just before it, which is harmless. It is sent once LISTEN is on
+   * again, so a fetch the app makes on it sees every change the connection missed. Drops
+   * while a signal waits in the queue are covered by that one signal.
+   */
+  private listening(up: boolean): void {
+    if (!up) {
+      this.down = true;
+      return;
+    }
+    if (!this.down) return;
+    this.down = false;
+    if (this.signalQueued) return;
+    this.signalQueued = true;
+    this.stats.gaps++;
+    void this.run(() => {
+      this.signalQueued = false;
+      this.changesMissed();
+    });
+  }
+
+  /** CHANGES_MISSED to the local subscribers of every table channel, one event per channel. */
+  private changesMissed(): void {
+    for (const channel of this.sockets.channels()) {
+      const table = changeChannelTable(channel);
+      if (table === null) continue;
+      const what = channel === `table:${table}` ? 'fetch the rows again' : 'fetch the row again';
+      const message = `Changes to table "${table}" made while the server was reconnecting to the database were not delivered: ${what}.`;
+      this.sockets.sendChannel(channel, 'realtime:error', { channel, ...rtError('CHANGES_MISSED', message) });
+    }
   }
 
   private async handle(raw: string): Promise<void> {

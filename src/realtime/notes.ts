@@ -81,3 +81,11 @@ export function changeChannels(note: ChangeNote): string[] {
   }
   return channels;
 }
+
+/** The table of a channel changeChannels() publishes on (`table:<t>`, `table:<t>:<key>`), or null. */
+export function changeChannelTable(channel: string): string | null {
+  if (!channel.startsWith('table:')) return null;
+  const rest = channel.slice('table:'.length);
+  const at = rest.indexOf(':');
+  return at < 0 ? rest : rest.slice(0, at);
+}

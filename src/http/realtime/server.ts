@@ -153,5 +153,11 @@ function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>): LocalSo
         s.disconnect(true);
       }
     },
+    channels: () => {
+      // Every socket is also in a room named after its id: those are not channels.
+      const out: string[] = [];
+      for (const room of nsp.adapter.rooms.keys()) if (!nsp.sockets.has(room)) out.push(room);
+      return out;
+    },
   };
 }
