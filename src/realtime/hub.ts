@@ -77,7 +77,9 @@ export class RealtimeHub {
 
   private enqueue(raw: string): void {
     if (this.queued >= MAX_QUEUE) {
+      // Behind everything queued: a fetch the app makes on it sees this change too.
       this.stats.dropped++;
+      this.signalMissed('the server was too busy');
       return;
     }
     this.queued++;
@@ -107,22 +109,27 @@ export class RealtimeHub {
     }
     if (!this.down) return;
     this.down = false;
+    this.signalMissed('the server was reconnecting to the database');
+  }
+
+  /** Queues one CHANGES_MISSED signal (unless one waits already) after everything queued. */
+  private signalMissed(why: string): void {
     if (this.signalQueued) return;
     this.signalQueued = true;
     this.stats.gaps++;
     void this.run(() => {
       this.signalQueued = false;
-      this.changesMissed();
+      this.changesMissed(why);
     });
   }
 
   /** CHANGES_MISSED to the local subscribers of every table channel, one event per channel. */
-  private changesMissed(): void {
+  private changesMissed(why: string): void {
     for (const channel of this.sockets.channels()) {
       const table = changeChannelTable(channel);
       if (table === null) continue;
       const what = channel === `table:${table}` ? 'fetch the rows again' : 'fetch the row again';
-      const message = `Changes to table "${table}" made while the server was reconnecting to the database were not delivered: ${what}.`;
+      const message = `Changes to table "${table}" made while ${why} were not delivered: ${what}.`;
       this.sockets.sendChannel(channel, 'realtime:error', { channel, ...rtError('CHANGES_MISSED', message) });
     }
   }
