@@ -168,7 +168,7 @@ async function benchPglite() {
     servers.push(plinth);
     const { PGlite } = await import('@electric-sql/pglite');
     const probe = await PGlite.create(baseDir);
-    const db: Queryable = { query: async (text, values) => { const r = await probe.query<Record<string, unknown>>(text, values as unknown[]); return { rows: r.rows as never[], rowCount: r.rows.length }; }, exec: async () => {} };
+    const db: Queryable = { query: async (text, values) => { const r = await probe.query<Record<string, unknown>>(typeof text === 'string' ? text : text.text, values as unknown[]); return { rows: r.rows as never[], rowCount: r.rows.length }; }, exec: async () => {} };
     const sqlText = await statements(db, fx);
     await probe.close();
     const basePort = await freePort();

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Queryable } from '../db/types.js';
+import { statement, type Queryable } from '../db/types.js';
 import type { Credentials } from './credentials.js';
 import type { AccessClaims, TokenSigner } from './tokens.js';
 
@@ -37,8 +37,10 @@ export function liveSessionSql(at = 0): string {
 }
 
 export function dbSessionCheck(db: Queryable): SessionCheck {
+  // Asked on every request with a user token: prepared once per connection where it can be.
+  const live = statement(`select ${liveSessionSql()} as live`);
   return async (sessionId, userId) => {
-    const { rows } = await db.query<{ live: boolean }>(`select ${liveSessionSql()} as live`, [sessionId, userId]);
+    const { rows } = await db.query<{ live: boolean }>(live, [sessionId, userId]);
     return rows[0]?.live === true;
   };
 }

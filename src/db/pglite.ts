@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable, QueryResult } from './types.js';
+import type { Db, Queryable, QueryResult, Statement } from './types.js';
 import { translatePgError } from './errors.js';
 
 const LISTEN_CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -10,9 +10,9 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir ?? 'memory://');
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       try {
-        const r = await q.query<T>(sql, params as unknown[]);
+        const r = await q.query<T>(typeof sql === 'string' ? sql : sql.text, params as unknown[]);
         return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
       } catch (err) {
         throw translatePgError(err);

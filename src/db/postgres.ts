@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './types.js';
+import type { Db, Queryable, QueryResult, Statement } from './types.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
 import { PgListener } from './listen.js';
@@ -19,25 +19,14 @@ function translate(err: unknown): unknown {
   return translatePgError(err);
 }
 
-/** A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode). */
-export async function openPostgres(url: string, opts: { max?: number } = {}): Promise<Db> {
-  // A server that is down answers a connect with ECONNREFUSED at once; one that does not
-  // answer at all (a dead host, a full backlog) must not hold a request longer than this.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: opts.max ?? 10,
-    application_name: 'plinth',
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    keepAlive: true,
-  });
-  // An idle client losing its connection must not crash the process; nor may a checked-out
-  // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-  const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
-    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+/** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`. */
+function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
+  return {
+    async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      const values = params as unknown[];
+      const config = typeof sql === 'string' ? { text: sql, values } : prepare ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
       try {
-        const res = (await q.query(sql, params as unknown[])) as pg.QueryResult | pg.QueryResult[];
+        const res = (await q.query(config)) as pg.QueryResult | pg.QueryResult[];
         // A script of several statements (no parameters) answers once per statement: keep the last.
         const r = Array.isArray(res) ? res[res.length - 1]! : res;
         return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0 };
@@ -52,7 +41,29 @@ export async function openPostgres(url: string, opts: { max?: number } = {}): Pr
         throw translate(err);
       }
     },
+  };
+}
+
+/**
+ * A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode).
+ * `prepare`: run each Statement as a named prepared statement (off by default: PgBouncer in
+ * transaction mode loses them between transactions; on for the embedded server).
+ */
+export async function openPostgres(url: string, opts: { max?: number; prepare?: boolean } = {}): Promise<Db> {
+  // A server that is down answers a connect with ECONNREFUSED at once; one that does not
+  // answer at all (a dead host, a full backlog) must not hold a request longer than this.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: 'plinth',
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
   });
+  // An idle client losing its connection must not crash the process; nor may a checked-out
+  // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const wrap = (q: pg.Pool | pg.PoolClient) => queryable(q, opts.prepare === true);
   const root = wrap(pool);
   const listener = new PgListener(url);
   // Fail fast at start when the server is unreachable.

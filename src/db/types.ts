@@ -1,7 +1,24 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * A statement of fixed text that the code runs often (a hot path): where the engine allows
+ * it (the embedded server: no PgBouncer in between), prepared once per connection, so
+ * Postgres parses and plans it once instead of on every request. Only for text written in
+ * the code, never for SQL built from a request (each prepared text stays in its connection).
+ */
+export interface Statement {
+  readonly text: string;
+  readonly name: string;
+}
+
+export function statement(text: string): Statement {
+  return { text, name: `plinth_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
+}
+
 /** Something that runs parameterised SQL: the database itself or an open transaction. */
 export interface Queryable {
   /** One statement; every value goes in `params` as a bind parameter ($1, $2, ...). */
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(sql: string | Statement, params?: readonly unknown[]): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations only). */
   exec(sql: string): Promise<void>;
 }

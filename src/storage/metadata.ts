@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/types.js';
+import { statement, type Queryable } from '../db/types.js';
 
 /** An object's metadata row, as the service uses it. */
 export interface ObjectRow {
@@ -35,6 +35,27 @@ function toObject(r: ObjectRow): ObjectRow {
  */
 const QUIET = `select set_config('plinth.quiet_storage', 'on', true)`;
 
+// The hot statements, prepared once per connection on the embedded server.
+const GET_BUCKET = statement('select name, is_public as "isPublic" from storage.buckets where name = $1');
+const GET_BUCKET_AND_OBJECT = statement(
+  `select true as "isBucket", is_public as "isPublic", null::float8 as size, null::text as "mimeType", null::text as etag,
+     null::text as "uploadedBy", null::timestamptz as "uploadedAt"
+   from storage.buckets where name = $1
+   union all
+   select false, null, size::float8, mime_type, etag, uploaded_by::text, uploaded_at
+   from storage.objects where bucket = $1 and key = $2`,
+);
+const UPSERT_OBJECT = statement(
+  `with quiet as (${QUIET})
+   insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
+   select $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::uuid from quiet
+   on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
+     etag = excluded.etag, uploaded_at = now(),
+     uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
+   returning ${OBJECT_COLUMNS}`,
+);
+const DELETE_OBJECT = statement(`with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`);
+
 /** The SQL of storage metadata; every value a bind parameter. */
 export const sql = {
   async listBuckets(db: Queryable): Promise<string[]> {
@@ -43,10 +64,7 @@ export const sql = {
   },
 
   async getBucket(db: Queryable, name: string): Promise<BucketRow | null> {
-    const { rows } = await db.query<BucketRow>(
-      'select name, is_public as "isPublic" from storage.buckets where name = $1',
-      [name],
-    );
+    const { rows } = await db.query<BucketRow>(GET_BUCKET, [name]);
     return rows[0] ?? null;
   },
 
@@ -79,15 +97,7 @@ export const sql = {
    * two primary-key lookups plans much faster than the equivalent join on PGlite.)
    */
   async getBucketAndObject(db: Queryable, bucket: string, key: string): Promise<{ bucket: BucketRow; object: ObjectRow | null } | null> {
-    const { rows } = await db.query<ObjectRow & { isBucket: boolean; isPublic: boolean | null }>(
-      `select true as "isBucket", is_public as "isPublic", null::float8 as size, null::text as "mimeType", null::text as etag,
-         null::text as "uploadedBy", null::timestamptz as "uploadedAt"
-       from storage.buckets where name = $1
-       union all
-       select false, null, size::float8, mime_type, etag, uploaded_by::text, uploaded_at
-       from storage.objects where bucket = $1 and key = $2`,
-      [bucket, key],
-    );
+    const { rows } = await db.query<ObjectRow & { isBucket: boolean; isPublic: boolean | null }>(GET_BUCKET_AND_OBJECT, [bucket, key]);
     const b = rows.find((r) => r.isBucket);
     if (!b) return null;
     const o = rows.find((r) => !r.isBucket);
@@ -130,21 +140,12 @@ export const sql = {
     db: Queryable,
     o: { bucket: string; key: string; size: number; mimeType: string; etag: string | null; uploadedBy: string | null },
   ): Promise<ObjectRow> {
-    const { rows } = await db.query<ObjectRow>(
-      `with quiet as (${QUIET})
-       insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
-       select $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::uuid from quiet
-       on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
-         etag = excluded.etag, uploaded_at = now(),
-         uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
-       returning ${OBJECT_COLUMNS}`,
-      [o.bucket, o.key, o.size, o.mimeType, o.etag, o.uploadedBy],
-    );
+    const { rows } = await db.query<ObjectRow>(UPSERT_OBJECT, [o.bucket, o.key, o.size, o.mimeType, o.etag, o.uploadedBy]);
     return toObject(rows[0]!);
   },
 
   async deleteObject(db: Queryable, bucket: string, key: string): Promise<boolean> {
-    const r = await db.query(`with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`, [bucket, key]);
+    const r = await db.query(DELETE_OBJECT, [bucket, key]);
     return r.rowCount === 1;
   },
 

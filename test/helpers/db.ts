@@ -38,7 +38,8 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
   const u = new URL(admin);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const db = await openPostgres(url, { max: 5 });
+  // The embedded server prepares the code's hot statements, as in production.
+  const db = await openPostgres(url, { max: 5, prepare: backend === 'embedded' });
   return {
     db,
     url,

@@ -98,7 +98,7 @@ export async function openEmbedded(opts: {
   let db: Db;
   try {
     await ensureDatabase(cluster, EMBEDDED_DATABASE);
-    db = await openPostgres(cluster.url(EMBEDDED_DATABASE), { max: opts.max ?? 10 });
+    db = await openPostgres(cluster.url(EMBEDDED_DATABASE), { max: opts.max ?? 10, prepare: true });
   } catch (err) {
     await cluster.stop();
     throw err;
