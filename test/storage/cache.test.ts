@@ -56,6 +56,22 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     expect((await get('rw.txt')).status).toBe(404);
   });
 
+  it("announces other writers' changes on plinth_storage, and not the API's own writes", async () => {
+    const heard: string[] = [];
+    const unlisten = await t.deps.db.listen('plinth_storage', (p) => heard.push(p));
+    try {
+      await put('quiet.txt', 'one');
+      await t.fetch('/api/storage/buckets/pub/objects/quiet.txt', { method: 'DELETE', headers: t.admin });
+      await put('quiet.txt', 'two');
+      await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'quiet.txt'`);
+      expect(await eventually(async () => heard.length > 0)).toBe(true);
+      // Only the update by SQL, with the row's new version.
+      expect(heard.map((p) => JSON.parse(p))).toEqual([{ t: 'o', b: 'pub', k: 'quiet.txt', v: expect.stringContaining('|text/csv|') }]);
+    } finally {
+      await unlisten();
+    }
+  });
+
   it('sees a row changed, deleted or truncated by SQL', async () => {
     await put('sql.txt', 'hello');
     expect((await get('sql.txt')).headers.get('content-type')).toBe('text/plain');
