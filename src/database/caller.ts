@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { liveSessionSql, sessionEnded, type Identity } from '../auth/identity.js';
-import type { Db, Queryable } from '../db/types.js';
+import { statement, type Db, type Queryable } from '../db/types.js';
 
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
 export const STATEMENT_TIMEOUT = '30s';
@@ -11,6 +11,13 @@ export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): st
     ? JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' })
     : '{"role":"anon"}';
 }
+
+// The caller's setup, run first in every transaction of a user or anon (prepared where the
+// engine allows): the role, the claims and the statement timeout, and the check of a user's
+// session not checked yet, in the same round trip.
+const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`;
+const SETUP_STATEMENT = statement(SETUP);
+const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(3)} as live`);
 
 /**
  * Runs `fn` as the caller, in one transaction: users as role `authenticated`, the anon key
@@ -30,8 +37,7 @@ export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryab
       // privileges are checked when the statement starts, before the role changes).
       const checkSession = identity.kind === 'user' && !identity.sessionChecked;
       const { rows } = await tx.query<{ live: boolean }>(
-        `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)` +
-          (checkSession ? `, ${liveSessionSql(3)} as live` : ''),
+        checkSession ? SETUP_CHECKING_SESSION : SETUP_STATEMENT,
         checkSession ? [role, claims, STATEMENT_TIMEOUT, identity.sessionId, identity.userId] : [role, claims, STATEMENT_TIMEOUT],
       );
       if (checkSession && rows[0]?.live !== true) throw sessionEnded();
