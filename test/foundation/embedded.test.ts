@@ -4,19 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from '../../src/lib/process.js';
 import type { Db } from '../../src/db/types.js';
 import type { EmbeddedCluster } from '../../src/db/embedded/index.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('the embedded Postgres default', () => {
   let dataDir: string;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from '../../src/lib/process.js';
 import { openDatabase } from '../../src/db/open.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
 
@@ -26,15 +27,6 @@ const cleanEnv = () => {
   }
   return env;
 };
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {

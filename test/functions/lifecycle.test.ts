@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { alive } from '../../src/lib/process.js';
 import { denoBinary } from '../../src/functions/runtime/deno.js';
 import { HostPool } from '../../src/functions/runtime/pool.js';
 import type { InvokeResponse } from '../../src/functions/runtime/types.js';
@@ -14,15 +15,6 @@ const text = async (r: InvokeResponse) => {
   let s = '';
   for await (const c of r.body) s += c;
   return s;
-};
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 describe('function processes', () => {

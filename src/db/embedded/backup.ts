@@ -10,7 +10,8 @@ import { createGzip } from 'node:zlib';
 import pg from 'pg';
 import { END_OF_ARCHIVE, entryHeader, fileEntry, memoryEntry } from '../../lib/tar.js';
 import { EmbeddedPostgresError } from './binaries.js';
-import { alive, commandOf } from './supervisor.js';
+import { alive } from '../../lib/process.js';
+import { commandOf } from './supervisor.js';
 
 export const MANIFEST_NAME = 'plinth-backup.json';
 export const BACKUP_FORMAT = 1;

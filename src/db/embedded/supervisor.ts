@@ -4,6 +4,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { alive } from '../../lib/process.js';
 import { EmbeddedPostgresError } from './binaries.js';
 import { SUPERUSER, type RunAs } from './cluster.js';
 
@@ -25,15 +26,6 @@ const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The command line of a live process, or '' when it cannot be read. */
 export function commandOf(pid: number): string {

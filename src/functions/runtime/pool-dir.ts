@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { alive } from '../../lib/process.js';
 
 const DIR_PREFIX = 'plinth-fn-';
 
@@ -27,19 +28,10 @@ function removeStaleDirs(root: string): void {
       } catch {
         continue; // not ours to judge
       }
-      if (!Number.isInteger(owner) || owner <= 0 || processAlive(owner)) continue;
+      if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
       rmSync(dir, { recursive: true, force: true });
     }
   } catch {
     // best effort
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
