@@ -47,11 +47,7 @@ export async function startApp(
     ...env,
   });
   const deps = await buildDeps(config, { db, engine: backend });
-  const app = await buildApp(deps, { logStream: logStream ?? false });
-  extend?.(app);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { app, url } = await serve(deps, { logStream, extend });
   return {
     app,
     deps,
@@ -67,6 +63,18 @@ export async function startApp(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Builds the app on `deps` and listens on a free port of 127.0.0.1 (logging off unless a stream is given). */
+export async function serve(
+  deps: Deps,
+  opts: { logStream?: NodeJS.WritableStream | false; extend?: (app: FastifyInstance) => void } = {},
+): Promise<{ app: FastifyInstance; url: string }> {
+  const app = await buildApp(deps, { logStream: opts.logStream ?? false });
+  opts.extend?.(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  return { app, url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` };
 }
 
 /** A user created straight in the database with a live session and a signed access token. */

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/index.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
-import { buildApp } from '../../src/app.js';
+import { serve } from './app.js';
 
 export interface ConfiguredApp {
   app: FastifyInstance;
@@ -16,10 +16,7 @@ export interface ConfiguredApp {
 export async function startConfiguredApp(env: Record<string, string>): Promise<ConfiguredApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PLAN: 'off', HOST: '127.0.0.1', PORT: '0', ...env });
   const deps = await buildDeps(config);
-  const app = await buildApp(deps, { logStream: process.env.DEBUG_LOG ? process.stderr : false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { app, url } = await serve(deps, { logStream: process.env.DEBUG_LOG ? process.stderr : false });
   return {
     app,
     deps,

@@ -5,12 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Socket } from 'socket.io-client';
 import { adminUrl, backends, type Backend } from '../helpers/db.js';
-import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
+import { createTestUser, serve, startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
 import { connectSocket, Inbox, subscribe } from '../helpers/realtime.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
-import { buildApp } from '../../src/app.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import type { Db } from '../../src/db/types.js';
 
@@ -32,13 +31,11 @@ async function secondInstance(t: TestApp, backend: Backend): Promise<{ app: Fast
   const db: Db = await openPostgres(u.toString(), { max: 3 });
   const config = loadConfig({ DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: t.adminKey, REDIS_URL: REDIS!, PORT: '0' });
   const deps = await buildDeps(config, { db });
-  const app = await buildApp(deps, { logStream: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = app.server.address();
+  const { app, url } = await serve(deps);
   return {
     app,
     deps,
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+    url,
     close: async () => {
       await app.close();
       await deps.close();
