@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostPool } from '../../src/functions/runtime/pool.js';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { until } from './procs.js';
+import { until } from '../helpers/until.js';
 
 describe('the Deno runtime killed with SIGKILL', () => {
   let t: TestApp;

@@ -5,7 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlinth, type FaultApp } from './app.js';
 import { prepare, runLoad, tally, type LoadTarget } from './load.js';
-import { postgresUnavailable, startPostgres, until, type TestPostgres } from './procs.js';
+import { postgresUnavailable, startPostgres, type TestPostgres } from './procs.js';
+import { until } from '../helpers/until.js';
 
 const why = postgresUnavailable();
 if (why) console.warn(`skipping the Postgres outage fault: ${why}`);

@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { until } from '../helpers/until.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -13,16 +14,6 @@ export async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-/** Polls `probe` until it returns true; fails after `timeoutMs`. Returns the time it took. */
-export async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const start = Date.now();
-  while (Date.now() - start < timeoutMs) {
-    if (await probe().catch(() => false)) return Date.now() - start;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 function exited(p: ChildProcess): Promise<void> {

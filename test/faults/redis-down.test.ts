@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { prepare, runLoad, tally, type LoadTarget } from './load.js';
-import { hasCommand, startRedis, until, type TestRedis } from './procs.js';
+import { hasCommand, startRedis, type TestRedis } from './procs.js';
+import { until } from '../helpers/until.js';
 
 const why = hasCommand('redis-server') ? null : 'no redis-server on this machine (apt-get install redis-server)';
 if (why) console.warn(`skipping the Redis fault: ${why}`);

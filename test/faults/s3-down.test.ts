@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { startS3, type TestS3 } from '../storage/s3server.js';
-import { until } from './procs.js';
+import { until } from '../helpers/until.js';
 
 const MiB = 1024 * 1024;
 

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminKey } from '../../src/auth/credentials.js';
-import { freePort, until } from './procs.js';
+import { freePort } from './procs.js';
+import { until } from '../helpers/until.js';
 
 const BUILD_DIR = `.build-fault-${process.pid}`;
 const MiB = 1024 * 1024;

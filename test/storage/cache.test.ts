@@ -5,17 +5,8 @@
 // answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
+import { until } from '../helpers/until.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
-
-/** Polls `fn` until it returns true, for at most `ms` (a notification is asynchronous). */
-async function eventually(fn: () => Promise<boolean>, ms = 3000): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await fn()) return true;
-    if (Date.now() > until) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.each(backends())('storage cache (%s)', (backend) => {
   let t: StorageTestApp;
@@ -64,7 +55,7 @@ describe.each(backends())('storage cache (%s)', (backend) => {
       await t.fetch('/api/storage/buckets/pub/objects/quiet.txt', { method: 'DELETE', headers: t.admin });
       await put('quiet.txt', 'two');
       await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'quiet.txt'`);
-      expect(await eventually(async () => heard.length > 0)).toBe(true);
+      await until(async () => heard.length > 0, 3000, 'a notification');
       // Only the update by SQL, with the row's new version.
       expect(heard.map((p) => JSON.parse(p))).toEqual([{ t: 'o', b: 'pub', k: 'quiet.txt', v: expect.stringContaining('|text/csv|') }]);
     } finally {
@@ -76,24 +67,24 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     await put('sql.txt', 'hello');
     expect((await get('sql.txt')).headers.get('content-type')).toBe('text/plain');
     expect((await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'sql.txt'`)).status).toBe(200);
-    expect(await eventually(async () => (await get('sql.txt')).headers.get('content-type') === 'text/csv')).toBe(true);
+    await until(async () => (await get('sql.txt')).headers.get('content-type') === 'text/csv', 3000, 'the type changed by SQL');
 
     expect((await sql(`delete from storage.objects where bucket = 'pub' and key = 'sql.txt'`)).status).toBe(200);
-    expect(await eventually(async () => (await get('sql.txt')).status === 404)).toBe(true);
+    await until(async () => (await get('sql.txt')).status === 404, 3000, 'the row deleted by SQL');
 
     await put('sql.txt', 'again');
     expect((await get('sql.txt')).status).toBe(200);
     expect((await sql('truncate storage.objects')).status).toBe(200);
-    expect(await eventually(async () => (await get('sql.txt')).status === 404)).toBe(true);
+    await until(async () => (await get('sql.txt')).status === 404, 3000, 'the truncate');
   });
 
   it('sees a bucket made private by SQL, and one deleted and made again', async () => {
     await put('vis.txt', 'hello');
     expect((await get('vis.txt')).status).toBe(200);
     await sql(`update storage.buckets set is_public = false where name = 'pub'`);
-    expect(await eventually(async () => (await get('vis.txt')).status === 401)).toBe(true);
+    await until(async () => (await get('vis.txt')).status === 401, 3000, 'the bucket made private');
     await sql(`update storage.buckets set is_public = true where name = 'pub'`);
-    expect(await eventually(async () => (await get('vis.txt')).status === 200)).toBe(true);
+    await until(async () => (await get('vis.txt')).status === 200, 3000, 'the bucket made public again');
 
     await t.createBucket('again', true);
     const url = '/api/storage/buckets/again/objects/x.txt';
@@ -111,17 +102,19 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     const cut = await sql(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
     expect(cut.status).toBe(200);
     await sql(`update storage.objects set mime_type = 'text/markdown' where bucket = 'pub' and key = 'cut.txt'`);
-    expect(await eventually(async () => (await get('cut.txt')).headers.get('content-type') === 'text/markdown')).toBe(true);
+    await until(async () => (await get('cut.txt')).headers.get('content-type') === 'text/markdown', 3000, 'the change made while the listener was down');
     // Once listening again, a later change is heard too.
-    expect(
-      await eventually(async () => {
+    await until(
+      async () => {
         const r = await sql(`select count(*)::int as n from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
         return ((await r.json()) as { rows: Array<{ n: number }> }).rows[0]!.n === 1;
-      }),
-    ).toBe(true);
+      },
+      3000,
+      'the listener to connect again',
+    );
     await get('cut.txt');
     await sql(`update storage.objects set mime_type = 'text/html' where bucket = 'pub' and key = 'cut.txt'`);
-    expect(await eventually(async () => (await get('cut.txt')).headers.get('content-type') === 'text/html')).toBe(true);
+    await until(async () => (await get('cut.txt')).headers.get('content-type') === 'text/html', 3000, 'a change after the listener came back');
   });
 
   it('ends many concurrent writes to one key on the row and the bytes of the last', async () => {
