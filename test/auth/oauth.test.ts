@@ -143,16 +143,37 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(b.body.user).toMatchObject({ id: a.body.user.id, emailVerified: true });
   });
 
-  it('a verified provider email takes over an account whose own email was never verified: its password and sessions end', async () => {
+  it('a verified provider email never removes the password of an unverified account: 409, kept; after a reset it links', async () => {
     const email = uniqueEmail('squat');
-    const squatter = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'attacker-pw' } });
+    const squatter = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'owner-pw-1' } });
     expect(squatter.body.user.emailVerified).toBe(false);
-    const a = await signIn('kc', kcAccount({ email }));
-    expect(a.status).toBe(200);
-    expect(a.body.user).toMatchObject({ id: squatter.body.user.id, emailVerified: true, providers: ['kc'] });
-    expectError(await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'attacker-pw' } }), 401, 'INVALID_CREDENTIALS');
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: squatter.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
-    expectError(await call(t, 'GET', '/api/auth/user', { token: squatter.body.accessToken }), 401);
+    const acct = kcAccount({ email });
+    expectError(await signIn('kc', acct), 409, 'OAUTH_LINK_NEEDS_CONSENT');
+    expect((await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'owner-pw-1' } })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/auth/user', { token: squatter.body.accessToken })).status).toBe(200);
+    const ids = await t.deps.db.query('select 1 from auth.identities where user_id = $1', [squatter.body.user.id]);
+    expect(ids.rows).toHaveLength(0);
+    // Once the address is verified (as the reset-password code does), the provider links.
+    await t.deps.db.query('update auth.users set email_verified = true where id = $1', [squatter.body.user.id]);
+    const b = await signIn('kc', acct);
+    expect(b.body.user).toMatchObject({ id: squatter.body.user.id, providers: ['email', 'kc'] });
+  });
+
+  it('a verified look-alike provider email (full-width, ＠, spaces) never signs in as the owner of the plain one', async () => {
+    const local = `victim${Date.now().toString(36)}`;
+    const email = `${local}@example.com`;
+    const owner = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'owner-pw-2' } });
+    await t.deps.db.query('update auth.users set email_verified = true where id = $1', [owner.body.user.id]);
+    const fullWidth = [...local].map((c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).join('');
+    for (const look of [`${fullWidth}@example.com`, `${local}＠example.com`, ` ${email}`, `${email} `, `${email}\u200b`]) {
+      const kc = await signIn('kc', kcAccount({ email: look }));
+      expectError(kc, 400, 'OAUTH_EMAIL_INVALID');
+      const gh = await signIn('github', ghAccount({ emails: [{ email: look, primary: true, verified: true }] }));
+      expectError(gh, 400, 'OAUTH_EMAIL_INVALID');
+    }
+    const { rows } = await t.deps.db.query('select 1 from auth.identities where user_id = $1', [owner.body.user.id]);
+    expect(rows).toHaveLength(0);
+    expect((await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'owner-pw-2' } })).status).toBe(200);
   });
 
   it('a provider that shares no email is a 400', async () => {

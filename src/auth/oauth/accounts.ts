@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../../db/types.js';
 import { AppError } from '../../errors/index.js';
-import { normalizeEmail } from '../email.js';
+import { parseEmail } from '../email.js';
 import * as users from '../users.js';
 import { revokeUserSessions } from '../sessions.js';
 import type { UserRow } from '../users.js';
@@ -49,9 +49,12 @@ export async function listIdentities(db: Queryable, userId: string): Promise<Ide
 /**
  * The user a provider sign-in belongs to, creating or linking as needed (in one transaction):
  * - a known (provider, subject) is that identity's user;
- * - else an email the provider verified links to the account with that email. If that
- *   account's own email was never verified, whoever set its password never proved the
- *   address: the password is removed and its sessions end (pre-registration takeover);
+ * - the provider's email must be a plain address as sign-up accepts it, sent as it is (only
+ *   its case may differ): full-width letters, `＠`, spaces are refused (400 OAUTH_EMAIL_INVALID);
+ * - else an email the provider verified links to the account with exactly that email. If that
+ *   account has a password and its own email was never verified, nothing is linked and the
+ *   password is kept (409 OAUTH_LINK_NEEDS_CONSENT): a password is never removed without its
+ *   owner's consent (the reset-password code proves the address and verifies it);
  * - an unverified email that matches an account never links (409 OAUTH_EMAIL_NOT_VERIFIED);
  * - else a new account is made, without a password, with the provider's name and picture.
  */
@@ -66,7 +69,7 @@ export async function resolveUser(db: Db, provider: string, p: ProviderProfile):
 }
 
 async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): Promise<UserRow> {
-  const email = p.email === null ? null : normalizeEmail(p.email);
+  const email = providerEmail(p.email);
   const known = await tx.query<{ user_id: string }>(
     `update auth.identities set email = $3, email_verified = $4, last_sign_in_at = now()
      where provider = $1 and subject = $2 returning user_id`,
@@ -78,7 +81,7 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
     if (row && p.emailVerified && !row.email_verified && row.email === email) return (await users.markEmailVerified(tx, row.id)) ?? row;
     if (row) return row;
   }
-  if (email === null || !email.includes('@')) throw new AppError('OAUTH_EMAIL_MISSING');
+  if (email === null) throw new AppError('OAUTH_EMAIL_MISSING');
   let row = await users.userByEmail(tx, email);
   if (row) {
     if (!p.emailVerified) throw new AppError('OAUTH_EMAIL_NOT_VERIFIED');
@@ -101,16 +104,34 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
   return row;
 }
 
-/** The provider proved the address of an account whose owner never did: reset it to the prover. */
+/**
+ * The provider's email as it may be stored and matched: null when it shares none; refused
+ * when it is not the form sign-up would store, i.e. when normalising changed more than its
+ * case (NFKC folding of `ｖ` or `＠`, trimmed spaces): a provider proved *that* mailbox, not
+ * the one it folds to.
+ */
+export function providerEmail(raw: string | null): string | null {
+  if (raw === null || raw === '') return null;
+  let email: string;
+  try {
+    email = parseEmail(raw);
+  } catch {
+    throw new AppError('OAUTH_EMAIL_INVALID');
+  }
+  if (email !== raw.toLowerCase()) throw new AppError('OAUTH_EMAIL_INVALID');
+  return email;
+}
+
+/**
+ * The provider proved the address of an account whose owner never did. Without a password
+ * (an account made by an unverified provider sign-in) it is claimed: its sessions end and
+ * the email counts as verified. With one, the owner must consent (sign in, or reset it).
+ */
 async function claimUnverifiedAccount(tx: Queryable, row: UserRow): Promise<UserRow> {
+  if (hasPassword(row)) throw new AppError('OAUTH_LINK_NEEDS_CONSENT');
   await revokeUserSessions(tx, row.id, null);
   await tx.query('delete from auth.email_codes where user_id = $1', [row.id]);
-  const { rows } = await tx.query<UserRow>(
-    `update auth.users set password_hash = $2, email_verified = true, updated_at = now() where id = $1
-     returning ${users.USER_COLUMNS}`,
-    [row.id, NO_PASSWORD],
-  );
-  return rows[0]!;
+  return (await users.markEmailVerified(tx, row.id)) ?? row;
 }
 
 /** Removes one of the user's identities, unless it is the last way to sign in. */
