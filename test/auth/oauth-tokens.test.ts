@@ -43,6 +43,37 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       expect(a.body.message).toMatch(message);
     });
 
+    it('refuses an ID token issued more than 60 s in the future; 30 s of skew passes', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const ahead = await post({ provider: 'kc', token: await idToken({ iat: now + 180, exp: now + 900 }) });
+      expectError(ahead, 401, 'INVALID_ID_TOKEN');
+      expect(ahead.body.message).toMatch(/future/);
+      expect((await post({ provider: 'kc', token: await idToken({ iat: now + 30 }) })).status).toBe(200);
+    });
+
+    it('each ID token signs in once, with or without a nonce; the spent token is stored in the database', async () => {
+      const token = await idToken({ jti: undefined });
+      expect((await post({ provider: 'kc', token })).status).toBe(200);
+      const again = await post({ provider: 'kc', token });
+      expectError(again, 401, 'INVALID_ID_TOKEN');
+      expect(again.body.message).toMatch(/already been used/);
+      expect(again.body.accessToken).toBeUndefined();
+      // The same signature re-encoded (the unused low bits of its last base64url character set)
+      // still verifies, and is still the same token.
+      const last = token.at(-1)!;
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const twin = token.slice(0, -1) + alphabet[(alphabet.indexOf(last) & ~15) | (~alphabet.indexOf(last) & 15)];
+      const replayed = await post({ provider: 'kc', token: twin });
+      expectError(replayed, 401, 'INVALID_ID_TOKEN');
+      expect(replayed.body.message).toMatch(/already been used/);
+      const nonce = randomToken();
+      const withNonce = await idToken({ nonce });
+      expect((await post({ provider: 'kc', token: withNonce, nonce })).status).toBe(200);
+      expectError(await post({ provider: 'kc', token: withNonce, nonce }), 401, 'INVALID_ID_TOKEN');
+      const { rows } = await t.deps.db.query<{ n: number }>("select count(*)::int as n from auth.oauth_spent_id_tokens where expires_at > now() + interval '9 minutes'");
+      expect(rows[0]!.n).toBeGreaterThanOrEqual(2);
+    });
+
     it('checks the nonce: the same nonce or its SHA-256 passes, another or none fails', async () => {
       const nonce = randomToken();
       const { createHash } = await import('node:crypto');

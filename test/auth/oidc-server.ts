@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
@@ -92,7 +93,9 @@ export class OidcServer {
   /** An ID token signed with the provider's key, with the given claims over sane defaults. */
   async mintIdToken(claims: Record<string, unknown>, opts: { audience: string; expiresIn?: number; issuer?: string }): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iat: now, exp: now + (opts.expiresIn ?? 600), ...claims })
+    // A jti per token, as real providers (Google, Microsoft) send: tokens minted in the same
+    // second with the same claims are still different tokens.
+    return new SignJWT({ iat: now, exp: now + (opts.expiresIn ?? 600), jti: randomUUID(), ...claims })
       .setProtectedHeader({ alg: 'RS256', kid: this.kid, typ: 'JWT' })
       .setIssuer(opts.issuer ?? this.issuer)
       .setAudience(opts.audience)

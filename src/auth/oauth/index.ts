@@ -5,6 +5,7 @@ import type { AuthContext, AuthService } from '../service.js';
 import { toUser, userById, type User, type UserRow } from '../users.js';
 import { listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
 import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
+import { pruneSpentIdTokens, spendIdToken } from './verify.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
 
@@ -34,6 +35,7 @@ export interface OAuthServiceDeps {
 export class OAuthService {
   private readonly providers: Map<string, SignInProvider>;
   private lastPrune = 0;
+  private lastSpentPrune = 0;
 
   constructor(private readonly deps: OAuthServiceDeps) {
     this.providers = buildProviders(deps.config.providers);
@@ -131,6 +133,17 @@ export class OAuthService {
   async signInWithIdToken(input: { provider: string; token: string; nonce?: string }, ctx: AuthContext): Promise<OAuthSignedIn> {
     const provider = this.provider(input.provider);
     const profile = await provider.verifyIdToken(input.token, input.nonce ?? null);
+    if (Date.now() - this.lastSpentPrune > 60_000) {
+      this.lastSpentPrune = Date.now();
+      await pruneSpentIdTokens(this.deps.db);
+    }
+    // Each ID token signs in once, nonce or not: a leaked or logged token cannot be replayed.
+    if (!profile.idTokenClaims || !(await spendIdToken(this.deps.db, profile.idTokenClaims))) {
+      throw new AppError('INVALID_ID_TOKEN', {
+        message: 'The ID token is not valid: it has already been used (each ID token signs in once).',
+        nextActions: 'Get a fresh ID token from the provider (sign in with it again) and send that one.',
+      });
+    }
     return this.signIn(provider, profile, ctx);
   }
 

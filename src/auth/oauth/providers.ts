@@ -1,3 +1,4 @@
+import type { JWTPayload } from 'jose';
 import type { OAuthProviderConfig } from '../../config/oauth.js';
 import { AppError } from '../../errors/index.js';
 import { field, unavailable, upstreamJson } from './upstream.js';
@@ -10,6 +11,8 @@ export interface ProviderProfile {
   emailVerified: boolean;
   name: string | null;
   avatarUrl: string | null;
+  /** The verified claims of a native sign-in's ID token (to spend it once). */
+  idTokenClaims?: JWTPayload;
 }
 
 /** What the authorization request carries (state and nonce are this flow's; PKCE S256). */
@@ -152,7 +155,8 @@ export class OidcProvider implements SignInProvider {
   async verifyIdToken(token: string, nonce: string | null): Promise<ProviderProfile> {
     const { doc, keys } = await this.discover();
     const audiences = [this.config.clientId, ...this.config.idTokenAudiences];
-    return profileOf(await verifyIdToken(token, keys, this.verifyOptions(doc, audiences, nonce)));
+    const claims = await verifyIdToken(token, keys, this.verifyOptions(doc, audiences, nonce));
+    return { ...profileOf(claims), idTokenClaims: claims };
   }
 
   private verifyOptions(doc: Discovery, audiences: string[], nonce: string | null) {

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { AppError } from '../../errors/index.js';
+import type { Queryable } from '../../db/types.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
 import { unavailable } from './upstream.js';
 
@@ -20,6 +21,9 @@ export interface VerifyOptions {
   algorithms: string[];
 }
 
+/** Seconds of clock skew allowed on exp, nbf and iat. */
+const CLOCK_SKEW = 60;
+
 const SAFE_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /** The asymmetric algorithms among those the provider announces (RS256 when it announces none). */
@@ -33,8 +37,8 @@ function invalid(message: string, cause?: unknown): AppError {
 }
 
 /**
- * Verifies an ID token: signature by the provider's JWKS, issuer, audience, expiry (60 s of
- * clock skew), and the nonce. A nonce is compared with the token's `nonce` claim as sent or
+ * Verifies an ID token: signature by the provider's JWKS, issuer, audience, expiry and issue
+ * time (60 s of clock skew: an `iat` further in the future is refused), and the nonce. A nonce is compared with the token's `nonce` claim as sent or
  * as its SHA-256 hex (Apple and some native SDKs put the hash in the token). A token that
  * carries a nonce must be presented with it.
  */
@@ -45,12 +49,15 @@ export async function verifyIdToken(token: string, keys: KeySet, opts: VerifyOpt
       issuer: opts.issuer,
       audience: opts.audiences,
       algorithms: opts.algorithms,
-      clockTolerance: 60,
+      clockTolerance: CLOCK_SKEW,
       requiredClaims: ['sub', 'exp', 'iat'],
     }));
   } catch (err) {
     throw explain(err);
   }
+  // jose checks iat only against maxTokenAge; a token "issued" in the future is a forged or
+  // pre-minted one (or a provider with a broken clock).
+  if ((payload.iat as number) > Date.now() / 1000 + CLOCK_SKEW) throw invalid('it was issued in the future (its iat is over 60 s ahead of this server).');
   const claimed = typeof payload.nonce === 'string' ? payload.nonce : null;
   if (opts.nonce !== null) {
     if (claimed === null || !(safeEqual(claimed, opts.nonce) || safeEqual(claimed, sha256Hex(opts.nonce)))) {
@@ -80,4 +87,24 @@ function explain(err: unknown): AppError {
   if (err instanceof errors.JOSEError) return invalid('it is malformed.', err);
   // A network failure while fetching the JWKS.
   return unavailable("its signing keys (JWKS) could not be fetched.", err);
+}
+
+/**
+ * Spends a verified ID token: true the first time, false when it was already exchanged (on
+ * any instance) within its lifetime. Keyed by the SHA-256 of its decoded claims, so a token
+ * re-encoded with another signature encoding is still the same token; nonce-less tokens too.
+ */
+export async function spendIdToken(db: Queryable, payload: JWTPayload): Promise<boolean> {
+  const hash = sha256Hex(JSON.stringify(payload));
+  const { rows } = await db.query(
+    `insert into auth.oauth_spent_id_tokens (token_hash, expires_at) values ($1, to_timestamp($2))
+     on conflict (token_hash) do nothing returning 1`,
+    [hash, (payload.exp as number) + CLOCK_SKEW],
+  );
+  return rows.length === 1;
+}
+
+/** Deletes the spent ID tokens that have expired (they could not be replayed anyway). */
+export async function pruneSpentIdTokens(db: Queryable): Promise<void> {
+  await db.query('delete from auth.oauth_spent_id_tokens where expires_at < now()');
 }
