@@ -23,7 +23,7 @@ export function parseChannel(name: unknown): Channel | null {
 }
 
 /** What a caller may do on a channel, or why not. */
-export type Grant = { ok: true; publish: boolean } | { ok: false; error: RealtimeError };
+export type Grant = { ok: true; publish: boolean; presence: boolean } | { ok: false; error: RealtimeError };
 
 const SENDER = (identity: Identity) =>
   JSON.stringify({ sender_type: identity.kind === 'admin' ? 'system' : 'user', sender_id: identity.kind === 'user' ? identity.userId : null });
@@ -35,17 +35,24 @@ const SENDER = (identity: Identity) =>
  * - broadcast channels: the name matches an enabled pattern of realtime.channels, and the
  *   row image (channel, sender) passes the SELECT policies of realtime.messages (subscribe)
  *   and its INSERT policies (publish). No policy, no access. Admins may do anything.
+ * - presence: only on broadcast channels whose pattern has it on (see presence.ts).
  */
 export class ChannelAuthz {
   constructor(private readonly db: Db) {}
 
   async check(identity: Identity, channel: Channel): Promise<Grant> {
     if (channel.kind === 'table') return this.table(identity, channel.table);
-    if (identity.kind === 'admin') return { ok: true, publish: true };
+    if (identity.kind === 'admin') {
+      const { rows } = await this.db.query<{ presence: boolean }>(
+        'select realtime.channel_presence($1) as presence',
+        [channel.name],
+      );
+      return { ok: true, publish: true, presence: rows[0]?.presence === true };
+    }
     const image = JSON.stringify({ ...JSON.parse(SENDER(identity)), channel: channel.name });
     const { rows } = await withCaller(this.db, identity, (tx) =>
-      tx.query<{ enabled: boolean; sub: boolean[]; pub: boolean[] }>(
-        `select realtime.channel_enabled($1) as enabled,
+      tx.query<{ enabled: boolean; presence: boolean; sub: boolean[]; pub: boolean[] }>(
+        `select realtime.channel_enabled($1) as enabled, realtime.channel_presence($1) as presence,
            realtime.allowed('realtime.messages'::regclass, 'select', $2::jsonb) as sub,
            realtime.allowed('realtime.messages'::regclass, 'insert', $2::jsonb) as pub`,
         [channel.name, image],
@@ -58,7 +65,7 @@ export class ChannelAuthz {
     if (!r.sub[0]) {
       return { ok: false, error: rtError('SUBSCRIBE_DENIED', 'No SELECT policy on realtime.messages lets you subscribe to this channel.') };
     }
-    return { ok: true, publish: r.pub[0] === true };
+    return { ok: true, publish: r.pub[0] === true, presence: r.presence === true };
   }
 
   /** Whether the caller may publish on a channel it has not subscribed to. */
@@ -83,6 +90,7 @@ export class ChannelAuthz {
       return { ok: false, error: rtError('CHANNEL_NOT_FOUND', `Realtime is not on for table "${table}": an admin turns it on with POST /api/database/tables/${table}/realtime.`) };
     }
     if (!r.can) return { ok: false, error: rtError('SUBSCRIBE_DENIED', `Your role may not select from table "${table}".`) };
-    return { ok: true, publish: false };
+    // Table channels never show presence: who watches a table is nobody else's business.
+    return { ok: true, publish: false, presence: false };
   }
 }

@@ -9,7 +9,7 @@ import { connectSocket, disconnected, Inbox, refusedHandshake, subscribe } from 
 import { TokenSigner } from '../../src/auth/tokens.js';
 
 const SETUP = [
-  `insert into realtime.channels (pattern, description) values ('chat:%', 'chat rooms')`,
+  `insert into realtime.channels (pattern, description, presence) values ('chat:%', 'chat rooms', true)`,
   `insert into realtime.channels (pattern, enabled) values ('closed:%', false)`,
   `create policy chat_read on realtime.messages for select to authenticated using (channel like 'chat:%')`,
   `create policy chat_write on realtime.messages for insert to authenticated with check (channel like 'chat:%' and channel <> 'chat:readonly' and sender_id = auth.uid())`,

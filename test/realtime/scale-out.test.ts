@@ -17,7 +17,7 @@ import type { Db } from '../../src/db/types.js';
 const REDIS = process.env.TEST_REDIS_URL;
 
 const SETUP = [
-  `insert into realtime.channels (pattern) values ('chat:%')`,
+  `insert into realtime.channels (pattern, presence) values ('chat:%', true)`,
   `create policy chat_read on realtime.messages for select to authenticated using (channel like 'chat:%')`,
   `create policy chat_write on realtime.messages for insert to authenticated with check (channel like 'chat:%')`,
   `create policy own on public.notes for all to authenticated using (owner = auth.uid())`,

@@ -7,7 +7,7 @@ import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
 
 const SETUP = [
-  `insert into realtime.channels (pattern) values ('chat:%')`,
+  `insert into realtime.channels (pattern, presence) values ('chat:%', true)`,
   `create policy chat_read on realtime.messages for select to authenticated using (channel like 'chat:%')`,
   `create policy chat_write on realtime.messages for insert to authenticated with check (channel like 'chat:%')`,
 ];

@@ -7,6 +7,8 @@ import { parseChannel, type Channel, type ChannelAuthz } from '../../realtime/ch
 import { rtError, type RealtimeError } from '../../realtime/errors.js';
 import { jsonSize, TokenBucket, type RealtimeLimits } from '../../realtime/limits.js';
 import type { Meta } from '../../realtime/hub.js';
+import { viewersOf, visibleTo } from '../../realtime/presence.js';
+import type { Db } from '../../db/types.js';
 
 /** A member of a channel as presence shows it. */
 export interface Member {
@@ -40,6 +42,8 @@ export interface ConnectionOptions {
   io: Server;
   socket: AnySocket;
   authz: ChannelAuthz;
+  /** For presence: who may see whom, by the viewers' policies (realtime/presence.ts). */
+  db: Db;
   limits: RealtimeLimits;
   onSlowConsumer: () => void;
   log: FastifyBaseLogger;
@@ -51,6 +55,8 @@ export class Connection {
   private readonly identity: Identity;
   /** Subscribed channel → may publish there. */
   private readonly subs = new Map<string, boolean>();
+  /** Subscribed channels that show presence. */
+  private readonly presenceOn = new Set<string>();
   private readonly pending = new Set<string>();
   private readonly publishRights = new Map<string, boolean>();
   private readonly bucket: TokenBucket;
@@ -128,10 +134,11 @@ export class Connection {
     if (!grant.ok) return fail(grant.error);
     if (this.socket.disconnected) return;
     this.subs.set(channel.name, grant.publish);
+    if (grant.presence) this.presenceOn.add(channel.name);
     const joinedAt = new Date().toISOString();
     this.socket.data.joined[channel.name] = joinedAt;
     this.socket.join(channel.name);
-    this.socket.to(channel.name).emit('presence:join', { meta: this.meta(channel.name, 'system'), member: this.member(channel.name) });
+    await this.announce(channel.name, 'presence:join', this.member(channel.name));
     answer({ ok: true, channel: channel.name, presence: { members: await this.members(channel.name) } });
   }
 
@@ -145,10 +152,24 @@ export class Connection {
 
   private leave(name: string): void {
     const member = this.member(name);
+    const announced = this.presenceOn.delete(name);
     this.subs.delete(name);
     delete this.socket.data.joined[name];
     this.socket.leave(name);
-    this.socket.to(name).emit('presence:leave', { meta: this.meta(name, 'system'), member });
+    if (announced) void this.guard(() => this.announce(name, 'presence:leave', member, true));
+  }
+
+  /**
+   * Tells the other members of a presence channel that this connection joined or left, each
+   * only if their policies let them see it (realtime/presence.ts). Other channels: nothing.
+   */
+  private async announce(channel: string, event: 'presence:join' | 'presence:leave', member: Member, force = false): Promise<void> {
+    if (!force && !this.presenceOn.has(channel)) return;
+    const others = (await this.opts.io.in(channel).fetchSockets()).filter((s) => s.id !== this.socket.id);
+    if (others.length === 0) return;
+    const may = await viewersOf(this.opts.db, this.identity, channel, others.map((s) => (s.data as SocketData).identity));
+    const body = { meta: this.meta(channel, 'system'), member };
+    others.forEach((s, i) => may[i] && s.emit(event, body));
   }
 
   private leaveAll(): void {
@@ -197,10 +218,15 @@ export class Connection {
     return memberOf(this.socket.data, channel);
   }
 
-  /** Everyone in the channel, on every instance (the Redis adapter asks the others). */
+  /**
+   * The members this connection may see, on every instance (the Redis adapter asks the
+   * others): itself only on a channel without presence, else those its policies allow.
+   */
   private async members(channel: string): Promise<Member[]> {
-    const sockets = await this.opts.io.in(channel).fetchSockets();
-    return sockets.map((s) => memberOf(s.data as SocketData, channel));
+    if (!this.presenceOn.has(channel)) return [this.member(channel)];
+    const sockets = (await this.opts.io.in(channel).fetchSockets()).filter((s) => s.id !== this.socket.id);
+    const may = await visibleTo(this.opts.db, this.identity, channel, sockets.map((s) => (s.data as SocketData).identity));
+    return [this.member(channel), ...sockets.filter((_, i) => may[i]).map((s) => memberOf(s.data as SocketData, channel))];
   }
 
   /**

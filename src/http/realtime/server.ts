@@ -85,7 +85,7 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
         if (set!.size === 0) sessions.delete(identity.sessionId);
       });
     }
-    new Connection({ io, socket, authz, limits, onSlowConsumer: () => server.stats.slowConsumers++, log: app.log }).start();
+    new Connection({ io, socket, authz, db: deps.db, limits, onSlowConsumer: () => server.stats.slowConsumers++, log: app.log }).start();
   });
 
   app.decorate('realtime', server);
