@@ -115,17 +115,21 @@ export const sql = {
     return rows[0] ? toObject(rows[0]) : null;
   },
 
-  /** Objects of a bucket by key, filtered by key prefix and a case-insensitive substring. */
+  /**
+   * Objects of a bucket by key, filtered by key prefix and a case-insensitive substring, and
+   * to one uploader's when `uploadedBy` is set.
+   */
   async listObjects(
     db: Queryable,
     bucket: string,
-    q: { prefix?: string; search?: string; limit: number; offset: number },
+    q: { prefix?: string; search?: string; limit: number; offset: number; uploadedBy?: string },
   ): Promise<{ rows: ObjectRow[]; total: number }> {
     const where = `bucket = $1 and ($2::text is null or starts_with(key, $2))
-      and ($3::text is null or strpos(lower(key), lower($3)) > 0)`;
-    const params = [bucket, q.prefix || null, q.search || null];
+      and ($3::text is null or strpos(lower(key), lower($3)) > 0)
+      and ($4::uuid is null or uploaded_by = $4)`;
+    const params = [bucket, q.prefix || null, q.search || null, q.uploadedBy ?? null];
     const { rows } = await db.query<ObjectRow>(
-      `select ${OBJECT_COLUMNS} from storage.objects where ${where} order by key limit $4 offset $5`,
+      `select ${OBJECT_COLUMNS} from storage.objects where ${where} order by key limit $5 offset $6`,
       [...params, q.limit, q.offset],
     );
     const count = await db.query<{ n: number }>(`select count(*)::float8 as n from storage.objects where ${where}`, params);

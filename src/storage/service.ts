@@ -154,6 +154,24 @@ export class StorageService {
   }
 
   /**
+   * The objects the caller may read, with the read rules of getObject: a public bucket's are
+   * anyone's; in a private one, an admin's are all, a user's their own uploads, and anon or
+   * no credential is refused as a download would be.
+   */
+  async listReadable(
+    identity: Identity,
+    bucket: string,
+    q: { prefix?: string; search?: string; limit: number; offset: number },
+    base: string,
+  ): Promise<{ data: StorageObject[]; total: number }> {
+    const b = await this.bucket(bucket);
+    if (!b.isPublic) assertMayReadPrivate(identity);
+    const uploadedBy = b.isPublic || identity.kind !== 'user' ? undefined : identity.userId;
+    const { rows, total } = await sql.listObjects(this.db, bucket, { ...q, uploadedBy });
+    return { data: rows.map((r) => this.toApi(r, base)), total };
+  }
+
+  /**
    * Streams `body` into `bucket/key` (create or replace) within MAX_UPLOAD_BYTES. Nothing is
    * stored when the body fails, is too large, or the bucket vanished meanwhile.
    */

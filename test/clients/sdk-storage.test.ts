@@ -85,6 +85,25 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     expect(body.pagination).toMatchObject({ offset: 0, limit: 10, total: body.objects.length });
   });
 
+  it("a user lists what they may read through the SDK's HTTP client (/list): own private uploads, paged; list() names that path", async () => {
+    const carol = await signedInClient(t, 'carol');
+    const stored: string[] = [];
+    for (const name of ['c1.txt', 'c2.txt', 'c3.txt']) {
+      const up = await carol.client.storage.from('priv').upload(`carol/${name}`, new Blob([name]));
+      expect(up.error).toBeNull();
+      stored.push(up.data!.key);
+    }
+    const http = carol.client.getHttpClient();
+    const page = (await http.get('/api/storage/buckets/priv/list', { params: { limit: '2', offset: '1' } })) as any;
+    expect(page.objects.map((o: { key: string }) => o.key)).toEqual([...stored].sort().slice(1, 3));
+    expect(page.pagination).toEqual({ offset: 1, limit: 2, total: 3 });
+    // Alice's private objects are not Carol's to see.
+    const all = (await http.get('/api/storage/buckets/priv/list', { params: { limit: '1000' } })) as any;
+    expect(all.objects.every((o: { key: string }) => stored.includes(o.key))).toBe(true);
+    const refused = await carol.client.storage.from('priv').list();
+    expect(refused.error?.nextActions ?? '').toMatch(/\/list/);
+  });
+
   it('remove(key) deletes one object; remove([...]) reports each key; one invalid key refuses the batch', async () => {
     const keys: string[] = [];
     for (const name of ['r1.txt', 'r2.txt', 'r3.txt']) {

@@ -3,7 +3,7 @@ import type { RoutePlugin } from '../../types.js';
 import { BucketName, BucketParams, StorageObject } from './schemas.js';
 import { baseUrl } from './url.js';
 
-/** Bucket administration and object listing (admin). */
+/** Bucket administration and object listing (admin), and the listing of what a caller may read. */
 export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
   const storage = deps.storage;
   const tags = ['storage'];
@@ -71,28 +71,43 @@ export const bucketRoutes: RoutePlugin = async (app, { deps }) => {
   });
 
   app.get('/api/storage/buckets/:bucketName/objects', {
-    config: { access: 'admin' },
-    schema: {
-      tags,
-      summary: 'List objects by key (prefix, search, limit, offset)',
-      params: BucketParams,
-      querystring: Type.Object({
-        prefix: Type.Optional(Type.String({ maxLength: 1024 })),
-        search: Type.Optional(Type.String({ maxLength: 1024 })),
-        limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-        offset: Type.Integer({ minimum: 0, default: 0 }),
-      }),
-      response: {
-        200: Type.Object({
-          data: Type.Array(StorageObject),
-          objects: Type.Array(StorageObject, { description: 'The same list as data, under the key the InsForge SDK reads.' }),
-          pagination: Type.Object({ offset: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
-        }),
-      },
+    config: {
+      access: 'admin',
+      refusalHint: 'Listing every object is for admins (x-api-key). To list the objects you may read, use GET /api/storage/buckets/{bucketName}/list with the same query.',
     },
+    schema: { tags, summary: 'List objects by key (prefix, search, limit, offset)', params: BucketParams, querystring: ListQuery, response: { 200: ListAnswer } },
   }, async (request) => {
     const { prefix, search, limit, offset } = request.query;
     const { data, total } = await storage.listObjects(request.params.bucketName, { prefix, search, limit, offset }, baseUrl(request, deps.config));
     return { data, objects: data, pagination: { offset, limit, total } };
   });
+
+  app.get('/api/storage/buckets/:bucketName/list', {
+    config: { access: 'public' },
+    schema: {
+      tags,
+      summary: 'List the objects the caller may read (public bucket: all; private: their own, all for admins), by key',
+      params: BucketParams,
+      querystring: ListQuery,
+      response: { 200: ListAnswer },
+    },
+  }, async (request) => {
+    const { prefix, search, limit, offset } = request.query;
+    const q = { prefix, search, limit, offset };
+    const { data, total } = await storage.listReadable(request.identity, request.params.bucketName, q, baseUrl(request, deps.config));
+    return { data, objects: data, pagination: { offset, limit, total } };
+  });
 };
+
+const ListQuery = Type.Object({
+  prefix: Type.Optional(Type.String({ maxLength: 1024 })),
+  search: Type.Optional(Type.String({ maxLength: 1024 })),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+});
+
+const ListAnswer = Type.Object({
+  data: Type.Array(StorageObject),
+  objects: Type.Array(StorageObject, { description: 'The same list as data, under the key the InsForge SDK reads.' }),
+  pagination: Type.Object({ offset: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+});
