@@ -74,6 +74,11 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     expect((await r.json()).checks.functions.status).toBe('ok');
   };
   const pool = () => t.deps.functions.runtime as HostPool;
+  const own = () =>
+    Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a !== undefined)
+      .map((a) => (a!.family === 'IPv6' ? `[${a!.address.replace(/%.*$/, '')}]` : a!.address));
   const fnId = async (slug: string) => (await (await t.fetch(`/api/functions/${slug}`, { headers: admin })).json()).id as string;
 
   beforeAll(async () => {
@@ -166,6 +171,31 @@ describe.each(backends())('function sandbox on %s', (backend) => {
       const r = await probe('probe', 'fetch', { t: `http://${address}:${new URL(t.url).port}/api/health` });
       expect(r.ok, address).toBe(false);
       expect(`${r.name} ${r.message}`, address).toMatch(/NotCapable|net access/);
+    }
+  });
+
+  it('cannot reach this machine over IPv6 in any spelling; the guard for the IPv6 ranges runs in every function', async () => {
+    // A dual-stack listener on every interface: an attempt that got through would be answered.
+    const six = http.createServer((_req, res) => res.end('reached'));
+    await new Promise<void>((r) => six.listen(0, '::', r));
+    const port = String((six.address() as { port: number }).port);
+    try {
+      expect(await (await fetch(`http://[::1]:${port}/`)).text()).toBe('reached');
+      for (const host of ['[::1]', '[::]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', ...own().filter((a) => a.startsWith('['))]) {
+        const r = await probe('probe', 'fetch', { t: `http://${host}:${port}/` });
+        expect(r.ok, host).toBe(false);
+        expect(`${r.name} ${r.message}`, host).toMatch(/NotCapable|net access/);
+      }
+      for (const host of ['::1', '::', '::ffff:127.0.0.1']) {
+        const r = await probe('probe', 'connect', { t: host, port });
+        expect(r.ok, host).toBe(false);
+        expect(r.name, host).toMatch(PERMISSION);
+      }
+      // The unspecified address is also in the guard's ranges, which answer before Deno's list.
+      expect((await probe('probe', 'fetch', { t: `http://[::]:${port}/` })).message).toMatch(/a private or local address/);
+      expect((await probe('probe', 'connect', { t: '::', port })).message).toMatch(/a private or local address/);
+    } finally {
+      six.close();
     }
   });
 

@@ -20,7 +20,10 @@
 //                                       x-plinth-runtime-outcome: threw.
 // Console output and errors go to stdout as JSON lines {level, message}.
 
-const [socketDir, tmpDir] = Deno.args;
+import { installNetGuard } from './deno-net-guard.js';
+
+// The third argument: what the network guard refuses ({cidrs, addresses}, deno.ts guardSpec()).
+const [socketDir, tmpDir, guardSpec] = Deno.args;
 // A replaced worker keeps serving this long for calls already routed to it, then drains.
 const RETIRE_GRACE_MS = 2_000;
 // ...and is stopped after this long even if calls are still running.
@@ -44,6 +47,9 @@ function emit(level, message) {
 // permission, so the process env stays unreadable), forwards console output, loads the code,
 // then serves calls on its socket.
 const BOOT = `
+${installNetGuard.toString().replace(/^export /, '')}
+// Before anything else: the IPv6 ranges --deny-net cannot hold (deno-net-guard.js).
+await installNetGuard(${JSON.stringify(JSON.parse(guardSpec))});
 const MAX_LOG_CHARS = ${MAX_LOG_CHARS};
 const FUNCTION_URL = ${FUNCTION_URL};
 const RUNTIME_URL = ${RUNTIME_URL};

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DENIED_CIDRS, DENIED_IPV4_CIDRS, ownAddresses } from '../../lib/net-guard.js';
 
 /** The Deno-side host script every function process runs. */
 export const HOST_SCRIPT = fileURLToPath(new URL('./deno-host.js', import.meta.url));
@@ -23,29 +23,14 @@ export function denoBinary(): string {
 }
 
 /**
- * Addresses functions may never reach. Deno enforces --deny-net on the address a host name
- * resolves to, so DNS names pointing here are refused too. Deno 2.9 takes CIDR ranges for
- * IPv4 only; for IPv6 it takes single addresses, so loopback, the unspecified address and
- * the cloud metadata addresses are listed one by one (IPv4-mapped IPv6 addresses are
- * checked as their IPv4 address).
+ * What Deno's own --deny-net is given (it enforces it on the address a host name resolves
+ * to, so DNS names pointing here are refused too). Deno 2.9 takes CIDR ranges for IPv4 only:
+ * its flag parser refuses every IPv6 range (`fc00::/7`, `[fc00::]/7`, `[fc00::/7]`, see
+ * deno.test.ts), so IPv6 goes in as single addresses: loopback, unspecified, AWS's metadata
+ * address (IPv4-mapped IPv6 addresses are checked as their IPv4 address). The IPv6 ranges
+ * (src/lib/net-guard.ts) are refused inside the sandbox by the guard of deno-net-guard.js.
  */
-export const DENIED_NET = [
-  '0.0.0.0/8', // "this network"; 0.0.0.0 reaches local listeners
-  '10.0.0.0/8',
-  '100.64.0.0/10', // carrier-grade NAT
-  '127.0.0.0/8',
-  '169.254.0.0/16', // link-local, cloud metadata 169.254.169.254
-  '172.16.0.0/12',
-  '192.0.0.0/24',
-  '192.168.0.0/16',
-  '198.18.0.0/15',
-  '224.0.0.0/4', // multicast
-  '240.0.0.0/4',
-  '[::1]',
-  '[::]',
-  '[fd00:ec2::254]', // AWS metadata over IPv6
-  'localhost',
-];
+export const DENIED_NET = [...DENIED_IPV4_CIDRS, '[::1]', '[::]', '[fd00:ec2::254]', 'localhost'];
 
 /**
  * DENIED_NET plus every address of this machine's own network interfaces: a public address on
@@ -54,11 +39,13 @@ export const DENIED_NET = [
  * address the machine gains later is covered from the next process on.
  */
 export function deniedNet(): string[] {
-  const own = Object.values(networkInterfaces())
-    .flat()
-    .filter((a) => a !== undefined)
-    .map((a) => (a.family === 'IPv6' ? `[${a.address.replace(/%.*$/, '')}]` : a.address));
+  const own = ownAddresses().map((a) => (a.includes(':') ? `[${a}]` : a));
   return [...new Set([...DENIED_NET, ...own])];
+}
+
+/** What the sandbox's guard refuses (deno-net-guard.js): every denied range and this machine's addresses. */
+export function guardSpec(): { cidrs: readonly string[]; addresses: string[] } {
+  return { cidrs: DENIED_CIDRS, addresses: ownAddresses() };
 }
 
 /** Command-line arguments of one host process (see deno-host.js). */
@@ -83,5 +70,6 @@ export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: nu
     HOST_SCRIPT,
     opts.socketDir,
     opts.tmpDir,
+    JSON.stringify(guardSpec()),
   ];
 }
