@@ -74,6 +74,19 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       expect(rows[0]!.n).toBeGreaterThanOrEqual(2);
     });
 
+    it('spent ID tokens are kept until they expire, then pruned', async () => {
+      const { pruneSpentIdTokens } = await import('../../src/auth/oauth/verify.js');
+      const old = `test-expired-${newSub()}`;
+      const fresh = `test-fresh-${newSub()}`;
+      await t.deps.db.query(
+        "insert into auth.oauth_spent_id_tokens (token_hash, expires_at) values ($1, now() - interval '1 second'), ($2, now() + interval '1 hour')",
+        [old, fresh],
+      );
+      await pruneSpentIdTokens(t.deps.db);
+      const { rows } = await t.deps.db.query<{ token_hash: string }>('select token_hash from auth.oauth_spent_id_tokens where token_hash = any($1)', [[old, fresh]]);
+      expect(rows.map((r) => r.token_hash)).toEqual([fresh]);
+    });
+
     it('checks the nonce: the same nonce or its SHA-256 passes, another or none fails', async () => {
       const nonce = randomToken();
       const { createHash } = await import('node:crypto');
