@@ -138,7 +138,8 @@ export class Connection {
     const joinedAt = new Date().toISOString();
     this.socket.data.joined[channel.name] = joinedAt;
     this.socket.join(channel.name);
-    await this.announce(channel.name, 'presence:join', this.member(channel.name));
+    // A failed announcement is logged; the subscription itself stands.
+    await this.announce(channel.name, 'presence:join', this.member(channel.name)).catch((err) => this.opts.log.error({ err }, 'presence announcement failed'));
     answer({ ok: true, channel: channel.name, presence: { members: await this.members(channel.name) } });
   }
 
