@@ -43,31 +43,37 @@ describe('the Deno sandbox network rules', () => {
     for (const host of ['8.8.8.8', 'example.com', '[2001:4860:4860::8888]']) expect(states[host], host).toBe('granted');
   });
 
-  it('the guard refuses the private IPv6 ranges and IPv4 embedded in IPv6 on fetch, WebSocket, Deno.connect and node:net', () => {
+  it('the guard refuses the private IPv6 ranges, IPv4 embedded in IPv6, and names resolving to them, on fetch, WebSocket, Deno.connect and node:net', () => {
     const guard = fileURLToPath(new URL('./deno-net-guard.js', import.meta.url));
     const script = `import { installNetGuard } from ${JSON.stringify(guard)};
 await installNetGuard(JSON.parse(Deno.args[0]));
 const net = await import('node:net');
 const out = {};
 const attempt = async (key, fn) => { try { await fn(); out[key] = 'passed'; } catch (e) { out[key] = String(e?.message); } };
-for (const ip of JSON.parse(Deno.args[1])) {
-  await attempt('fetch ' + ip, () => fetch('http://[' + ip + ']:8080/'));
-  await attempt('ws ' + ip, () => new WebSocket('ws://[' + ip + ']:8080/'));
-  await attempt('connect ' + ip, () => Deno.connect({ hostname: ip, port: 8080 }));
-  await attempt('connectTls ' + ip, () => Deno.connectTls({ hostname: ip, port: 8443 }));
-  await attempt('node ' + ip, () => new Promise((res, rej) => { const s = net.connect({ host: ip, port: 8080 }); s.on('error', rej); s.on('connect', res); }));
+const node = (o) => new Promise((res, rej) => { const s = net.connect(o); s.on('error', rej); s.on('connect', res); });
+for (const host of JSON.parse(Deno.args[1])) {
+  const h = host.includes(':') ? '[' + host + ']' : host;
+  await attempt('fetch ' + host, () => fetch('http://' + h + ':8080/'));
+  if (host.includes(':')) await attempt('ws ' + host, () => new WebSocket('ws://' + h + ':8080/'));
+  await attempt('connect ' + host, () => Deno.connect({ hostname: host, port: 8080 }));
+  await attempt('connectTls ' + host, () => Deno.connectTls({ hostname: host, port: 8443 }));
+  await attempt('node ' + host, () => node({ host, port: 8080 }));
+  await attempt('nodePort ' + host, () => new Promise((res, rej) => { const s = net.connect(8080, host); s.on('error', rej); s.on('connect', res); }));
 }
 console.log(JSON.stringify(out));`;
     const privateIps = [...new Set(['::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'febf::1', 'fec0::1', 'ff02::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '64:ff9b::a9fe:a9fe', '2002:a00:1::1', '2002:c0a8:101::', ...ownAddresses().filter((a) => a.includes(':'))])];
     const publicIps = ['2001:db8::1', '2606:4700:4700::1111', '64:ff9b::808:808'];
-    const r = deno([], script, [JSON.stringify(guardSpec()), JSON.stringify([...privateIps, ...publicIps])]);
+    // Only loopback is allowed here: an address the guard let through is refused by Deno
+    // (no packet), and a name it let through could only reach this machine's loopback.
+    const r = deno(['--allow-net=localhost'], script, [JSON.stringify(guardSpec()), JSON.stringify([...privateIps, ...publicIps, 'localhost'])]);
     expect(r.status, r.err).toBe(0);
     const out: Record<string, string> = JSON.parse(r.out);
-    expect(Object.keys(out)).toHaveLength(5 * (privateIps.length + publicIps.length));
+    expect(Object.keys(out)).toHaveLength(6 * (privateIps.length + publicIps.length) + 5);
     for (const [key, message] of Object.entries(out)) {
-      const ip = key.split(' ')[1]!;
-      // Refused by the guard; a public address goes on, to Deno's own refusal (no net permission here).
-      if (privateIps.includes(ip)) expect(message, key).toMatch(/a private or local address/);
+      const host = key.split(' ')[1]!;
+      if (host === 'localhost') expect(message, key).toMatch(/it resolves to (127\.0\.0\.1|::1), a private or local address/);
+      else if (privateIps.includes(host)) expect(message, key).toMatch(/a private or local address/);
+      // A public address goes on, to Deno's own refusal.
       else expect(message, key).toMatch(/run again with the --allow-net flag/);
     }
   });
