@@ -164,6 +164,18 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
         await limited.close();
       }
     });
+    it.runIf(built)('sends GET / to the dashboard', async () => {
+      const r = await t.fetch('/', { redirect: 'manual' });
+      expect(r.status).toBe(302);
+      expect(r.headers.get('location')).toBe('/dashboard/');
+      expect((await t.fetch('/')).url).toMatch(/\/dashboard\/$/);
+    });
+    it('answers GET / with a 404 envelope that says how to build the dashboard when it is missing', async () => {
+      const r = await call(t, 'GET', '/unbuilt/');
+      expect(r.status).toBe(404);
+      envelope(r.body, 'ROUTE_NOT_FOUND');
+      expect(r.body.nextActions).toContain('npm run build');
+    });
     it('answers 503 with the envelope when the build is missing', async () => {
       const r = await call(t, 'GET', '/unbuilt/dashboard/tables');
       expect(r.status).toBe(503);
