@@ -58,6 +58,13 @@ function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): vo
   res.end(body);
 }
 
+/** The answer to a request that arrives on an open connection while the server shuts down. */
+const DRAINING = {
+  message: 'The server is shutting down.',
+  nextActions: 'Send the request again after the seconds in Retry-After, on a new connection: another instance, or this one restarted, will answer.',
+  headers: { 'retry-after': '5', connection: 'close' },
+};
+
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
   logStream?: NodeJS.WritableStream | false;
@@ -92,6 +99,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // While draining, requests still arriving on open connections get the envelope (below), not
+    // Fastify's own 503 body.
+    return503OnClosing: false,
     // Query strings, params and headers arrive as text and are coerced to their schema types;
     // JSON bodies are not: a 42 where a string belongs is a 400, not "42".
     schemaController: {
@@ -107,8 +117,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser);
   app.server.on('checkExpectation', answerExpectationFailed);
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (draining) return done(new AppError('SERVICE_UNAVAILABLE', DRAINING));
     if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
       return done(new AppError('MALFORMED_REQUEST', { message: 'An HTTP/1.1 request needs a Host header.' }));
     }

@@ -11,6 +11,9 @@ const Health = Type.Object({
   checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()) }))),
 });
 
+// A 503 is also the error envelope: the answer while the server drains on SIGTERM.
+const Envelope = Type.Object({ statusCode: Type.Number(), error: Type.String(), message: Type.String(), nextActions: Type.String() });
+
 const CHECK_TIMEOUT_MS = 3000;
 
 function withTimeout(p: Promise<void>): Promise<void> {
@@ -34,7 +37,7 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['health'],
         summary: 'Liveness; with checks=true also readiness of database, storage and function runtime',
         querystring: Type.Object({ checks: Type.Optional(Type.Boolean()) }),
-        response: { 200: Health, 503: Health },
+        response: { 200: Health, 503: Type.Union([Health, Envelope]) },
       },
     },
     (request, reply) => {
