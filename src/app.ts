@@ -67,7 +67,7 @@ const DRAINING = {
 
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
-  logStream?: NodeJS.WritableStream | false;
+  logStream?: NodeJS.WritableStream | { write(line: string): unknown } | false;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
