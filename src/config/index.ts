@@ -24,7 +24,8 @@ export interface Config {
     /** Sign-in with OpenID Connect providers and GitHub (docs/auth.md). */
     oauth: OAuthConfig;
   };
-  rateLimit: { plan: RateLimitPlan; perMinute: number; redisUrl: string | null };
+  /** `adminPerMinute`: the admin key's own limit (RATE_LIMIT_ADMIN_PER_MINUTE). */
+  rateLimit: { plan: RateLimitPlan; perMinute: number; adminPerMinute: number; redisUrl: string | null };
   /** Per-connection limits of the realtime server (docs/realtime.md). */
   realtime: {
     maxSubscriptions: number;
@@ -131,6 +132,7 @@ function readRateLimit(r: Reader): Config['rateLimit'] {
   return {
     plan,
     perMinute: plan === 'free' ? 100 : plan === 'pro' ? 1000 : perMinute,
+    adminPerMinute: int(r, 'RATE_LIMIT_ADMIN_PER_MINUTE', 10_000, 1, 10_000_000),
     redisUrl: url(r, 'REDIS_URL', ['redis:', 'rediss:']),
   };
 }

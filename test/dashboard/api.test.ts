@@ -154,7 +154,7 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
       expect(escape.status).toBe(404);
     });
     it.runIf(built)('is not rate limited: the files are static', async () => {
-      const limited = await startApp(backend, { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '2' });
+      const limited = await startApp(backend, { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '2', RATE_LIMIT_ADMIN_PER_MINUTE: '2' });
       try {
         for (let i = 0; i < 4; i++) expect((await limited.fetch('/dashboard/')).status).toBe(200);
         const api = [];
