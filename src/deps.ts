@@ -87,8 +87,8 @@ async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?:
 }
 
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
-export async function openDb(config: Readonly<Config>): Promise<Db> {
-  return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) })).db;
+export async function openDb(config: Readonly<Config>, onEvent: (event: string, detail: Record<string, unknown>) => void = dbEvents(config)): Promise<Db> {
+  return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent })).db;
 }
 
 /**
