@@ -65,6 +65,16 @@ const DRAINING = {
   headers: { 'retry-after': '5', connection: 'close' },
 };
 
+/** Once closing starts (SIGTERM), a request arriving on an open connection gets the envelope. */
+function answerWhileDraining(app: FastifyInstance): void {
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => done(draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined));
+}
+
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
   logStream?: NodeJS.WritableStream | { write(line: string): unknown } | false;
@@ -117,19 +127,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser);
   app.server.on('checkExpectation', answerExpectationFailed);
-  let draining = false;
-  app.addHook('preClose', (done) => {
-    draining = true;
-    done();
-  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (draining) return done(new AppError('SERVICE_UNAVAILABLE', DRAINING));
     if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
       return done(new AppError('MALFORMED_REQUEST', { message: 'An HTTP/1.1 request needs a Host header.' }));
     }
     done();
   });
+  answerWhileDraining(app);
   registerCors(app, config.corsOrigins);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);

@@ -3,6 +3,7 @@ import { buildDeps } from './deps.js';
 import { buildApp } from './app.js';
 import { BYTE_ORDER_ADVICE, sortsTextByBytes } from './db/collation.js';
 import { LogDestination } from './lib/log-destination.js';
+import { diskTooFullToStart } from './lib/disk.js';
 
 /** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -20,7 +21,15 @@ async function main(): Promise<void> {
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
   const logs = new LogDestination(1);
-  const deps = await buildDeps(config);
+  // A nearly full disk: one line that says so, rather than the database's own failure.
+  const usesDataDir = config.databaseUrl === null || config.databaseUrl.startsWith('pglite:') || config.storage.s3 === null;
+  const tooFull = usesDataDir ? await diskTooFullToStart(config.dataDir) : null;
+  if (tooFull) throw new Error(tooFull);
+  const deps = await buildDeps(config).catch(async (err) => {
+    // Out of space while starting (creating the cluster, migrating): say that, in one line.
+    const full = usesDataDir && ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as { code?: string }).code === '53100');
+    throw full ? new Error(`No space left on the disk of DATA_DIR (${config.dataDir}) while starting. Free disk space there, or set DATA_DIR to a folder on a bigger disk.`) : err;
+  });
   const app = await buildApp(deps, { logStream: logs });
   if (deps.generatedAdminKey) {
     // Printed once, outside the log: only its hash is stored.

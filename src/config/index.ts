@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   publicUrl: string | null;
   dataDir: string;
+  /** Below this much free space under DATA_DIR, health reports the disk as degraded (DISK_LOW_MB). */
+  diskLowBytes: number;
   databaseUrl: string | null;
   logLevel: string;
   trustProxy: boolean;
@@ -82,6 +84,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
+    diskLowBytes: int(r, 'DISK_LOW_MB', 1024, 0, 100_000_000) * MIB,
     databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     trustProxy: bool(r, 'TRUST_PROXY', false),
