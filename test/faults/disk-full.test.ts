@@ -150,6 +150,10 @@ describe.each(backends())('the database out of disk space (SQLSTATE 53100) on %s
       const body = await r.json();
       expect(body).toMatchObject({ statusCode: 507, error: 'INSUFFICIENT_STORAGE', message: 'The database has no disk space left: nothing was written.' });
       expect(body.nextActions).toMatch(/DATA_DIR\/postgres/);
+      // The admin SQL endpoint too: a full disk is no mistake in the SQL (not a 400 SQL_ERROR).
+      const sql = await t.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query: 'insert into public.full_disk (body) values ($1)', params: ['x'] }) });
+      expect(sql.status).toBe(507);
+      expect(await sql.json()).toMatchObject({ error: 'INSUFFICIENT_STORAGE' });
     } finally {
       await t.close();
     }
