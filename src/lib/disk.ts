@@ -18,13 +18,16 @@ export async function freeBytes(dir: string): Promise<number> {
   }
 }
 
-/** Writes, syncs and removes a 4 KiB file in `dir`: throws (ENOSPC) when nothing more can be stored. */
+/**
+ * Writes and removes a 4 KiB file in `dir`: throws (ENOSPC) when nothing more can be stored.
+ * No fsync: filesystems reserve the blocks at write time (tmpfs, ext4's delayed allocation,
+ * XFS), and a health probe must stay fast on a busy disk.
+ */
 async function probeWrite(dir: string): Promise<void> {
   const file = path.join(dir, `.plinth-disk-probe-${process.pid}`);
   const fh = await open(file, 'w');
   try {
     await fh.write(Buffer.alloc(4096));
-    await fh.sync();
   } finally {
     await fh.close();
     await unlink(file).catch(() => {});
