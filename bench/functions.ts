@@ -5,11 +5,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { denoBinary } from '../src/functions/runtime/deno.js';
-import { PLINTH, compare, freePort, load, median, requireWrk, spawnServer, type Server } from './lib.js';
+import { PLINTH, benchDir, compare, freePort, load, median, requireWrk, spawnServer, type Server } from './lib.js';
 
 const HANDLER = `() => new Response('hello from a function', { headers: { 'content-type': 'text/plain' } })`;
 
@@ -51,7 +50,7 @@ const pct = (xs: number[], p: number) => {
 
 async function benchFunctions(): Promise<void> {
   await requireWrk();
-  const dir = mkdtempSync(path.join(tmpdir(), 'plinth-bench-fn-'));
+  const dir = benchDir('plinth-bench-fn-');
   const servers: Server[] = [];
   try {
     const adminKey = `ik_${randomBytes(32).toString('hex')}`;

@@ -236,9 +236,12 @@ export async function spawnServer(
     pid: proc.pid!,
     url,
     readyMs,
+    // Settles however the process ended: a process killed by a signal has no exit code, and
+    // waiting for an 'exit' that already happened left the benchmark's top-level await
+    // unsettled (Node then exits with code 13).
     stop: () =>
       new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
         proc.once('exit', () => resolve());
         proc.kill('SIGTERM');
         setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();

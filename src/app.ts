@@ -58,9 +58,26 @@ function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): vo
   res.end(body);
 }
 
+/** The answer to a request that arrives on an open connection while the server shuts down. */
+const DRAINING = {
+  message: 'The server is shutting down.',
+  nextActions: 'Send the request again after the seconds in Retry-After, on a new connection: another instance, or this one restarted, will answer.',
+  headers: { 'retry-after': '5', connection: 'close' },
+};
+
+/** Once closing starts (SIGTERM), a request arriving on an open connection gets the envelope. */
+function answerWhileDraining(app: FastifyInstance): void {
+  let draining = false;
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => done(draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined));
+}
+
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
-  logStream?: NodeJS.WritableStream | false;
+  logStream?: NodeJS.WritableStream | { write(line: string): unknown } | false;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
@@ -92,6 +109,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // While draining, requests still arriving on open connections get the envelope (below), not
+    // Fastify's own 503 body.
+    return503OnClosing: false,
     // Query strings, params and headers arrive as text and are coerced to their schema types;
     // JSON bodies are not: a 42 where a string belongs is a 400, not "42".
     schemaController: {
@@ -114,6 +134,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     }
     done();
   });
+  answerWhileDraining(app);
   registerCors(app, config.corsOrigins);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);

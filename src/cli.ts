@@ -49,6 +49,20 @@ async function backupCommand(config: Readonly<Config>, argv: string[]): Promise<
   return 0;
 }
 
+/**
+ * The embedded database's events as plain lines on stderr (a command speaks to a person, not
+ * to a log shipper): warnings unless LOG_LEVEL is error or quieter, the rest at info or lower.
+ */
+function plainEvents(level: string) {
+  const warnings = !['error', 'fatal', 'silent'].includes(level);
+  const info = warnings && level !== 'warn';
+  return (event: string, detail: Record<string, unknown>) => {
+    if (!(/unexpectedly|orphaned|could not/.test(event) ? warnings : info)) return;
+    const said = Object.entries(detail).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+    process.stderr.write(`database: ${event}${said.length ? ` (${said.join(', ')})` : ''}\n`);
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const [group, cmd] = argv;
   if (group === 'backup' || group === 'restore') return backupCommand(loadConfig(readEnv()), argv);
@@ -57,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
     return group === undefined || group === 'help' || group === '--help' ? 0 : 2;
   }
   const config = loadConfig(readEnv());
-  const db = await openDb(config);
+  const db = await openDb(config, plainEvents(config.logLevel));
   try {
     await migrate(db);
     switch (cmd) {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
@@ -19,6 +20,7 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
+import { checkDisks } from './lib/disk.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -31,7 +33,8 @@ export const VERSION: string = JSON.parse(
  * restarting or removing this instance would not bring it back.
  */
 export interface HealthCheck {
-  run: () => Promise<void>;
+  /** May report the part as working but degraded (e.g. a disk nearly full), with figures. */
+  run: () => Promise<void | { degraded?: string; info?: Record<string, number> }>;
   required: boolean;
   /** Shown beside the status, e.g. the database engine. */
   info?: Record<string, string>;
@@ -87,8 +90,8 @@ async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?:
 }
 
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
-export async function openDb(config: Readonly<Config>): Promise<Db> {
-  return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) })).db;
+export async function openDb(config: Readonly<Config>, onEvent: (event: string, detail: Record<string, unknown>) => void = dbEvents(config)): Promise<Db> {
+  return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent })).db;
 }
 
 /**
@@ -115,6 +118,19 @@ async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: 
     closers.push(() => storage.cache.stop());
   }
   return storage;
+}
+
+/** Free space under DATA_DIR (what the embedded database and local storage write): down when a write fails. */
+function diskHealth(config: Readonly<Config>): HealthCheck {
+  const at = (sub: string, write: boolean) => ({ dir: path.join(config.dataDir, sub), write });
+  return {
+    required: true,
+    run: async () => {
+      const d = await checkDisks([at('', true), at('storage', true), at('postgres', false)], config.diskLowBytes);
+      const free = `${(d.freeBytes / 1024 / 1024).toFixed(0)} MiB`;
+      return { info: { freeBytes: d.freeBytes }, degraded: d.low ? `Only ${free} free under DATA_DIR (DISK_LOW_MB is ${config.diskLowBytes / 1024 / 1024}): free disk space before writes fail.` : undefined };
+    },
+  };
 }
 
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
@@ -149,6 +165,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
+    if (opened.engine !== 'postgres' || !config.storage.s3) healthChecks.disk = diskHealth(config);
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };

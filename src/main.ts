@@ -2,6 +2,8 @@ import { ConfigError, loadConfig, readEnv } from './config/index.js';
 import { buildDeps } from './deps.js';
 import { buildApp } from './app.js';
 import { BYTE_ORDER_ADVICE, sortsTextByBytes } from './db/collation.js';
+import { LogDestination } from './lib/log-destination.js';
+import { diskTooFullToStart } from './lib/disk.js';
 
 /** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -15,8 +17,20 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const deps = await buildDeps(config);
-  const app = await buildApp(deps);
+  // A log reader that has gone (EPIPE) must not crash, hold or block the server.
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
+  const logs = new LogDestination(1);
+  // A nearly full disk: one line that says so, rather than the database's own failure.
+  const usesDataDir = config.databaseUrl === null || config.databaseUrl.startsWith('pglite:') || config.storage.s3 === null;
+  const tooFull = usesDataDir ? await diskTooFullToStart(config.dataDir) : null;
+  if (tooFull) throw new Error(tooFull);
+  const deps = await buildDeps(config).catch(async (err) => {
+    // Out of space while starting (creating the cluster, migrating): say that, in one line.
+    const full = usesDataDir && ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as { code?: string }).code === '53100');
+    throw full ? new Error(`No space left on the disk of DATA_DIR (${config.dataDir}) while starting. Free disk space there, or set DATA_DIR to a folder on a bigger disk.`) : err;
+  });
+  const app = await buildApp(deps, { logStream: logs });
   if (deps.generatedAdminKey) {
     // Printed once, outside the log: only its hash is stored.
     process.stdout.write(
@@ -26,13 +40,19 @@ async function main(): Promise<void> {
     );
   }
   let stopping = false;
+  // Exits once the pending log lines are written, or after a bound (a stalled log reader).
+  const exit = (code: number) => void logs.drain(1000).then(() => process.exit(code));
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: no more waiting for requests, nor for the log.
+      process.stderr.write(`${signal} again: exiting now\n`);
+      process.exit(1);
+    }
     stopping = true;
     app.log.info({ signal }, 'shutting down: draining requests');
     const force = setTimeout(() => {
       app.log.error('shutdown took too long; exiting');
-      process.exit(1);
+      exit(1);
     }, 20_000);
     force.unref();
     // Node closes the keep-alive connections that are idle when closing starts; one whose
@@ -43,10 +63,10 @@ async function main(): Promise<void> {
     try {
       await app.close(); // stops accepting, waits for in-flight requests
       await deps.close(); // function runtime, redis, database pool
-      process.exit(0);
+      exit(0);
     } catch (err) {
       app.log.error({ err }, 'error while shutting down');
-      process.exit(1);
+      exit(1);
     }
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(c.port).toBe(7130);
     expect(c.dataDir).toBe('./data');
     expect(c.databaseUrl).toBeNull();
-    expect(c.rateLimit).toEqual({ plan: 'free', perMinute: 100, redisUrl: null });
+    expect(c.rateLimit).toEqual({ plan: 'free', perMinute: 100, adminPerMinute: 10_000, redisUrl: null });
     expect(c.credentials).toEqual({ adminApiKey: null, anonKey: null, jwtSecret: null });
     expect(c.storage.s3).toBeNull();
     expect(c.storage.maxUploadBytes).toBe(100 * 1024 * 1024);
@@ -35,6 +35,9 @@ describe('loadConfig', () => {
   it('takes plans and enterprise limits', () => {
     expect(loadConfig({ RATE_LIMIT_PLAN: 'pro' }).rateLimit.perMinute).toBe(1000);
     expect(loadConfig({ RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5000' }).rateLimit.perMinute).toBe(5000);
+    expect(loadConfig({}).rateLimit.adminPerMinute).toBe(10_000);
+    expect(loadConfig({ RATE_LIMIT_ADMIN_PER_MINUTE: '50000' }).rateLimit.adminPerMinute).toBe(50_000);
+    expect(() => loadConfig({ RATE_LIMIT_ADMIN_PER_MINUTE: '0' })).toThrow(/RATE_LIMIT_ADMIN_PER_MINUTE/);
     expect(() => loadConfig({ RATE_LIMIT_PLAN: 'enterprise' })).toThrow(/RATE_LIMIT_PER_MINUTE is required/);
     expect(loadConfig({ RATE_LIMIT_PLAN: 'off' }).rateLimit.plan).toBe('off');
   });

@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   publicUrl: string | null;
   dataDir: string;
+  /** Below this much free space under DATA_DIR, health reports the disk as degraded (DISK_LOW_MB). */
+  diskLowBytes: number;
   databaseUrl: string | null;
   logLevel: string;
   trustProxy: boolean;
@@ -24,7 +26,8 @@ export interface Config {
     /** Sign-in with OpenID Connect providers and GitHub (docs/auth.md). */
     oauth: OAuthConfig;
   };
-  rateLimit: { plan: RateLimitPlan; perMinute: number; redisUrl: string | null };
+  /** `adminPerMinute`: the admin key's own limit (RATE_LIMIT_ADMIN_PER_MINUTE). */
+  rateLimit: { plan: RateLimitPlan; perMinute: number; adminPerMinute: number; redisUrl: string | null };
   /** Per-connection limits of the realtime server (docs/realtime.md). */
   realtime: {
     maxSubscriptions: number;
@@ -81,6 +84,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
+    diskLowBytes: int(r, 'DISK_LOW_MB', 1024, 0, 100_000_000) * MIB,
     databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     trustProxy: bool(r, 'TRUST_PROXY', false),
@@ -131,6 +135,7 @@ function readRateLimit(r: Reader): Config['rateLimit'] {
   return {
     plan,
     perMinute: plan === 'free' ? 100 : plan === 'pro' ? 1000 : perMinute,
+    adminPerMinute: int(r, 'RATE_LIMIT_ADMIN_PER_MINUTE', 10_000, 1, 10_000_000),
     redisUrl: url(r, 'REDIS_URL', ['redis:', 'rediss:']),
   };
 }

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Db, Queryable } from '../db/types.js';
-import { pgErrorInfo } from '../db/errors.js';
+import { pgErrorInfo, translatePgError } from '../db/errors.js';
 import { checkIdent, qualified, safe } from './ident.js';
 import { AUTO_COLUMNS, createTableSql, type ColumnDef } from './ddl.js';
 import type { ColumnMeta, SchemaCache, TableMeta } from './schema.js';
@@ -165,6 +165,8 @@ export class TablesService {
       if (err instanceof AppError) throw err;
       const info = pgErrorInfo(err);
       if (!info) throw err;
+      // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
+      if (info.code === '53100') throw translatePgError(err);
       // The admin wrote this SQL: the database's own message is what they need to fix it.
       const text = err instanceof Error ? err.message : String(err);
       const position = sqlPosition(query, (err as { position?: unknown }).position);

@@ -23,6 +23,7 @@ const BY_CODE: Record<string, ErrorCode> = {
   '57P02': 'DATABASE_UNAVAILABLE',
   '57P03': 'DATABASE_UNAVAILABLE',
   '53300': 'DATABASE_UNAVAILABLE',
+  '53100': 'INSUFFICIENT_STORAGE', // disk full: could not extend a file
   // Connection exceptions (class 08), but for 08P01: a protocol violation is the answer of a
   // live server to a message it refused (a NUL in the query, too few bind parameters).
   '08000': 'DATABASE_UNAVAILABLE',
@@ -41,6 +42,11 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTF
 // all: these are its own fixed messages, the one place a message decides.
 const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed)/;
 
+// Next actions that differ from the catalogue's for the code (written for storage's uploads).
+const NEXT_ACTIONS: Record<string, string> = {
+  '53100': 'Try again later; reads go on. The operator must free or add disk space where the database keeps its files (DATA_DIR/postgres, or the disk of the Postgres server at DATABASE_URL); GET /api/health?checks=true shows the free space.',
+};
+
 function messageFor(code: ErrorCode, info: PgErrorInfo): string | undefined {
   const where = [info.column && `column "${info.column}"`, info.constraint && `constraint "${info.constraint}"`]
     .filter(Boolean)
@@ -56,6 +62,8 @@ function messageFor(code: ErrorCode, info: PgErrorInfo): string | undefined {
       return `A value breaks a check${where ? ` (${where})` : ''}.`;
     case '42501':
       return 'Permission denied by the database (row-level security or privileges).';
+    case '53100':
+      return 'The database has no disk space left: nothing was written.';
   }
   if (code === 'INVALID_INPUT') return 'A value is not valid for its column type.';
   return undefined;
@@ -86,7 +94,7 @@ export function translatePgError(err: unknown): unknown {
   if (info) {
     const code = BY_CODE[info.code] ?? BY_CLASS[info.code.slice(0, 2)];
     if (!code) return err;
-    return new AppError(code, { message: messageFor(code, info), cause: err });
+    return new AppError(code, { message: messageFor(code, info), nextActions: NEXT_ACTIONS[info.code], cause: err });
   }
   if (err instanceof Error && sysCode === undefined && CONNECTION_LOST.test(err.message)) {
     return new AppError('DATABASE_UNAVAILABLE', { cause: err });

@@ -154,7 +154,7 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
       expect(escape.status).toBe(404);
     });
     it.runIf(built)('is not rate limited: the files are static', async () => {
-      const limited = await startApp(backend, { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '2' });
+      const limited = await startApp(backend, { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '2', RATE_LIMIT_ADMIN_PER_MINUTE: '2' });
       try {
         for (let i = 0; i < 4; i++) expect((await limited.fetch('/dashboard/')).status).toBe(200);
         const api = [];
@@ -163,6 +163,18 @@ describe.each(backends())('dashboard endpoints on %s', (backend) => {
       } finally {
         await limited.close();
       }
+    });
+    it.runIf(built)('sends GET / to the dashboard', async () => {
+      const r = await t.fetch('/', { redirect: 'manual' });
+      expect(r.status).toBe(302);
+      expect(r.headers.get('location')).toBe('/dashboard/');
+      expect((await t.fetch('/')).url).toMatch(/\/dashboard\/$/);
+    });
+    it('answers GET / with a 404 envelope that says how to build the dashboard when it is missing', async () => {
+      const r = await call(t, 'GET', '/unbuilt/');
+      expect(r.status).toBe(404);
+      envelope(r.body, 'ROUTE_NOT_FOUND');
+      expect(r.body.nextActions).toContain('npm run build');
     });
     it('answers 503 with the envelope when the build is missing', async () => {
       const r = await call(t, 'GET', '/unbuilt/dashboard/tables');

@@ -59,7 +59,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await t?.close();
   });
 
-  it('ships a small first page, interactive fast, and refuses a wrong key with the envelope\'s message', async () => {
+  it('ships a small first page, interactive fast, and refuses a wrong key with the envelope\'s message', T, async () => {
     const scripts = recordScripts(page);
     await page.goto(`${t.url}/dashboard/`);
     await page.getByLabel('Admin API key').waitFor();
@@ -75,16 +75,16 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain(wrong.message);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
-  }, T);
+  });
 
-  it('signs in with the admin key, kept in sessionStorage only', async () => {
+  it('signs in with the admin key, kept in sessionStorage only', T, async () => {
     await page.getByLabel('Admin API key').fill(t.adminKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Tables' }).waitFor();
     expect(await page.evaluate(() => [Object.values(sessionStorage), localStorage.length])).toEqual([[t.adminKey], 0]);
-  }, T);
+  });
 
-  it('creates a table with a JSON column', async () => {
+  it('creates a table with a JSON column', T, async () => {
     await page.getByRole('button', { name: 'New table' }).click();
     await page.getByLabel('Table name').fill('notes');
     await page.getByLabel('Name', { exact: true }).fill('title');
@@ -97,9 +97,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'notes' }).waitFor();
     const schema = await (await t.fetch('/api/database/tables/notes/schema', { headers: { 'x-api-key': t.adminKey } })).json();
     expect(schema.columns.map((c: { name: string; type: string }) => `${c.name}:${c.type}`)).toEqual(expect.arrayContaining(['title:string', 'meta:json']));
-  }, T);
+  });
 
-  it('inserts, edits and deletes rows in the grid', async () => {
+  it('inserts, edits and deletes rows in the grid', T, async () => {
     for (const [title, meta] of [['first note', '{"tags":["a"]}'], ['second note', '']]) {
       await page.getByRole('button', { name: 'Insert row' }).click();
       await page.locator('#ins-title').fill(title!);
@@ -122,18 +122,18 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     const rows = await (await t.fetch('/api/database/records/notes', { headers: { 'x-api-key': t.adminKey } })).json();
     expect(rows.map((r: { title: string }) => r.title)).toEqual(['edited note']);
     expect(rows[0].meta).toEqual({ tags: ['a'] });
-  }, T);
+  });
 
-  it('filters rows with an operator', async () => {
+  it('filters rows with an operator', T, async () => {
     await page.getByLabel('Operator').selectOption('ilike');
     await page.getByLabel('Value').fill('%nothing%');
     await page.getByRole('button', { name: 'Add filter' }).click();
     await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('No rows');
     await page.getByRole('button', { name: /^Remove filter/ }).click();
     await expect.poll(() => page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–1 of 1');
-  }, T);
+  });
 
-  it('pages a large table 50 rows at a time, never loading it whole', async () => {
+  it('pages a large table 50 rows at a time, never loading it whole', T, async () => {
     const sql = (query: string) => t.fetch('/api/database/sql', { method: 'POST', headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
     await sql('create table big (id serial primary key, n integer not null)');
     await sql('insert into big (n) select g from generate_series(1, 5000) g');
@@ -148,9 +148,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Edit n: 5000' }).waitFor();
     expect(await page.locator('table.grid tbody tr').count()).toBe(50);
     await page.goto(`${t.url}/dashboard/tables/notes`);
-  }, T);
+  });
 
-  it('adds a policy in the SQL editor, shows SQL errors with their position, lists the policy', async () => {
+  it('adds a policy in the SQL editor, shows SQL errors with their position, lists the policy', T, async () => {
     await page.getByRole('link', { name: 'Schema' }).click();
     await page.getByRole('heading', { name: 'Add foreign key' }).waitFor();
     await accessible();
@@ -177,9 +177,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('cell', { name: 'notes_read' }).waitFor();
     await accessible();
     await shot('policies');
-  }, T);
+  });
 
-  it('creates a bucket, uploads with the file picker, downloads the file and makes a signed link', async () => {
+  it('creates a bucket, uploads with the file picker, downloads the file and makes a signed link', T, async () => {
     await nav('Storage');
     await page.getByRole('button', { name: 'New bucket' }).click();
     await page.getByLabel('Bucket name').fill('files');
@@ -215,9 +215,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Signed link to hello.txt' }).click();
     const url = await page.locator('code.url').textContent();
     expect(await (await fetch(url!)).text()).toBe('hello from the dashboard');
-  }, T);
+  });
 
-  it('deploys a function, invokes it, follows its logs, and shows a syntax error\'s line', async () => {
+  it('deploys a function, invokes it, follows its logs, and shows a syntax error\'s line', T, async () => {
     await nav('Functions');
     await page.getByRole('link', { name: 'New function' }).click();
     await page.getByLabel('Name', { exact: true }).fill('hello');
@@ -241,9 +241,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByText('/functions/hello').waitFor();
     await accessible();
     await shot('functions');
-  }, T);
+  });
 
-  it('charts AI usage per day, model and user', async () => {
+  it('charts AI usage per day, model and user', T, async () => {
     const row = `insert into ai.usage (created_at, caller, endpoint, model, total_tokens, latency_ms, status) values (now() - $1::interval, 'admin', 'chat', $2, $3, 5, 200)`;
     for (const [ago, model, tokens] of [['0 days', 'gpt-4o-mini', 120], ['1 day', 'gpt-4o-mini', 300], ['1 day', 'gpt-4o', 80], ['3 days', 'gpt-4o', 50]] as const) {
       await t.deps.db.query(row, [ago, model, tokens]);
@@ -253,17 +253,17 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     expect(await page.locator('figure.chart').first().locator('rect').count()).toBe(4);
     await accessible();
     await shot('ai');
-  }, T);
+  });
 
-  it('shows health with its checks and the anon key to copy', async () => {
+  it('shows health with its checks and the anon key to copy', T, async () => {
     await nav('Health');
     await page.getByRole('table', { name: 'Dependency checks' }).getByRole('cell', { name: 'database' }).waitFor();
     expect(await page.getByLabel('Anon key').textContent()).toBe(t.anonKey);
     await accessible();
     await shot('health');
-  }, T);
+  });
 
-  it('creates a user, ends their sessions and deletes them', async () => {
+  it('creates a user, ends their sessions and deletes them', T, async () => {
     await nav('Users');
     await page.getByRole('button', { name: 'New user' }).click();
     await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
@@ -279,9 +279,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('ada@example.com');
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await expect.poll(() => page.getByRole('cell', { name: 'ada@example.com', exact: true }).count()).toBe(0);
-  }, T);
+  });
 
-  it('shows where keyboard focus is', async () => {
+  it('shows where keyboard focus is', T, async () => {
     await nav('Tables');
     await page.getByRole('link', { name: 'notes' }).waitFor();
     await accessible();
@@ -293,9 +293,9 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
       return `${s.outlineStyle} ${s.outlineWidth}`;
     });
     expect(outline).toMatch(/^solid [1-9]/);
-  }, T);
+  });
 
-  it('works at a phone width (390 px)', async () => {
+  it('works at a phone width (390 px)', T, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [p, name] of [['/tables/notes', 'rows'], ['/functions/hello', 'function'], ['/storage/files', 'storage']]) {
       await page.goto(`${t.url}/dashboard${p}`);
@@ -306,12 +306,12 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
       await shot(`${name}-phone`);
     }
     await page.setViewportSize({ width: 1280, height: 800 });
-  }, T);
+  });
 
-  it('signs out, forgetting the key', async () => {
+  it('signs out, forgetting the key', T, async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin API key').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(problems).toEqual([]);
-  }, T);
+  });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { freePort } from './procs.js';
 import { until } from '../helpers/until.js';
+import { startApp } from '../helpers/app.js';
 
 const BUILD_DIR = `.build-fault-${process.pid}`;
 const MiB = 1024 * 1024;
@@ -121,4 +122,49 @@ describe('SIGTERM with requests in flight', () => {
       if (proc.exitCode !== 0) console.warn(out.slice(-3000));
     }
   }, 120_000);
+});
+
+describe('a request that arrives while the server drains', () => {
+  it('is answered with the envelope, Retry-After and Connection: close, not Fastify\'s own 503 body', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    const t = await startApp('embedded', {}, (app) => {
+      app.get('/api/_probe/hold', { config: { access: 'open' } }, async () => {
+        arrived();
+        await held;
+        return { held: true };
+      });
+    });
+    let closed: Promise<void> | null = null;
+    try {
+      const { port } = new URL(t.url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let raw = '';
+      socket.on('data', (d) => (raw += d));
+      const ended = new Promise<void>((r) => socket.on('close', () => r()));
+      socket.write('GET /api/_probe/hold HTTP/1.1\r\nHost: x\r\n\r\n');
+      await inFlight;
+      closed = t.app.close(); // drains: the held request keeps its connection open
+      await until(async () => (t.app.server.listening === false), 5_000, 'the server to stop listening');
+      // A second request on the same (pipelined) connection, read once the first is answered.
+      socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      release();
+      await ended;
+      const answers = raw.split(/(?=HTTP\/1\.1 )/);
+      expect(answers).toHaveLength(2);
+      expect(answers[0]).toMatch(/^HTTP\/1\.1 200/);
+      expect(answers[1]).toMatch(/^HTTP\/1\.1 503/);
+      expect(answers[1]).toMatch(/\r\nretry-after: 5\r\n/i);
+      expect(answers[1]).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answers[1]).toMatch(/\r\nx-request-id: /i);
+      const body = JSON.parse(answers[1]!.slice(answers[1]!.indexOf('\r\n\r\n') + 4));
+      expect(body).toEqual({ statusCode: 503, error: 'SERVICE_UNAVAILABLE', message: 'The server is shutting down.', nextActions: expect.stringContaining('Retry-After') });
+    } finally {
+      release();
+      await (closed ?? t.app.close());
+      await t.close().catch(() => {});
+    }
+  }, 30_000);
 });

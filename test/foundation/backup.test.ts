@@ -134,6 +134,13 @@ describe('backup and restore of the embedded database and local storage', () => 
     expect(forced.code).toBe(0);
     expect(readdirSync(dir('a')).filter((e) => /^(postgres|storage)\.before-restore-/.test(e))).toHaveLength(2);
 
+    // CLI commands speak in plain lines on stderr, the database's events too (no JSON log lines).
+    const show = await cli(['keys', 'show'], { DATA_DIR: dir('a'), LOG_LEVEL: 'info' });
+    expect(show.code).toBe(0);
+    expect(show.out).toMatch(/^anon key: anon_/m);
+    expect(show.out).toMatch(/^database: postgres ready/m);
+    expect(show.out).not.toMatch(/^\{/m);
+
     t = await startConfiguredApp({ DATA_DIR: dir('a') });
     expect(t.deps.generatedAdminKey).toBeNull();
     mark('restored ok');
@@ -177,7 +184,13 @@ describe('backup and restore of the embedded database and local storage', () => 
     const cut = await cli(['restore', dir('cut.tar.gz')], { DATA_DIR: dir('c') });
     expect(cut.code).toBe(1);
     expect(cut.out).toMatch(/ends early|unexpected end/);
-    expect(readdirSync(dir('c'))).toEqual([]);
+    expect(existsSync(dir('c'))).toBe(false); // not even an empty DATA_DIR is left
+    // Over existing data with --force: every file stays where it was, nothing is moved aside.
+    const listing = (d: string) => readdirSync(d, { recursive: true }).map(String).sort();
+    const before = listing(dir('src'));
+    const cutForced = await cli(['restore', dir('cut.tar.gz'), '--force'], { DATA_DIR: dir('src') });
+    expect(cutForced.code).toBe(1);
+    expect(listing(dir('src'))).toEqual(before);
 
     const restore = await cli(['restore', dir('online.tar.gz')], { DATA_DIR: dir('b') });
     expect(restore.out).toMatch(/replays its WAL/);

@@ -12,7 +12,7 @@ describe('rate limits (in memory)', () => {
   let t: TestApp;
   beforeAll(async () => {
     // Behind a proxy, so tests can speak for several client IPs.
-    t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
+    t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_ADMIN_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
   });
   afterAll(() => t?.close());
 
@@ -65,13 +65,40 @@ describe('rate limits (in memory)', () => {
     const remaining = [];
     for (const headers of spellings) remaining.push((await t.fetch('/api/_probe/any', { headers: { ...headers, 'x-forwarded-for': '203.0.113.9' } })).headers.get('x-ratelimit-remaining'));
     expect(remaining).toEqual(['4', '3', '2', '1', '0']);
-    expect((await t.fetch('/api/_probe/any', { headers: { authorization: `Bearer  ${t.adminKey}` } })).status).toBe(429);
+    const over = await t.fetch('/api/_probe/any', { headers: { authorization: `Bearer  ${t.adminKey}` } });
+    expect(over.status).toBe(429);
+    // The admin's 429 names the setting that raises the admin key's own limit.
+    expect((await over.json()).nextActions).toMatch(/RATE_LIMIT_ADMIN_PER_MINUTE/);
   });
 
   it('limits unauthenticated callers by IP, bad credentials included', async () => {
     let last = 0;
     for (let i = 0; i < 7; i++) last = (await t.fetch('/api/_probe/any', { headers: { apikey: 'anon_' + 'f'.repeat(64) } })).status;
     expect(last).toBe(429);
+  });
+});
+
+describe('the admin key\'s own limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '3' }, probe);
+  });
+  afterAll(() => t?.close());
+
+  it('is much higher than a user\'s by default, so a script and the dashboard do not lock each other out', async () => {
+    for (let i = 0; i < 10; i++) {
+      const r = await t.fetch('/api/_probe/any', { headers: { 'x-api-key': t.adminKey } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-ratelimit-limit')).toBe('10000');
+    }
+    const user = await createTestUser(t);
+    const statuses: number[] = [];
+    let last: Response | null = null;
+    for (let i = 0; i < 4; i++) statuses.push((last = await t.fetch('/api/_probe/any', { headers: user.auth })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const body = await last!.json();
+    expect(body.nextActions).toMatch(/RATE_LIMIT_PLAN/);
+    expect(body.nextActions).not.toMatch(/ADMIN/);
   });
 });
 
@@ -85,6 +112,7 @@ describe.skipIf(!REDIS)('rate limits shared through Redis by two instances', () 
   const env = {
     RATE_LIMIT_PLAN: 'enterprise',
     RATE_LIMIT_PER_MINUTE: '6',
+    RATE_LIMIT_ADMIN_PER_MINUTE: '6',
     REDIS_URL: REDIS ?? '',
     ADMIN_API_KEY: adminKey,
   };

@@ -112,29 +112,48 @@ export async function restoreBackup(opts: { dataDir: string; file: string; force
       `${dataDir} already holds data (${existing.join(', ')}). Restore into an empty DATA_DIR, or add --force to move the current data aside (nothing is deleted).`,
     );
   }
-  mkdirSync(dataDir, { recursive: true });
+  // Created here: removed again when the restore fails, so a failed restore leaves DATA_DIR
+  // exactly as it was, down to whether it exists.
+  const created = mkdirSync(dataDir, { recursive: true });
   const tmp = path.join(dataDir, `.restore-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { mode: 0o700 });
   try {
     const manifest = await unpack(opts.file, tmp, await binariesMajor());
     if (!existsSync(path.join(tmp, 'postgres', 'PG_VERSION'))) throw new EmbeddedPostgresError(`${opts.file} holds no Postgres cluster: nothing restored.`);
-    const movedAside: string[] = [];
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    for (const name of ['postgres', 'storage']) {
-      const dest = path.join(dataDir, name);
-      if (!existsSync(path.join(tmp, name))) continue;
-      if (existsSync(dest)) {
-        const aside = `${dest}.before-restore-${stamp}`;
-        renameSync(dest, aside);
-        movedAside.push(aside);
-      }
-      renameSync(path.join(tmp, name), dest);
-    }
+    const movedAside = swapIn(dataDir, tmp);
     const user = resolveRunAs();
     if (user) chownTree(path.join(dataDir, 'postgres'), user);
     return { manifest, movedAside };
+  } catch (err) {
+    if (created) rmSync(created, { recursive: true, force: true });
+    throw err;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Renames the unpacked folders of `tmp` into `dataDir`, the ones there before aside; when a
+ * rename fails, the ones done are undone, so the data dir is as it was.
+ */
+function swapIn(dataDir: string, tmp: string): string[] {
+  const done: Array<[from: string, to: string]> = [];
+  const move = (from: string, to: string) => {
+    renameSync(from, to);
+    done.push([from, to]);
+  };
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  try {
+    for (const name of ['postgres', 'storage']) {
+      const dest = path.join(dataDir, name);
+      if (!existsSync(path.join(tmp, name))) continue;
+      if (existsSync(dest)) move(dest, `${dest}.before-restore-${stamp}`);
+      move(path.join(tmp, name), dest);
+    }
+  } catch (err) {
+    for (const [from, to] of done.reverse()) renameSync(to, from);
+    throw err;
+  }
+  return done.filter(([from]) => !from.startsWith(tmp)).map(([, to]) => to);
 }

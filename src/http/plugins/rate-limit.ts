@@ -7,6 +7,7 @@ import { AppError } from '../../errors/index.js';
 import { sha256Hex } from '../../lib/crypto.js';
 
 const RESET = 'x-ratelimit-reset';
+const COUNT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', RESET];
 
 /**
  * The caller a limit counts for: the user, else the admin credential (hashed, as the identity
@@ -36,7 +37,8 @@ export async function registerRateLimit(
   if (cfg.plan === 'off') return;
   await app.register(rateLimit, {
     global: true,
-    max: cfg.perMinute,
+    // The admin key has its own, much higher limit: a seeding script and the dashboard share it.
+    max: (_req, key) => (key.startsWith('k:') ? cfg.adminPerMinute : cfg.perMinute),
     timeWindow: 60_000,
     hook: 'onRequest', // runs after the identity hook, which is registered first
     keyGenerator: callerKey,
@@ -45,15 +47,27 @@ export async function registerRateLimit(
     // Redis down: fail open (serve without counting) rather than refuse every request; see
     // docs/decisions.md. Health reports Redis down meanwhile.
     skipOnError: true,
-    errorResponseBuilder: (_req, ctx) =>
+    errorResponseBuilder: (req, ctx) =>
       new AppError('RATE_LIMITED', {
         message: `Rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}.`,
+        nextActions:
+          req.identity?.kind === 'admin'
+            ? `Wait for the number of seconds in the Retry-After header; the operator can raise the admin key's limit with RATE_LIMIT_ADMIN_PER_MINUTE (now ${cfg.adminPerMinute}).`
+            : `Wait for the number of seconds in the Retry-After header; the operator can raise the limit with RATE_LIMIT_PLAN (free 100, pro 1000, enterprise RATE_LIMIT_PER_MINUTE; now ${cfg.perMinute}).`,
       }),
   });
-  // The plugin sends seconds until reset; the contract is a unix timestamp.
   app.addHook('onSend', (_request, reply, payload, done) => {
     const left = reply.getHeader(RESET);
-    if (left !== undefined) reply.header(RESET, Math.floor(Date.now() / 1000) + Number(left));
+    if (left !== undefined) {
+      if (Number(left) > 0) {
+        // The plugin sends seconds until reset; the contract is a unix timestamp.
+        reply.header(RESET, Math.floor(Date.now() / 1000) + Number(left));
+      } else {
+        // An open window always has time left: 0 means the store (Redis) failed and nothing was
+        // counted. Headers that claimed a full budget would lie, so there are none.
+        for (const h of COUNT_HEADERS) reply.removeHeader(h);
+      }
+    }
     done(null, payload);
   });
 }

@@ -88,6 +88,13 @@ export function dashboardAt(dir: string): RoutePlugin {
       request.url.endsWith('/') ? handler({ params: {} }, reply) : reply.redirect('/dashboard/', 301),
     );
     app.get('/dashboard/*', { config, schema: { hide: true } }, (request, reply) => handler(request as never, reply));
+    // The root of the server: a newcomer opening http://localhost:7130/ lands on the dashboard.
+    app.get('/', { config, schema: { hide: true } }, async (_request, reply) => {
+      if (!(await fileAt(dir, 'index.html'))) {
+        throw new AppError('ROUTE_NOT_FOUND', { message: 'Nothing is served at /: the dashboard is not built.', nextActions: 'Run `npm run build` to serve the dashboard at /dashboard; the API is under /api (GET /api/openapi.json).' });
+      }
+      return reply.redirect(`${app.prefix}/dashboard/`, 302);
+    });
   };
 }
 

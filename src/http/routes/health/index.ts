@@ -8,16 +8,19 @@ const Health = Type.Object({
   service: Type.String(),
   version: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()) }))),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()), freeBytes: Type.Optional(Type.Number()) }))),
 });
+
+// A 503 is also the error envelope: the answer while the server drains on SIGTERM.
+const Envelope = Type.Object({ statusCode: Type.Number(), error: Type.String(), message: Type.String(), nextActions: Type.String() });
 
 const CHECK_TIMEOUT_MS = 3000;
 
-function withTimeout(p: Promise<void>): Promise<void> {
+function withTimeout<T>(p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     p,
-    new Promise<void>((_, reject) => {
+    new Promise<T>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
     }),
   ]).finally(() => clearTimeout(timer));
@@ -34,7 +37,7 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['health'],
         summary: 'Liveness; with checks=true also readiness of database, storage and function runtime',
         querystring: Type.Object({ checks: Type.Optional(Type.Boolean()) }),
-        response: { 200: Health, 503: Health },
+        response: { 200: Health, 503: Type.Union([Health, Envelope]) },
       },
     },
     (request, reply) => {
@@ -43,23 +46,26 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
         reply.send({ status: 'ok', ...base, timestamp: new Date().toISOString() });
         return;
       }
-      return runChecks(deps.healthChecks, request.log).then(({ down, checks }) => {
-        reply.status(down ? 503 : 200).send({ status: down ? 'degraded' : 'ok', ...base, timestamp: new Date().toISOString(), checks });
+      return runChecks(deps.healthChecks, request.log).then(({ down, degraded, checks }) => {
+        reply.status(down ? 503 : 200).send({ status: down || degraded ? 'degraded' : 'ok', ...base, timestamp: new Date().toISOString(), checks });
       });
     },
   );
 };
 
-/** Runs every check at once; `down` when a required one failed. */
+type CheckAnswer = { status: string; message?: string; engine?: string; freeBytes?: number };
+
+/** Runs every check at once; `down` when a required one failed, `degraded` when one says so (a 200). */
 async function runChecks(
   healthChecks: Deps['healthChecks'],
   log: FastifyBaseLogger,
-): Promise<{ down: boolean; checks: Record<string, { status: string; message?: string; engine?: string }> }> {
+): Promise<{ down: boolean; degraded: boolean; checks: Record<string, CheckAnswer> }> {
   const entries = await Promise.all(
-    Object.entries(healthChecks).map(async ([name, check]) => {
+    Object.entries(healthChecks).map(async ([name, check]): Promise<readonly [string, CheckAnswer, boolean]> => {
       try {
-        await withTimeout(check.run());
-        return [name, { status: 'ok', ...check.info }, check.required] as const;
+        const report = (await withTimeout(check.run())) ?? {};
+        const state = report.degraded ? { status: 'degraded', message: report.degraded } : { status: 'ok' };
+        return [name, { ...state, ...check.info, ...report.info }, check.required] as const;
       } catch (err) {
         log.warn({ err, check: name }, 'health check failed');
         return [name, { status: 'down', message: `${name} is not reachable`, ...check.info }, check.required] as const;
@@ -67,7 +73,8 @@ async function runChecks(
     }),
   );
   return {
-    down: entries.some(([, c, required]) => required && c.status !== 'ok'),
+    down: entries.some(([, c, required]) => required && c.status === 'down'),
+    degraded: entries.some(([, c]) => c.status === 'degraded'),
     checks: Object.fromEntries(entries.map(([name, c]) => [name, c])),
   };
 }
