@@ -8,6 +8,8 @@ const LIMITS = {
   perEmail: { max: 3, windowMs: 60_000 },
   perIp: { max: 5, windowMs: 60_000 },
   mailsPerEmail: { max: 2, windowMs: 60_000 },
+  mfaPerUser: { max: 3, windowMs: 60_000 },
+  anonymousPerIp: { max: 2, windowMs: 60_000 },
 };
 
 async function code(p: Promise<unknown>): Promise<string | null> {
