@@ -19,4 +19,6 @@ export const USER_SHAPE = {
   createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
   updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
   metadata: null,
+  isAnonymous: false,
+  factors: [],
 };
