@@ -4,10 +4,8 @@ import { backends } from '../helpers/db.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
 import { sql } from '../database/helpers.js';
-import { USER_SHAPE, expectError, uniqueEmail } from './util.js';
+import { USER_SHAPE, claimsOf, expectError, uniqueEmail } from './util.js';
 
-/** The claims of a JWT (no check: the server already checked it). */
-export const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
 
 /**
  * TOTP codes relative to the time step when the test started: offset 0 and +1 stay inside

@@ -32,13 +32,11 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
         summary: 'Enrol a TOTP factor: its secret, otpauth:// URI and QR code (SVG), shown this once',
         description: 'The factor is unverified until POST /api/auth/mfa/factors/{id}/verify. With an active factor already, needs an aal2 session.',
         security,
-        body: Type.Optional(
-          Type.Object({
-            factorType: Type.Optional(Type.Literal('totp')),
-            friendlyName: Type.Optional(Type.String({ maxLength: 128 })),
-            issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-          }),
-        ),
+        body: Type.Object({
+          factorType: Type.Optional(Type.Literal('totp')),
+          friendlyName: Type.Optional(Type.String({ maxLength: 128 })),
+          issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        }),
         response: {
           200: Type.Object({
             id: Type.String(),
@@ -51,8 +49,11 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
           }),
         },
       },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    async (request) => mfa.enroll(requireUser(request), request.body ?? {}),
+    async (request) => mfa.enroll(requireUser(request), request.body),
   );
 
   app.post(

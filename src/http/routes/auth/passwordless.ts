@@ -16,8 +16,12 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'Sign in as a new anonymous user (role authenticated, is_anonymous true); limited per IP',
-        body: Type.Optional(Type.Object({})),
+        body: Type.Object({}),
         response: { 200: SignedIn },
+      },
+      // No body at all: validate it as an empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request) => auth.anonymous.signIn(authContext(request)),
