@@ -1,13 +1,14 @@
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { AuthGuard } from './guard.js';
-import { parseEmail } from './email.js';
+import { normalizeEmail, parseEmail } from './email.js';
+import type { ProviderProfile } from './oauth/providers.js';
 import { hashPassword } from './passwords.js';
 import { NO_PASSWORD } from './providers.js';
 import { amrEntry, type SessionIssuer, type SignedIn } from './signin.js';
 import type { AuthContext } from './service.js';
 import * as sessions from './sessions.js';
-import { USER_COLUMNS, type UserRow } from './users.js';
+import { USER_COLUMNS, userById, type UserRow } from './users.js';
 
 export interface AnonymousDeps {
   db: Db;
@@ -62,6 +63,43 @@ export class AnonymousUsers {
     const signedIn = await this.deps.issuer.open(row, ctx, 'aal1', [amrEntry('password')]);
     await sessions.revokeSession(this.deps.db, caller.sessionId);
     return { ...signedIn, requireEmailVerification: this.deps.requireEmailVerification };
+  }
+
+  /**
+   * Converts the caller's anonymous account with a provider's identity (see
+   * OAuthService.linkAnonymous): the provider's email becomes the account's, as verified as
+   * the provider says. An identity linked elsewhere, or an email that has an account, is a 409:
+   * the anonymous data cannot be merged into another account.
+   */
+  async adoptIdentity(
+    caller: { userId: string; sessionId: string },
+    provider: string,
+    p: ProviderProfile,
+    ctx: AuthContext,
+  ): Promise<SignedIn> {
+    const email = p.email === null ? null : normalizeEmail(p.email);
+    if (email === null || !email.includes('@')) throw new AppError('OAUTH_EMAIL_MISSING');
+    const row = await this.deps.db.transaction(async (tx) => {
+      const taken = await tx.query('select 1 from auth.identities where provider = $1 and subject = $2', [provider, p.subject]);
+      if (taken.rows.length) throw new AppError('ALREADY_EXISTS', { message: `This ${provider} account is already linked to another user; sign in with it instead.` });
+      const profile: Record<string, string> = {};
+      if (p.name) profile.name = p.name.slice(0, 256);
+      if (p.avatarUrl && /^https?:\/\//.test(p.avatarUrl)) profile.avatar_url = p.avatarUrl.slice(0, 2048);
+      const { rows } = await tx.query<UserRow>(
+        `update auth.users set email = $2, email_verified = $3, is_anonymous = false, profile = $4::jsonb || profile, updated_at = now()
+         where id = $1 and is_anonymous returning id`,
+        [caller.userId, email, p.emailVerified, JSON.stringify(profile)],
+      );
+      if (!rows[0]) throw new AppError('NOT_ANONYMOUS');
+      await tx.query(
+        'insert into auth.identities (user_id, provider, subject, email, email_verified) values ($1, $2, $3, $4, $5)',
+        [caller.userId, provider, p.subject, email, p.emailVerified],
+      );
+      return (await userById(tx, caller.userId))!;
+    });
+    const signedIn = await this.deps.issuer.open(row, ctx, 'aal1', [amrEntry('oauth')]);
+    await sessions.revokeSession(this.deps.db, caller.sessionId);
+    return signedIn;
   }
 
   /**

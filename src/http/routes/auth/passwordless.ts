@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { authContext, requireUser } from '../../request-context.js';
+import { AppError } from '../../../errors/index.js';
 import { Email, NewPassword, PUBLIC_AUTH_ROUTE, SDK_AUTH_ROUTE, SignedIn, SignInAnswer, Success } from './schemas.js';
 
 const tags = ['auth'];
@@ -41,6 +42,44 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async (request) => auth.anonymous.convert(requireUser(request), request.body, authContext(request)),
+  );
+
+  app.post(
+    '/api/auth/anonymous/link',
+    {
+      bodyLimit: 16 * 1024,
+      config: { access: 'user' as const },
+      schema: {
+        tags,
+        summary: 'Make the anonymous caller a permanent account by linking a provider (same id, same data)',
+        description:
+          'Either {provider, token, nonce?} with an ID token of the provider (as POST /api/auth/id-token), or {code, code_verifier} ' +
+          'with the one-time code of a redirect sign-in (as POST /api/auth/oauth/exchange).',
+        security: [{ bearer: [] }],
+        body: Type.Object({
+          provider: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          token: Type.Optional(Type.String({ minLength: 1, maxLength: 16_384 })),
+          nonce: Type.Optional(Type.String({ maxLength: 256 })),
+          code: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+          code_verifier: Type.Optional(Type.String({ minLength: 43, maxLength: 128 })),
+        }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => {
+      const b = request.body;
+      const caller = requireUser(request);
+      if (b.code !== undefined && b.code_verifier !== undefined && b.token === undefined) {
+        return deps.oauth.linkAnonymous(caller, { code: b.code, codeVerifier: b.code_verifier }, authContext(request));
+      }
+      if (b.provider !== undefined && b.token !== undefined && b.code === undefined) {
+        return deps.oauth.linkAnonymous(caller, { provider: b.provider, token: b.token, nonce: b.nonce }, authContext(request));
+      }
+      throw new AppError('INVALID_INPUT', {
+        message: 'Send {provider, token} (an ID token) or {code, code_verifier} (a redirect sign-in), not both.',
+        nextActions: 'For a web sign-in, start it with GET /api/auth/oauth/{provider} and send the insforge_code of the redirect here.',
+      });
+    },
   );
 
   app.post(
