@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { authContext, requireUser } from '../../request-context.js';
-import { FactorSchema, PUBLIC_AUTH_ROUTE, SignedIn, UserSchema } from './schemas.js';
+import { FactorSchema, SDK_AUTH_ROUTE, SignedIn, UserSchema } from './schemas.js';
 
 const FactorId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code of the authenticator app.' });
@@ -98,7 +98,8 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/mfa/challenge',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      // A sign-in path: a client whose session lapsed may still send its old token along.
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Finish a sign-in that answered mfaRequired: the challenge token and a code open a session at aal2',

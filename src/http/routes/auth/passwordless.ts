@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { authContext, requireUser } from '../../request-context.js';
 import { AppError } from '../../../errors/index.js';
-import { Email, NewPassword, PUBLIC_AUTH_ROUTE, SDK_AUTH_ROUTE, SignedIn, SignInAnswer, Success } from './schemas.js';
+import { Email, NewPassword, SDK_AUTH_ROUTE, SignedIn, SignInAnswer, Success } from './schemas.js';
 
 const tags = ['auth'];
 
@@ -13,7 +13,7 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/auth/signin/anonymous',
     {
-      ...PUBLIC_AUTH_ROUTE,
+      ...SDK_AUTH_ROUTE,
       schema: {
         tags,
         summary: 'Sign in as a new anonymous user (role authenticated, is_anonymous true); limited per IP',
