@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/types.js';
+import type { Db, Queryable } from '../db/types.js';
 
 /** One TOTP factor row (the secret still encrypted). */
 export interface FactorRow {
@@ -74,9 +74,18 @@ export async function replaceRecoveryCodes(db: Queryable, userId: string, hmacs:
   );
 }
 
-export async function hasRecoveryCodes(db: Queryable, userId: string): Promise<boolean> {
-  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from auth.mfa_recovery_codes where user_id = $1', [userId]);
-  return rows[0]!.n > 0;
+/**
+ * Stores recovery codes for a user who has none (the first activation); false when the user
+ * has some already. Locks the user row, so two activations at once cannot both store a set.
+ */
+export async function addFirstRecoveryCodes(db: Db, userId: string, hmacs: string[]): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await tx.query('select 1 from auth.users where id = $1 for update', [userId]);
+    const { rows } = await tx.query('select 1 from auth.mfa_recovery_codes where user_id = $1 limit 1', [userId]);
+    if (rows.length) return false;
+    await replaceRecoveryCodes(tx, userId, hmacs);
+    return true;
+  });
 }
 
 /** Spends a recovery code: true once, then never again. */

@@ -90,11 +90,9 @@ export class MfaService {
     const factor = await store.factorOf(this.deps.db, caller.userId, factorId);
     if (!factor) throw new AppError('MFA_FACTOR_NOT_FOUND');
     await this.checkTotp(factor, code);
-    let recoveryCodes: string[] | undefined;
-    if (!(await store.hasRecoveryCodes(this.deps.db, caller.userId))) {
-      recoveryCodes = this.totp.newRecoveryCodes();
-      await store.replaceRecoveryCodes(this.deps.db, caller.userId, recoveryCodes.map((c) => this.totp.recoveryHmac(caller.userId, c)));
-    }
+    const fresh = this.totp.newRecoveryCodes();
+    const hmacs = fresh.map((c) => this.totp.recoveryHmac(caller.userId, c));
+    const recoveryCodes = (await store.addFirstRecoveryCodes(this.deps.db, caller.userId, hmacs)) ? fresh : undefined;
     const row = await users.userById(this.deps.db, caller.userId);
     if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The user of this access token no longer exists.' });
     const signedIn = await this.deps.issuer.open(row, ctx, 'aal2', [...(caller.claims.amr ?? []), amrEntry('totp')]);

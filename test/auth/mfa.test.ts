@@ -192,7 +192,14 @@ describe.each(backends())('MFA with TOTP (%s)', (backend) => {
     // Session a (another device, password only) is still live at aal1: it may not add a factor.
     expect((await call(t, 'GET', '/api/auth/user', { token: a.body.accessToken })).status).toBe(200);
     expectError(await post('/api/auth/mfa/factors', {}, a.body.accessToken), 403, 'AAL2_REQUIRED');
-    expect((await post('/api/auth/mfa/factors', { friendlyName: 'tablet' }, v.body.accessToken)).status).toBe(200);
+    const tablet = await post('/api/auth/mfa/factors', { friendlyName: 'tablet' }, v.body.accessToken);
+    expect(tablet.status).toBe(200);
+    // A second activation shows no recovery codes: the first set stays the one.
+    const v2 = await post(`/api/auth/mfa/factors/${tablet.body.id}/verify`, { code: stepper(tablet.body.secret)(0) }, v.body.accessToken);
+    expect(v2.status, v2.text).toBe(200);
+    expect(v2.body.recoveryCodes).toBeUndefined();
+    expect(v2.body.user.factors.map((f: { status: string }) => f.status)).toEqual(['verified', 'verified']);
+    expect((await post('/api/auth/mfa/challenge', { token: (await signin(email)).body.challenge.token, recoveryCode: v.body.recoveryCodes[0] })).status).toBe(200);
   });
 
   it('bad input: malformed codes, unknown factors, missing parts, no credential', async () => {
