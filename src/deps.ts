@@ -177,6 +177,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       codes: new EmailCodes(credentials.jwtSecret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
       requireEmailVerification: config.auth.requireEmailVerification,
+      anonymousSignIn: config.auth.anonymousSignIn,
+      secret: credentials.jwtSecret,
+      redirectUrls: config.auth.oauth.redirectUrls,
     });
     const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl });
     const ai = createAiGateway(config.ai, db);

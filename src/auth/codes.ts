@@ -6,7 +6,7 @@ import { safeEqual } from '../lib/crypto.js';
  * verify_email, reset_password, sign_in: 6-digit codes mailed to the user. reset_token: the
  * one-time token a reset code is exchanged for (InsForge's two-step reset), stored the same way.
  */
-export type CodePurpose = 'verify_email' | 'reset_password' | 'sign_in' | 'reset_token';
+export type CodePurpose = 'verify_email' | 'reset_password' | 'sign_in' | 'reset_token' | 'magic_link';
 
 export const CODE_TTL_SECONDS = 15 * 60;
 export const CODE_MAX_ATTEMPTS = 5;

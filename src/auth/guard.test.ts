@@ -8,6 +8,8 @@ const LIMITS = {
   perEmail: { max: 3, windowMs: 60_000 },
   perIp: { max: 5, windowMs: 60_000 },
   mailsPerEmail: { max: 2, windowMs: 60_000 },
+  mfaPerUser: { max: 3, windowMs: 60_000 },
+  anonymousPerIp: { max: 2, windowMs: 60_000 },
 };
 
 async function code(p: Promise<unknown>): Promise<string | null> {
@@ -52,6 +54,21 @@ function guardSuite(name: string, make: () => Counter) {
       expect(await code(g.checkSignIn(e, '3.3.3.4'))).toBe('RATE_LIMITED');
       await g.signInSucceeded(e);
       expect(await code(g.checkSignIn(e, '3.3.3.4'))).toBeNull();
+    });
+
+    it('counts wrong MFA codes per user, and anonymous sign-ins per IP', async () => {
+      const g = new AuthGuard(make(), LIMITS);
+      const user = `u-${run}`;
+      for (let i = 0; i < 3; i++) {
+        expect(await code(g.checkMfa(user))).toBeNull();
+        await g.mfaFailed(user);
+      }
+      expect(await code(g.checkMfa(user))).toBe('RATE_LIMITED');
+      expect(await code(g.checkMfa(`${user}-other`))).toBeNull();
+      const ip = `4.4.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      expect(await code(g.anonymousSignIn(ip))).toBeNull();
+      expect(await code(g.anonymousSignIn(ip))).toBeNull();
+      expect(await code(g.anonymousSignIn(ip))).toBe('RATE_LIMITED');
     });
 
     it('counts code emails per address', async () => {

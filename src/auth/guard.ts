@@ -15,12 +15,18 @@ export interface GuardLimits {
   perIp: Limit;
   /** Emails with codes sent per address (verification and reset). */
   mailsPerEmail: Limit;
+  /** Wrong second-factor codes (TOTP, recovery) per user. */
+  mfaPerUser: Limit;
+  /** Anonymous sign-ins per client IP. */
+  anonymousPerIp: Limit;
 }
 
 export const DEFAULT_GUARD_LIMITS: GuardLimits = {
   perEmail: { max: 10, windowMs: 15 * 60_000 },
   perIp: { max: 50, windowMs: 15 * 60_000 },
   mailsPerEmail: { max: 5, windowMs: 15 * 60_000 },
+  mfaPerUser: { max: 10, windowMs: 15 * 60_000 },
+  anonymousPerIp: { max: 30, windowMs: 60 * 60_000 },
 };
 
 // Keys hash the email so Redis and memory never hold addresses in clear.
@@ -71,5 +77,21 @@ export class AuthGuard {
   async mailSent(email: string): Promise<void> {
     const { count, resetMs } = await this.counter.hit(emailKey('mail', email), this.limits.mailsPerEmail.windowMs);
     if (count > this.limits.mailsPerEmail.max) throw tooMany(resetMs, 'emails to this address');
+  }
+
+  /** Throws RATE_LIMITED when this user has entered too many wrong second-factor codes. */
+  async checkMfa(userId: string): Promise<void> {
+    const { count, resetMs } = await this.counter.peek(`mfa:u:${userId}`);
+    if (count >= this.limits.mfaPerUser.max) throw tooMany(resetMs, 'wrong MFA codes for this account');
+  }
+
+  async mfaFailed(userId: string): Promise<void> {
+    await this.counter.hit(`mfa:u:${userId}`, this.limits.mfaPerUser.windowMs);
+  }
+
+  /** Counts one anonymous sign-in from this IP; throws RATE_LIMITED past the limit. */
+  async anonymousSignIn(ip: string): Promise<void> {
+    const { count, resetMs } = await this.counter.hit(`anon:ip:${ip}`, this.limits.anonymousPerIp.windowMs);
+    if (count > this.limits.anonymousPerIp.max) throw tooMany(resetMs, 'anonymous sign-ins from this address');
   }
 }

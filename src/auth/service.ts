@@ -10,18 +10,18 @@ import { normalizeEmail, parseEmail } from './email.js';
 import * as users from './users.js';
 import * as sessions from './sessions.js';
 import type { User, UserRow } from './users.js';
+import { SessionIssuer, amrEntry, type SignedIn, type SignInResult } from './signin.js';
+import { MfaService } from './mfa.js';
+import { AnonymousUsers } from './anonymous.js';
+import { MagicLinks } from './magic-link.js';
+
+export type { SignedIn, SignInResult } from './signin.js';
 
 /** Who is asking, for guards, session records and the log. */
 export interface AuthContext {
   ip: string;
   userAgent: string | null;
   log: MailLog;
-}
-
-export interface SignedIn {
-  user: User;
-  accessToken: string;
-  refreshToken: string;
 }
 
 export interface AuthServiceDeps {
@@ -32,6 +32,12 @@ export interface AuthServiceDeps {
   codes: EmailCodes;
   refreshTtlSeconds: number;
   requireEmailVerification: boolean;
+  /** Whether anonymous sign-in is open (AUTH_ANONYMOUS_SIGNIN). */
+  anonymousSignIn: boolean;
+  /** The server secret: keys the TOTP secrets' encryption and the recovery codes' HMAC. */
+  secret: string;
+  /** AUTH_REDIRECT_URLS: where a magic link may lead. */
+  redirectUrls: readonly string[];
 }
 
 const CODE_MINUTES = CODE_TTL_SECONDS / 60;
@@ -54,15 +60,28 @@ const MAILS: Record<CodePurpose, (code: string) => { subject: string; text: stri
   reset_token: () => {
     throw new Error('reset tokens are handed out, never mailed');
   },
+  magic_link: () => {
+    throw new Error('magic links are mailed by MagicLinks');
+  },
 };
 
 /** Sign-up, sign-in, sessions, email codes and user administration. Framework-free. */
 export class AuthService {
   private readonly dummy = new DummyHash();
+  readonly issuer: SessionIssuer;
+  /** TOTP factors, challenges and recovery codes. */
+  readonly mfa: MfaService;
+  /** Anonymous sign-in, conversion and cleanup. */
+  readonly anonymous: AnonymousUsers;
+  readonly magicLinks: MagicLinks;
 
   constructor(private readonly deps: AuthServiceDeps) {
     // Build the dummy hash now, so the first unknown-email sign-in is not slower.
     void this.dummy.get();
+    this.issuer = new SessionIssuer(deps);
+    this.mfa = new MfaService({ ...deps, issuer: this.issuer });
+    this.anonymous = new AnonymousUsers({ ...deps, issuer: this.issuer, sendVerification: (row, ctx) => this.sendCode(row, 'verify_email', ctx) });
+    this.magicLinks = new MagicLinks({ ...deps, issuer: this.issuer });
   }
 
   get requireEmailVerification(): boolean {
@@ -83,14 +102,15 @@ export class AuthService {
       await this.sendCode(row, 'verify_email', ctx);
       return { user: users.toUser(row), accessToken: null, refreshToken: null, requireEmailVerification: true };
     }
-    return { ...(await this.startSession(row, ctx)), requireEmailVerification: false };
+    return { ...(await this.issuer.open(row, ctx, 'aal1', [amrEntry('password')])), requireEmailVerification: false };
   }
 
   /**
    * Wrong password and unknown email answer the same error after the same work: an unknown
-   * email is checked against a dummy hash of the same cost.
+   * email is checked against a dummy hash of the same cost. A user with a verified MFA
+   * factor gets a challenge instead of a session.
    */
-  async signIn(input: { email: string; password: string }, ctx: AuthContext): Promise<SignedIn> {
+  async signIn(input: { email: string; password: string }, ctx: AuthContext): Promise<SignInResult> {
     const email = normalizeEmail(input.email);
     await this.deps.guard.checkSignIn(email, ctx.ip);
     const row = await users.userByEmail(this.deps.db, email);
@@ -101,7 +121,7 @@ export class AuthService {
     }
     if (this.deps.requireEmailVerification && !row.email_verified) throw new AppError('EMAIL_NOT_VERIFIED');
     await this.deps.guard.signInSucceeded(email);
-    return this.startSession(row, ctx);
+    return this.issuer.afterFirstFactor(row, ctx, 'password');
   }
 
   /**
@@ -114,23 +134,9 @@ export class AuthService {
     return users.toUser(row);
   }
 
-  /** Spends a refresh token for a new pair. Reusing a spent token ends the session. */
-  async refresh(refreshToken: string): Promise<SignedIn> {
-    const r = await sessions.rotateRefreshToken(this.deps.db, refreshToken, this.deps.refreshTtlSeconds);
-    if (!r.ok) {
-      throw new AppError('INVALID_REFRESH_TOKEN', {
-        message:
-          r.reason === 'reused'
-            ? 'This refresh token was already used; its session has been ended for safety.'
-            : r.reason === 'ended'
-              ? 'The session of this refresh token has ended.'
-              : 'The refresh token is invalid.',
-      });
-    }
-    const row = await users.userById(this.deps.db, r.userId);
-    if (!row) throw new AppError('INVALID_REFRESH_TOKEN', { message: 'The user of this refresh token no longer exists.' });
-    const accessToken = await this.accessToken(row, r.sessionId);
-    return { user: users.toUser(row), accessToken, refreshToken: r.refreshToken };
+  /** Spends a refresh token for a new pair at the session's level. Reusing a spent token ends the session. */
+  refresh(refreshToken: string): Promise<SignedIn> {
+    return this.issuer.refresh(refreshToken);
   }
 
   /** Ends a session by id (from the caller's access token). */
@@ -165,13 +171,13 @@ export class AuthService {
   }
 
   /** Checks a verification code; marks the email verified and signs the user in. */
-  async verifyEmail(input: { email: string; code: string }, ctx: AuthContext): Promise<SignedIn> {
+  async verifyEmail(input: { email: string; code: string }, ctx: AuthContext): Promise<SignInResult> {
     const row = await users.userByEmail(this.deps.db, normalizeEmail(input.email));
     if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'verify_email', input.code))) {
       throw new AppError('INVALID_CODE');
     }
     const verified = (await users.markEmailVerified(this.deps.db, row.id)) ?? row;
-    return this.startSession(verified, ctx);
+    return this.issuer.afterFirstFactor(verified, ctx, 'otp');
   }
 
   async sendPasswordReset(rawEmail: string, ctx: AuthContext): Promise<void> {
@@ -234,13 +240,13 @@ export class AuthService {
   }
 
   /** Signs in with an emailed sign-in code; the code proves the address, so it counts as verified. */
-  async signInWithCode(input: { email: string; code: string }, ctx: AuthContext): Promise<SignedIn> {
+  async signInWithCode(input: { email: string; code: string }, ctx: AuthContext): Promise<SignInResult> {
     const row = await users.userByEmail(this.deps.db, normalizeEmail(input.email));
     if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'sign_in', input.code))) {
       throw new AppError('INVALID_CODE');
     }
     const verified = row.email_verified ? row : ((await users.markEmailVerified(this.deps.db, row.id)) ?? row);
-    return this.startSession(verified, ctx);
+    return this.issuer.afterFirstFactor(verified, ctx, 'otp');
   }
 
   /**
@@ -319,19 +325,12 @@ export class AuthService {
     await this.deps.guard.signInSucceeded(row.email);
   }
 
-  /** Opens a session for a user who has proven who they are (password, code, or a provider sign-in). */
-  async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
-    await sessions.pruneSessions(this.deps.db, row.id);
-    const s = await sessions.openSession(this.deps.db, row.id, this.deps.refreshTtlSeconds, {
-      ip: ctx.ip,
-      userAgent: ctx.userAgent,
-    });
-    const accessToken = await this.accessToken(row, s.sessionId);
-    return { user: users.toUser(row), accessToken, refreshToken: s.refreshToken };
-  }
-
-  private accessToken(row: UserRow, sessionId: string): Promise<string> {
-    return this.deps.tokens.sign({ sub: row.id, email: row.email, role: 'authenticated', sid: sessionId });
+  /**
+   * Opens an aal1 session for a provider sign-in (src/auth/oauth/). MFA does not stop it: the
+   * user steps up to aal2 with POST /api/auth/mfa/factors/{id}/verify.
+   */
+  startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
+    return this.issuer.open(row, ctx, 'aal1', [amrEntry('oauth')]);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/types.js';
 import { sha256Hex } from '../lib/crypto.js';
+import type { Aal, AmrEntry } from './tokens.js';
 
 /** Opaque refresh tokens: 256 random bits; only their SHA-256 is stored. */
 const newRefreshToken = () => `rt_${randomBytes(32).toString('base64url')}`;
@@ -14,6 +15,9 @@ export interface NewSession {
 export interface SessionMeta {
   ip: string | null;
   userAgent: string | null;
+  /** The assurance level and the methods behind it; every refresh keeps them. */
+  aal: Aal;
+  amr: AmrEntry[];
 }
 
 /** Opens a session for a user, valid for `ttlSeconds` (extended on each refresh). */
@@ -21,9 +25,9 @@ export async function openSession(db: Db, userId: string, ttlSeconds: number, me
   const refreshToken = newRefreshToken();
   const sessionId = await db.transaction(async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
-      `insert into auth.sessions (user_id, expires_at, ip, user_agent)
-       values ($1, now() + make_interval(secs => $2), $3, $4) returning id`,
-      [userId, ttlSeconds, meta.ip, meta.userAgent?.slice(0, 512) ?? null],
+      `insert into auth.sessions (user_id, expires_at, ip, user_agent, aal, amr)
+       values ($1, now() + make_interval(secs => $2), $3, $4, $5, $6::jsonb) returning id`,
+      [userId, ttlSeconds, meta.ip, meta.userAgent?.slice(0, 512) ?? null, meta.aal, JSON.stringify(meta.amr)],
     );
     const id = rows[0]!.id;
     await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [sha256Hex(refreshToken), id]);
@@ -33,7 +37,7 @@ export async function openSession(db: Db, userId: string, ttlSeconds: number, me
 }
 
 export type RotateResult =
-  | { ok: true; sessionId: string; userId: string; refreshToken: string }
+  | { ok: true; sessionId: string; userId: string; refreshToken: string; aal: Aal; amr: AmrEntry[] }
   | { ok: false; reason: 'unknown' | 'ended' | 'reused' };
 
 /**
@@ -46,11 +50,11 @@ export async function rotateRefreshToken(db: Db, token: string, ttlSeconds: numb
   const hash = sha256Hex(token);
   const next = newRefreshToken();
   const result = await db.transaction(async (tx): Promise<RotateResult> => {
-    const claimed = await tx.query<{ session_id: string; user_id: string; live: boolean }>(
+    const claimed = await tx.query<{ session_id: string; user_id: string; live: boolean; aal: Aal; amr: AmrEntry[] }>(
       `update auth.refresh_tokens rt set used_at = now()
        from auth.sessions s
        where rt.token_hash = $1 and rt.used_at is null and s.id = rt.session_id
-       returning rt.session_id, s.user_id, (s.revoked_at is null and s.expires_at > now()) as live`,
+       returning rt.session_id, s.user_id, (s.revoked_at is null and s.expires_at > now()) as live, s.aal, s.amr`,
       [hash],
     );
     const row = claimed.rows[0];
@@ -61,7 +65,7 @@ export async function rotateRefreshToken(db: Db, token: string, ttlSeconds: numb
       `update auth.sessions set refreshed_at = now(), expires_at = now() + make_interval(secs => $2) where id = $1`,
       [row.session_id, ttlSeconds],
     );
-    return { ok: true, sessionId: row.session_id, userId: row.user_id, refreshToken: next };
+    return { ok: true, sessionId: row.session_id, userId: row.user_id, refreshToken: next, aal: row.aal, amr: row.amr };
   });
   if (result.ok || result.reason !== 'unknown') return result;
   // Not claimable: either never issued, or already spent. A spent one ends its session.

@@ -27,4 +27,18 @@ describe('TokenSigner', () => {
     const otherAlg = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS512' }).setIssuer('plinth').setIssuedAt().setExpirationTime('1m').sign(new TextEncoder().encode(SECRET.repeat(2)));
     await expect(signer.verify(otherAlg)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
+
+  it('carries aal, amr and is_anonymous; refuses a token whose aal is not aal1 or aal2', async () => {
+    const signer = new TokenSigner(SECRET, 60);
+    const amr = [{ method: 'password', timestamp: 1 }, { method: 'totp', timestamp: 2 }];
+    const c = await signer.verify(await signer.sign({ ...claims, aal: 'aal2', amr, isAnonymous: false }));
+    expect(c).toMatchObject({ aal: 'aal2', amr, is_anonymous: false });
+    expect(await signer.verify(await signer.sign(claims))).not.toHaveProperty('aal');
+    const key = new TextEncoder().encode(SECRET);
+    const sign = (extra: Record<string, unknown>) =>
+      new SignJWT({ email: claims.email, role: claims.role, sid: claims.sid, ...extra }).setProtectedHeader({ alg: 'HS256' }).setSubject(claims.sub).setIssuer('plinth').setIssuedAt().setExpirationTime('1m').sign(key);
+    for (const bad of [{ aal: 'aal3' }, { aal: 'aal2', amr: 'totp' }, { aal: 'aal1', amr: [], is_anonymous: 'yes' }]) {
+      await expect(signer.verify(await sign(bad))).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    }
+  });
 });

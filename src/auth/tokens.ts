@@ -4,14 +4,34 @@ import { AppError } from '../errors/index.js';
 
 export type TokenRole = 'authenticated' | 'project_admin';
 
+/** Authenticator assurance level: aal1 after one factor, aal2 after a second (TOTP). */
+export type Aal = 'aal1' | 'aal2';
+
+/** One way the user proved who they are, and when (Supabase's `amr` entries). */
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+}
+
 /** The claims of a Plinth access token. */
 export interface AccessClaims {
   sub: string;
   email: string;
   role: TokenRole;
   sid: string;
+  /** Absent in tokens signed before MFA existed: those count as aal1. */
+  aal?: Aal;
+  amr?: AmrEntry[];
+  is_anonymous?: boolean;
   iat: number;
   exp: number;
+}
+
+/** What a session's access token says about how the user signed in. */
+export interface Assurance {
+  aal: Aal;
+  amr: AmrEntry[];
+  isAnonymous: boolean;
 }
 
 const ISSUER = 'plinth';
@@ -29,8 +49,9 @@ export class TokenSigner {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
-  async sign(claims: { sub: string; email: string; role: TokenRole; sid: string }): Promise<string> {
-    return new SignJWT({ email: claims.email, role: claims.role, sid: claims.sid })
+  async sign(claims: { sub: string; email: string; role: TokenRole; sid: string } & Partial<Assurance>): Promise<string> {
+    const extra = claims.aal === undefined ? {} : { aal: claims.aal, amr: claims.amr ?? [], is_anonymous: claims.isAnonymous === true };
+    return new SignJWT({ email: claims.email, role: claims.role, sid: claims.sid, ...extra })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.sub)
       .setIssuer(ISSUER)
@@ -67,18 +88,22 @@ export class TokenSigner {
     if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, clockTolerance });
-      const { sub, email, role, sid, iat, exp } = payload as Record<string, unknown>;
+      const { sub, email, role, sid, iat, exp, aal, amr, is_anonymous } = payload as Record<string, unknown>;
       if (
         typeof sub !== 'string' ||
         typeof email !== 'string' ||
         typeof sid !== 'string' ||
         (role !== 'authenticated' && role !== 'project_admin') ||
         typeof iat !== 'number' ||
-        typeof exp !== 'number'
+        typeof exp !== 'number' ||
+        (aal !== undefined && aal !== 'aal1' && aal !== 'aal2') ||
+        (amr !== undefined && !Array.isArray(amr)) ||
+        (is_anonymous !== undefined && typeof is_anonymous !== 'boolean')
       ) {
         throw new AppError('INVALID_TOKEN', { message: 'The access token is missing required claims.' });
       }
-      return Object.freeze({ sub, email, role, sid, iat, exp });
+      const assurance = aal === undefined ? {} : { aal: aal as Aal, amr: amr as AmrEntry[], is_anonymous: is_anonymous === true };
+      return Object.freeze({ sub, email, role, sid, ...assurance, iat, exp });
     } catch (err) {
       if (err instanceof AppError) throw err;
       // An expired token is AUTH_UNAUTHORIZED, the code on which clients refresh and retry;

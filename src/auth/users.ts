@@ -15,6 +15,19 @@ export interface User {
   updatedAt: string;
   /** Server-side metadata; Plinth keeps none yet, so always null (the SDK's shape has it). */
   metadata: Record<string, unknown> | null;
+  /** Signed in anonymously and not converted yet (no email, no password; `email` is ""). */
+  isAnonymous: boolean;
+  /** The user's MFA factors (never their secrets). */
+  factors: FactorSummary[];
+}
+
+/** An MFA factor as users and admins see it. */
+export interface FactorSummary {
+  id: string;
+  type: 'totp';
+  friendlyName: string | null;
+  status: 'unverified' | 'verified';
+  createdAt: string;
 }
 
 export interface UserRow {
@@ -26,11 +39,17 @@ export interface UserRow {
   created_at: Date | string;
   updated_at: Date | string;
   identity_providers?: string[] | null;
+  is_anonymous?: boolean;
+  factors?: FactorSummary[] | null;
 }
 
+// An anonymous user has no email: the API shows "" (Supabase's shape), so `email` is a string.
 export const USER_COLUMNS =
-  'id, email, password_hash, email_verified, profile, created_at, updated_at, ' +
-  'array(select i.provider from auth.identities i where i.user_id = auth.users.id group by i.provider order by min(i.created_at)) as identity_providers';
+  "id, coalesce(email, '') as email, password_hash, email_verified, profile, created_at, updated_at, is_anonymous, " +
+  'array(select i.provider from auth.identities i where i.user_id = auth.users.id group by i.provider order by min(i.created_at)) as identity_providers, ' +
+  "(select coalesce(jsonb_agg(jsonb_build_object('id', f.id, 'type', f.type, 'friendlyName', f.friendly_name, 'status', f.status, " +
+  "'createdAt', to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) order by f.created_at), '[]'::jsonb) " +
+  'from auth.mfa_factors f where f.user_id = auth.users.id) as factors';
 
 export function toUser(row: UserRow): User {
   return {
@@ -42,6 +61,8 @@ export function toUser(row: UserRow): User {
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
     metadata: null,
+    isAnonymous: row.is_anonymous === true,
+    factors: row.factors ?? [],
   };
 }
 

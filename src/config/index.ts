@@ -21,6 +21,8 @@ export interface Config {
     tokenTtlSeconds: number;
     refreshTokenTtlSeconds: number;
     requireEmailVerification: boolean;
+    /** POST /api/auth/signin/anonymous is open (off by default: it hands the authenticated role to anyone). */
+    anonymousSignIn: boolean;
     smtpUrl: string | null;
     mailFrom: string;
     /** Sign-in with OpenID Connect providers and GitHub (docs/auth.md). */
@@ -99,6 +101,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       tokenTtlSeconds: int(r, 'TOKEN_TTL', 900, 30, 86_400),
       refreshTokenTtlSeconds: int(r, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
       requireEmailVerification: bool(r, 'REQUIRE_EMAIL_VERIFICATION', false),
+      anonymousSignIn: bool(r, 'AUTH_ANONYMOUS_SIGNIN', false),
       smtpUrl: url(r, 'SMTP_URL', ['smtp:', 'smtps:']),
       mailFrom: str(r, 'MAIL_FROM', 'Plinth <no-reply@localhost>'),
       oauth: readOAuth(r),

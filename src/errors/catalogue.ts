@@ -42,6 +42,12 @@ export const ERRORS = {
   INVALID_CODE: { status: 400, message: 'The code is wrong or has expired.', nextActions: 'Ask for a new code and try again.' },
   USER_NOT_FOUND: { status: 404, message: 'No such user.', nextActions: 'Check the user id; GET /api/auth/users lists users.' },
   INVALID_REFRESH_TOKEN: { status: 401, message: 'The refresh token is invalid, expired or already used.', nextActions: 'Sign in again.' },
+  // auth: MFA, anonymous sign-in
+  MFA_FACTOR_NOT_FOUND: { status: 404, message: 'No such MFA factor for this user.', nextActions: 'List your factors with GET /api/auth/mfa/factors (a challenge takes only verified ones).' },
+  MFA_FACTOR_LIMIT: { status: 409, message: 'This account has as many MFA factors as it may.', nextActions: 'Remove a factor with DELETE /api/auth/mfa/factors/{id} first.' },
+  AAL2_REQUIRED: { status: 403, message: 'This needs a session verified with a second factor (aal2).', nextActions: 'Verify a code of your factor with POST /api/auth/mfa/factors/{id}/verify, then retry with the new access token.' },
+  ANONYMOUS_SIGNIN_DISABLED: { status: 403, message: 'Anonymous sign-in is turned off on this server.', nextActions: 'Sign up with an email and password, or ask the operator to set AUTH_ANONYMOUS_SIGNIN=true.' },
+  NOT_ANONYMOUS: { status: 409, message: 'This account is not anonymous; it already has an email.', nextActions: 'Change the password with the reset-password flow instead.' },
   // auth: OAuth / OpenID Connect sign-in
   OAUTH_PROVIDER_NOT_FOUND: { status: 404, message: 'No such sign-in provider is configured on this server.', nextActions: 'Use a provider listed by GET /api/auth/public-config, or ask the operator to add it to OAUTH_PROVIDERS.' },
   REDIRECT_NOT_ALLOWED: { status: 400, message: 'This redirect URL is not allowed.', nextActions: 'Use a redirect URL listed in AUTH_REDIRECT_URLS, or ask the operator to add it (exact origin and path; a trailing * allows a path prefix).' },

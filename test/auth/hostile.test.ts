@@ -107,6 +107,9 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
     '/api/auth/email/verify',
     '/api/auth/email/send-reset-password',
     '/api/auth/email/reset-password',
+    '/api/auth/mfa/challenge',
+    '/api/auth/magic-link',
+    '/api/auth/magic-link/verify',
   ];
   const BODIES: Array<[string, { raw?: string; body?: unknown; headers?: Record<string, string> }]> = [
     ['invalid JSON', { raw: '{"email":' }],
@@ -136,6 +139,20 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
       }
     }
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('the signed-in endpoints of MFA and anonymous conversion answer hostile bodies with a 4xx envelope', async () => {
+    const u = await createTestUser(t);
+    const f = await call(t, 'POST', '/api/auth/mfa/factors', { token: u.token, body: {} });
+    for (const path of [`/api/auth/mfa/factors/${f.body.id}/verify`, '/api/auth/anonymous/convert', '/api/auth/anonymous/link']) {
+      for (const [name, req] of BODIES) {
+        const a = await call(t, 'POST', path, { ...req, token: u.token });
+        const label = `${path} with ${name}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)}`;
+        expect(a.status, label).toBeGreaterThanOrEqual(400);
+        expect(a.status, label).toBeLessThan(500);
+        expect(a.body, label).toMatchObject({ statusCode: a.status, error: expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+      }
+    }
   });
 
   it('huge bodies are 413 PAYLOAD_TOO_LARGE', async () => {

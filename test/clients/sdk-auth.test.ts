@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient } from '@insforge/sdk';
+import { generateSync } from 'otplib';
 import { backends } from '../helpers/db.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
@@ -50,6 +51,25 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const good = await client.auth.signInWithPassword({ email, password });
     expect(good.error).toBeNull();
     expect(good.data).toMatchObject({ user: { id: user.id, email, providers: ['email'] }, accessToken: expect.any(String) });
+  });
+
+  it('signInWithPassword of a user with MFA: the SDK gets the challenge and keeps no session; the challenge gives an aal2 token it can use', async () => {
+    const { email, password, accessToken } = await signedInClient(t, 'sdk-mfa');
+    const e = await call(t, 'POST', '/api/auth/mfa/factors', { token: accessToken, body: {} });
+    const base = Math.floor(Date.now() / 30_000) * 30 + 1;
+    const v = await call(t, 'POST', `/api/auth/mfa/factors/${e.body.id}/verify`, { token: accessToken, body: { code: generateSync({ secret: e.body.secret, epoch: base }) } });
+    expect(v.status).toBe(200);
+    const client = sdk(t);
+    const first = await client.auth.signInWithPassword({ email, password });
+    expect(first.error).toBeNull();
+    expect(first.data).toMatchObject({ mfaRequired: true, challenge: { token: expect.any(String), factors: [{ id: e.body.id, type: 'totp' }] } });
+    expect((await client.auth.getCurrentUser()).data?.user ?? null).toBeNull();
+    const second = await call(t, 'POST', '/api/auth/mfa/challenge', {
+      body: { token: (first.data as any).challenge.token, factorId: e.body.id, code: generateSync({ secret: e.body.secret, epoch: base + 30 }) },
+    });
+    expect(second.status).toBe(200);
+    const server = createClient({ baseUrl: t.url, accessToken: second.body.accessToken, retryCount: 0 });
+    expect((await server.auth.getCurrentUser()).data?.user).toMatchObject({ email, factors: [{ id: e.body.id, status: 'verified' }] });
   });
 
   it('server mode: getCurrentUser calls GET /api/auth/sessions/current; the admin key gets user null', async () => {

@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { generateSync } from 'otplib';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { axeViolations, browserAvailable, launch, recordScripts } from './browser.js';
@@ -279,6 +280,30 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('ada@example.com');
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await expect.poll(() => page.getByRole('cell', { name: 'ada@example.com', exact: true }).count()).toBe(0);
+  });
+
+  it('shows MFA and anonymous users: resets the factors of one, cleans up old anonymous ones', T, async () => {
+    const up = await (await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'mfa@example.com', password: 'password-1' }) })).json();
+    const bearer = { 'content-type': 'application/json', authorization: `Bearer ${up.accessToken}` };
+    const f = await (await t.fetch('/api/auth/mfa/factors', { method: 'POST', headers: bearer, body: '{}' })).json();
+    const code = generateSync({ secret: f.secret });
+    expect((await t.fetch(`/api/auth/mfa/factors/${f.id}/verify`, { method: 'POST', headers: bearer, body: JSON.stringify({ code }) })).status).toBe(200);
+    const { rows } = await t.deps.db.query<{ id: string }>(`insert into auth.users (email, password_hash, is_anonymous, created_at) values (null, '!none', true, now() - interval '40 days') returning id`);
+    const anon = `anonymous user ${rows[0]!.id.slice(0, 8)}`;
+    await nav('Health');
+    await nav('Users');
+    const row = page.getByRole('row').filter({ hasText: 'mfa@example.com' });
+    await row.getByText('TOTP on (1)').waitFor();
+    await page.getByRole('button', { name: `Delete ${anon}` }).waitFor();
+    await accessible();
+    await shot('users');
+    await page.getByRole('button', { name: 'Reset MFA of mfa@example.com' }).click();
+    await page.getByRole('status').filter({ hasText: 'factor(s) removed' }).waitFor();
+    await row.getByText('off').waitFor();
+    await page.getByLabel('Anonymous users older than (days)').fill('30');
+    await page.getByRole('button', { name: 'Delete them' }).click();
+    await page.getByRole('status').filter({ hasText: '1 anonymous user(s) deleted' }).waitFor();
+    await expect.poll(() => page.getByRole('button', { name: `Delete ${anon}` }).count()).toBe(0);
   });
 
   it('shows where keyboard focus is', T, async () => {

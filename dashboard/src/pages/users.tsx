@@ -8,6 +8,67 @@ interface User {
   emailVerified: boolean;
   createdAt?: string;
   profile?: { name?: string };
+  isAnonymous?: boolean;
+  factors?: { id: string; type: string; status: string; friendlyName: string | null }[];
+}
+
+/** How a user is named in the table and in button labels: anonymous users have no email. */
+const label = (u: User) => (u.isAnonymous ? `anonymous user ${u.id.slice(0, 8)}` : u.email);
+
+/** The user's MFA state: its verified factors, or that enrolment is unfinished. */
+function mfaOf(u: User): string {
+  const verified = (u.factors ?? []).filter((f) => f.status === 'verified');
+  if (verified.length) return `TOTP on (${verified.length})`;
+  return (u.factors ?? []).length ? 'enrolling' : 'off';
+}
+
+/** Deletes anonymous users older than N days (DELETE /api/auth/users/anonymous). */
+function AnonymousCleanup({ onDone }: { onDone: (message: string) => void }) {
+  const act = useAction();
+  return (
+    <form
+      class="inline"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const days = Number(new FormData(e.currentTarget as HTMLFormElement).get('days'));
+        await act.run(async () => onDone((await api<{ message: string }>(`/api/auth/users/anonymous?olderThanDays=${days}`, { method: 'DELETE' })).message));
+      }}
+    >
+      <label for="anon-days">Anonymous users older than (days)</label>
+      <input id="anon-days" name="days" type="number" min={0} max={36500} defaultValue="30" required />
+      <button type="submit" class="danger" disabled={act.busy}>
+        Delete them
+      </button>
+      <ErrorBox error={act.error} />
+    </form>
+  );
+}
+
+function UserRow({ u, act, onNotice, onDelete }: { u: User; act: ReturnType<typeof useAction>; onNotice: (m: string) => void; onDelete: () => void }) {
+  const name = label(u);
+  const message = async (path: string) => onNotice((await api<{ message: string }>(path, { method: 'DELETE' })).message);
+  return (
+    <tr>
+      <td>{u.isAnonymous ? <em>anonymous</em> : u.email}</td>
+      <td>{u.isAnonymous ? '–' : u.emailVerified ? '✓ verified' : 'not verified'}</td>
+      <td>{mfaOf(u)}</td>
+      <td>{u.profile?.name ?? ''}</td>
+      <td><code>{u.id}</code></td>
+      <td class="actions">
+        {(u.factors ?? []).length > 0 && (
+          <button type="button" class="ghost" aria-label={`Reset MFA of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/factors`))}>
+            Reset MFA
+          </button>
+        )}
+        <button type="button" class="ghost" aria-label={`End sessions of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/sessions`))}>
+          End sessions
+        </button>
+        <button type="button" class="ghost danger" aria-label={`Delete ${name}`} onClick={onDelete}>
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
 }
 
 const LIMIT = 25;
@@ -55,7 +116,7 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
   );
 }
 
-/** Users: search, page, create, delete, end sessions, verified state. */
+/** Users: search, page, create, delete, end sessions, verified state, MFA (reset), anonymous users (cleanup). */
 export function Users() {
   const [search, setSearch] = useState('');
   const [offset, setOffset] = useState(0);
@@ -88,6 +149,7 @@ export function Users() {
             <tr>
               <th scope="col">Email</th>
               <th scope="col">Verified</th>
+              <th scope="col">MFA</th>
               <th scope="col">Name</th>
               <th scope="col">Id</th>
               <th scope="col"><span class="sr-only">Actions</span></th>
@@ -95,32 +157,15 @@ export function Users() {
           </thead>
           <tbody>
             {data?.data.map((u) => (
-              <tr key={u.id}>
-                <td>{u.email}</td>
-                <td>{u.emailVerified ? '✓ verified' : 'not verified'}</td>
-                <td>{u.profile?.name ?? ''}</td>
-                <td><code>{u.id}</code></td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="ghost"
-                    aria-label={`End sessions of ${u.email}`}
-                    onClick={() => void act.run(async () => setNotice((await api<{ message: string }>(`/api/auth/users/${u.id}/sessions`, { method: 'DELETE' })).message))}
-                  >
-                    End sessions
-                  </button>
-                  <button type="button" class="ghost danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
+              <UserRow key={u.id} u={u} act={act} onNotice={(m) => (setNotice(m), reload())} onDelete={() => setDeleting(u)} />
             ))}
           </tbody>
         </table>
       </div>
       {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} />}
+      <AnonymousCleanup onDone={(m) => (setNotice(m), reload())} />
       {creating && <CreateUser onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
-      {deleting && <Confirm what="user" name={deleting.email} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)} />}
+      {deleting && <Confirm what="user" name={label(deleting)} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)} />}
     </section>
   );
 }

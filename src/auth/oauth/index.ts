@@ -164,6 +164,30 @@ export class OAuthService {
     return toUser((await userById(this.deps.db, row.id)) ?? row);
   }
 
+  /**
+   * Converts the caller's anonymous account by linking a provider, from an ID token or the
+   * one-time code of a redirect sign-in: the account keeps its id and data and gets the
+   * provider's identity and email (AnonymousUsers.adoptIdentity decides).
+   */
+  async linkAnonymous(
+    caller: { userId: string; sessionId: string },
+    input: { provider: string; token: string; nonce?: string } | { code: string; codeVerifier: string },
+    ctx: AuthContext,
+  ): Promise<OAuthSignedIn> {
+    let provider: SignInProvider;
+    let profile: ProviderProfile;
+    if ('code' in input) {
+      const row = await claimAppCode(this.deps.db, input.code, input.codeVerifier);
+      if (!row || !row.provider_code) throw new AppError('INVALID_OAUTH_CODE');
+      provider = this.provider(row.provider);
+      profile = await provider.complete({ code: row.provider_code, verifier: row.provider_verifier, callbackUrl: row.callback_url, nonce: row.nonce });
+    } else {
+      provider = this.provider(input.provider);
+      profile = await provider.verifyIdToken(input.token, input.nonce ?? null);
+    }
+    return this.deps.auth.anonymous.adoptIdentity(caller, provider.config.name, profile, ctx);
+  }
+
   identities(userId: string): Promise<Identity[]> {
     return listIdentities(this.deps.db, userId);
   }

@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { authContext } from '../../request-context.js';
 import { AppError } from '../../../errors/index.js';
-import { Code, Email, NewPassword, SDK_AUTH_ROUTE, SignedIn, Success } from './schemas.js';
+import { Code, Email, NewPassword, SDK_AUTH_ROUTE, SignInAnswer, Success } from './schemas.js';
 
 const SENT = 'If the address belongs to an account that needs it, a code has been sent to it.';
 const ClientType = Type.Object({ client_type: Type.Optional(Type.String({ maxLength: 32 })) });
@@ -48,7 +48,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
         description: 'The code goes in `code` (or `otp`, as the InsForge SDK sends it).',
         querystring: ClientType,
         body: Type.Object({ email: Email, code: Type.Optional(Code), otp: Type.Optional(Code) }),
-        response: { 200: SignedIn },
+        response: { 200: SignInAnswer },
       },
     },
     async (request) => auth.verifyEmail({ email: request.body.email, code: codeOf(request.body) }, authContext(request)),

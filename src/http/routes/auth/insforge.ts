@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { authContext, requireUser } from '../../request-context.js';
-import { Code, Email, GivenPassword, NewPassword, Profile, SDK_AUTH_ROUTE, SignedIn, Success, UserSchema } from './schemas.js';
+import { Code, Email, GivenPassword, NewPassword, Profile, SDK_AUTH_ROUTE, SignInAnswer, Success, UserSchema } from './schemas.js';
 
 const tags = ['auth'];
 /** `?client_type=mobile`: the SDK's server mode. Plinth always returns the refresh token in the body. */
@@ -71,7 +71,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
           method: Type.Optional(Type.Union([Type.Literal('password'), Type.Literal('otp')])),
           name: Type.Optional(Name),
         }),
-        response: { 200: SignedIn },
+        response: { 200: SignInAnswer },
       },
     },
     async (request) => {

@@ -6,6 +6,17 @@ export const Profile = Type.Object(
   { additionalProperties: true },
 );
 
+/** An MFA factor as users and admins see it (never its secret). */
+export function FactorSchema() {
+  return Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    type: Type.Literal('totp'),
+    friendlyName: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Union([Type.Literal('unverified'), Type.Literal('verified')]),
+    createdAt: Type.String(),
+  });
+}
+
 export const UserSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -16,6 +27,8 @@ export const UserSchema = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
     metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    isAnonymous: Type.Boolean({ description: 'Signed in anonymously (no email: `email` is "")' }),
+    factors: Type.Array(FactorSchema()),
   },
 );
 
@@ -34,6 +47,19 @@ export const SignedIn = Type.Object({
   accessToken: Type.String(),
   refreshToken: Type.String(),
 });
+
+/** A first factor succeeded for a user with an active MFA factor: the challenge, no session. */
+export const MfaRequired = Type.Object({
+  mfaRequired: Type.Literal(true),
+  challenge: Type.Object({
+    token: Type.String(),
+    expiresAt: Type.String({ format: 'date-time' }),
+    factors: Type.Array(Type.Object({ id: Type.String(), type: Type.Literal('totp'), friendlyName: Type.Union([Type.String(), Type.Null()]) })),
+  }),
+});
+
+/** The answer of a first-factor sign-in: a session, or an MFA challenge. */
+export const SignInAnswer = Type.Union([SignedIn, MfaRequired]);
 
 /**
  * Route options of the auth endpoints that need no credential: auth bodies are small, so

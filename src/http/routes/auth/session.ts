@@ -10,6 +10,7 @@ import {
   RefreshToken,
   SDK_AUTH_ROUTE,
   SignedIn,
+  SignInAnswer,
   Success,
   UserSchema,
 } from './schemas.js';
@@ -48,8 +49,9 @@ export const authSessionRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags: ['auth'],
         summary: 'Sign in with email and password',
+        description: 'A user with an active MFA factor gets {mfaRequired: true, challenge} instead of a session: finish with POST /api/auth/mfa/challenge.',
         body: Type.Object({ email: Email, password: GivenPassword }),
-        response: { 200: SignedIn },
+        response: { 200: SignInAnswer },
       },
     },
     async (request) => auth.signIn(request.body, authContext(request)),
