@@ -3,6 +3,7 @@ import type { Db } from '../../db/types.js';
 import { AppError } from '../../errors/index.js';
 import type { AuthContext, AuthService } from '../service.js';
 import { toUser, userById, type User, type UserRow } from '../users.js';
+import type { LogWriter } from '../../logs/index.js';
 import { listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
 import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
@@ -28,6 +29,8 @@ export interface OAuthServiceDeps {
   config: OAuthConfig;
   /** PUBLIC_URL: the origin the provider sends the browser back to (else the request's own). */
   publicUrl: string | null;
+  /** Where sign-ins and unlinks are logged (source auth). */
+  logs?: LogWriter;
 }
 
 /** Sign-in with OpenID Connect providers and GitHub: the flow, ID tokens, identities. Framework-free. */
@@ -143,6 +146,7 @@ export class OAuthService {
       });
     }
     const s = await this.deps.auth.startSession(row, ctx);
+    this.deps.logs?.write('auth', 'info', 'sign-in', { userId: row.id, method: 'oauth', provider: provider.config.name, ip: ctx.ip });
     return { ...s, user: await this.userOf(row) };
   }
 
@@ -155,7 +159,8 @@ export class OAuthService {
     return listIdentities(this.deps.db, userId);
   }
 
-  unlink(userId: string, identityId: string): Promise<void> {
-    return unlinkIdentity(this.deps.db, userId, identityId);
+  async unlink(userId: string, identityId: string): Promise<void> {
+    await unlinkIdentity(this.deps.db, userId, identityId);
+    this.deps.logs?.write('auth', 'info', 'oauth identity unlinked', { userId, identityId });
   }
 }
