@@ -5,5 +5,5 @@ const SECRET_PARAMS = /([?&][^=&]*(?:token|key|secret|passw|sig|credential|code|
 
 /** The URL with the values of secret-looking query parameters replaced by `[redacted]`. */
 export function maskUrl(url: string): string {
-  return url.replace(SECRET_PARAMS, '$1[redacted]');
+  return url.includes('?') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url;
 }

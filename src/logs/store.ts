@@ -60,18 +60,17 @@ function entry(r: Record<string, unknown>): LogEntry {
 export class LogStore {
   constructor(private readonly db: Queryable) {}
 
-  /** One statement for a whole batch: the arrays travel as bind parameters. */
+  /**
+   * One statement for a whole batch, sent as one JSON bind parameter: JSON.stringify is native,
+   * where pg's text-array encoding escapes every string in JavaScript (measured: the cheaper of
+   * the two on the request thread, docs/decisions.md).
+   */
   async insert(batch: LogRecord[]): Promise<void> {
     await this.db.query(
       `insert into system.logs (time, source, level, message, fields)
-       select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::jsonb[])`,
-      [
-        batch.map((r) => new Date(r.time).toISOString()),
-        batch.map((r) => r.source),
-        batch.map((r) => r.level),
-        batch.map((r) => r.message),
-        batch.map((r) => JSON.stringify(r.fields)),
-      ],
+       select to_timestamp(r.time / 1000.0), r.source, r.level, r.message, coalesce(r.fields, '{}')
+         from jsonb_to_recordset($1::jsonb) as r(time float8, source text, level text, message text, fields jsonb)`,
+      [JSON.stringify(batch)],
     );
   }
 
