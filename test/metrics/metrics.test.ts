@@ -47,7 +47,7 @@ describe.each(backends())('metrics (%s)', (backend) => {
   const value = (m: Map<string, Family>, name: string, labels: Record<string, string> = {}) => Number(sample(m, name, labels)?.value ?? 0);
 
   it('is refused without the admin key or the metrics token, with the envelope', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { apikey: t.anonKey }, { 'x-api-key': 'ik_nope' }]) {
+    for (const headers of <Array<Record<string, string>>>[{}, { authorization: 'Bearer wrong-token-0123456789' }, { apikey: t.anonKey }, { 'x-api-key': 'ik_nope' }]) {
       const r = await t.fetch('/metrics', { headers });
       expect(r.status).toBe(401);
       expect(await r.json()).toMatchObject({ statusCode: 401, error: 'METRICS_UNAUTHORIZED' });
