@@ -27,6 +27,7 @@ export class LogsService implements LogWriter {
   readonly store: LogStore;
   private readonly buffer: LogBuffer;
   private lastPrune = 0;
+  private closed = false;
 
   constructor(
     db: Queryable,
@@ -37,7 +38,7 @@ export class LogsService implements LogWriter {
   }
 
   write(source: string, level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
-    if (!this.opts.store) return;
+    if (!this.opts.store || this.closed) return;
     this.buffer.push({ time: Date.now(), source, level, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message, fields });
   }
 
@@ -91,7 +92,9 @@ export class LogsService implements LogWriter {
     return { store: this.opts.store, pending: this.buffer.size, ...this.buffer.stats };
   }
 
+  /** Writes what waits; later lines are ignored (the database closes next). */
   close(): Promise<void> {
+    this.closed = true;
     return this.buffer.close();
   }
 }

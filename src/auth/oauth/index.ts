@@ -4,7 +4,7 @@ import { AppError } from '../../errors/index.js';
 import type { AuthContext, AuthService } from '../service.js';
 import { toUser, userById, type User, type UserRow } from '../users.js';
 import type { LogWriter } from '../../logs/index.js';
-import { listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
+import { identityExists, listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
 import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
@@ -138,7 +138,9 @@ export class OAuthService {
   }
 
   private async signIn(provider: SignInProvider, profile: ProviderProfile, ctx: AuthContext): Promise<OAuthSignedIn> {
+    const linked = this.deps.logs ? await identityExists(this.deps.db, provider.config.name, profile.subject) : true;
     const row = await resolveUser(this.deps.db, provider.config.name, profile);
+    if (!linked) this.deps.logs?.write('auth', 'info', 'oauth identity linked', { userId: row.id, provider: provider.config.name, email: profile.email });
     if (this.deps.auth.requireEmailVerification && !row.email_verified) {
       throw new AppError('EMAIL_NOT_VERIFIED', {
         message: `${provider.config.name} has not verified the email of this account, and this server requires a verified email.`,
