@@ -146,6 +146,11 @@ describe.each(backends())('logs (%s)', (backend) => {
     expect(r.body.nextActions).toBeTruthy();
   });
 
+  it('health with checks reports the log store', async () => {
+    const r = await call(t, 'GET', '/api/health?checks=true');
+    expect(r.body.checks.logs).toEqual({ status: 'ok', engine: 'system.logs' });
+  });
+
   it('is for admins only', async () => {
     const user = await createTestUser(t);
     for (const path of ['/api/logs/sources', '/api/logs/api', '/api/logs/search', '/api/logs/stats']) {
