@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
-import { connectSocket, refusedHandshake } from '../helpers/realtime.js';
+import { connectSocket, refusedHandshake, subscribe } from '../helpers/realtime.js';
 
 describe.each(backends())('logs (%s)', (backend) => {
   let t: TestApp;
@@ -71,6 +71,8 @@ describe.each(backends())('logs (%s)', (backend) => {
   it('logs realtime connects and refusals', async () => {
     const user = await createTestUser(t);
     const socket = await connectSocket(t.url, user.token);
+    const denied = await subscribe(socket, 'secret-room:1');
+    expect(denied.ok).toBe(false);
     const refused = await refusedHandshake(t.url, 'not-a-token');
     expect(refused.data?.code).toBeTruthy();
     socket.disconnect();
@@ -78,6 +80,8 @@ describe.each(backends())('logs (%s)', (backend) => {
     const connected = page.body.logs.find((l: any) => l.eventMessage === 'connected' && l.body.userId === user.userId);
     expect(connected).toMatchObject({ level: 'info', body: { caller: 'user' } });
     expect(page.body.logs.some((l: any) => l.eventMessage === 'connection refused' && l.level === 'warn')).toBe(true);
+    const sub = page.body.logs.find((l: any) => l.eventMessage === 'subscription refused' && l.body.userId === user.userId);
+    expect(sub).toMatchObject({ level: 'warn', body: { channel: 'secret-room:1', reason: denied.error.code } });
   });
 
   it('pages newest first with nextCursor, and counts the total', async () => {

@@ -90,7 +90,11 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
         if (set!.size === 0) sessions.delete(identity.sessionId);
       });
     }
-    new Connection({ io, socket, authz, limits, onSlowConsumer: () => server.stats.slowConsumers++, log: app.log }).start();
+    const onSlowConsumer = () => {
+      server.stats.slowConsumers++;
+      deps.logs.write('realtime', 'warn', 'slow consumer disconnected', who);
+    };
+    new Connection({ io, socket, authz, limits, onSlowConsumer, log: app.log, logs: deps.logs }).start();
   });
 
   app.decorate('realtime', server);
