@@ -37,6 +37,11 @@ export class LogsService implements LogWriter {
     this.buffer = new LogBuffer((batch) => this.persist(batch), { maxPending: opts.maxPending, flushMs: opts.flushMs, onError: opts.onError });
   }
 
+  /** False with LOGS_STORE=false: callers may skip building lines. */
+  get enabled(): boolean {
+    return this.opts.store && !this.closed;
+  }
+
   write(source: string, level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
     if (!this.opts.store || this.closed) return;
     this.buffer.push({ time: Date.now(), source, level, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message, fields });

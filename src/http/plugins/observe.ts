@@ -32,15 +32,18 @@ export function requestRecord(request: FastifyRequest, reply: FastifyReply): { l
   return { level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info', message: `${request.method} ${path} ${status}`, fields };
 }
 
-export function registerObserve(app: FastifyInstance, logs: LogWriter, metrics: Metrics): void {
+export function registerObserve(app: FastifyInstance, logs: LogWriter & { readonly enabled?: boolean }, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
-    const r = requestRecord(request, reply);
-    logs.write('api', r.level, r.message, r.fields);
-    const route = (r.fields.route as string | null) ?? '(no route)';
+    // With the store off (LOGS_STORE=false) no line is built at all.
+    if (logs.enabled !== false) {
+      const r = requestRecord(request, reply);
+      logs.write('api', r.level, r.message, r.fields);
+    }
+    const route = request.routeOptions.url ?? '(no route)';
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     if (route.startsWith('/api/storage/')) {
-      metrics.countStorageBytes('in', r.fields.bytesIn as number);
-      metrics.countStorageBytes('out', r.fields.bytesOut as number);
+      metrics.countStorageBytes('in', size(request.headers['content-length']));
+      metrics.countStorageBytes('out', size(reply.getHeader('content-length')));
     }
     done();
   });
