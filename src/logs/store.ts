@@ -13,13 +13,13 @@ export const encodeCursor = (id: string): string => Buffer.from(`l:${id}`).toStr
 
 function decodeCursor(cursor: string): string {
   const m = /^l:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!m) throw new AppError('INVALID_LOG_QUERY', { message: 'The cursor is not one this server handed out.', nextActions: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the newest lines.' });
+  if (!m || BigInt(m[1]!) > 9223372036854775807n) throw new AppError('INVALID_LOG_QUERY', { message: 'The cursor is not one this server handed out.', nextActions: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the newest lines.' });
   return m[1]!;
 }
 
 function time(name: string, value: string | undefined): string | null {
   if (value === undefined) return null;
-  const t = Date.parse(value);
+  const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
   if (!Number.isFinite(t)) {
     throw new AppError('INVALID_LOG_QUERY', { message: `${name} must be a date and time such as 2026-01-31T12:00:00Z (got "${value.slice(0, 64)}").` });
   }

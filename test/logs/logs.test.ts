@@ -139,6 +139,8 @@ describe.each(backends())('logs (%s)', (backend) => {
     ['/api/logs/api?from=yesterday', 400, 'INVALID_LOG_QUERY'],
     ['/api/logs/api?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', 400, 'INVALID_LOG_QUERY'],
     ['/api/logs/api?cursor=bm9wZQ', 400, 'INVALID_LOG_QUERY'],
+    [`/api/logs/api?cursor=${Buffer.from('l:9999999999999999999').toString('base64url')}`, 400, 'INVALID_LOG_QUERY'],
+    ['/api/logs/api?from=1', 400, 'INVALID_LOG_QUERY'],
     ['/api/logs/stats?to=not-a-time', 400, 'INVALID_LOG_QUERY'],
     ['/api/logs/search?source=nope', 404, 'LOG_SOURCE_NOT_FOUND'],
     ['/api/logs/no-such-source', 404, 'LOG_SOURCE_NOT_FOUND'],
