@@ -12,6 +12,10 @@ import { registerCors } from './http/plugins/cors.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { requestLogger } from './http/request-logger.js';
+import { registerObserve } from './http/plugins/observe.js';
+import { maskUrl } from './logs/index.js';
+import { logRoutes } from './http/routes/logs/index.js';
+import { metricsRoutes } from './http/routes/metrics/index.js';
 import { jsonBodyParser } from './http/json-body.js';
 import { healthRoutes } from './http/routes/health/index.js';
 import { storageRoutes } from './http/routes/storage/index.js';
@@ -29,13 +33,9 @@ import { realtimeTableRoutes } from './http/routes/database/realtime.js';
 import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-// Query parameters that may carry secrets are masked in request logs: any name that speaks of a
-// key, token, secret, password, signature, credential or code (signed URLs, `?api_key=` sent by
-// mistake, OAuth codes), whatever its spelling.
-const SECRET_PARAMS = /([?&][^=&]*(?:token|key|secret|passw|sig|credential|code)[^=&]*=)[^&]*/gi;
 
 const ajvCompilers = AjvCompiler();
 type Compile = (route: { httpPart?: string }) => unknown;
@@ -87,7 +87,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     logger: opts.logStream !== false && {
       level: config.logLevel,
       serializers: {
-        req: (req) => ({ method: req.method, url: String(req.url).replace(SECRET_PARAMS, '$1[redacted]'), ip: req.ip }),
+        req: (req) => ({ method: req.method, url: maskUrl(String(req.url)), ip: req.ip }),
       },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
@@ -136,6 +136,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   answerWhileDraining(app);
   registerCors(app, config.corsOrigins);
+  registerObserve(app, deps.logs, deps.metrics);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);
   await app.register(swagger, {

@@ -21,6 +21,9 @@ import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 import { checkDisks } from './lib/disk.js';
+import { AuditedAuthService } from './auth/audit.js';
+import { LogsService, postgresLogSink } from './logs/index.js';
+import { Metrics } from './metrics/index.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -65,6 +68,10 @@ export interface Deps {
   tables: TablesService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
+  /** The log store (docs/logs.md): `logs.write(source, level, message, fields)` from any area. */
+  logs: LogsService;
+  /** Prometheus metrics at GET /metrics (docs/metrics.md); `metrics.setJobQueueDepth` is the jobs area's hook. */
+  metrics: Metrics;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -83,10 +90,57 @@ function dbEvents(config: Readonly<Config>) {
   };
 }
 
-/** The database handed in (tests), or the configured one. */
-async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine }): Promise<{ db: Db; engine: DbEngine }> {
+/**
+ * What the embedded server logs (its stderr, read into the log store): slow statements past
+ * LOG_SLOW_STATEMENT_MS without their bind values, and errors without the failing statement's
+ * text (admin SQL may carry secrets).
+ */
+function embeddedLogSettings(config: Readonly<Config>): Record<string, string> {
+  return {
+    log_min_duration_statement: String(config.logs.slowStatementMs),
+    log_parameter_max_length: '0',
+    log_min_error_statement: 'panic',
+    log_line_prefix: '%m [%p] ',
+  };
+}
+
+/** The database handed in (tests), or the configured one; `onLog` hears the embedded server's log. */
+async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine }, onLog: (line: string) => void): Promise<{ db: Db; engine: DbEngine }> {
   if (opts.db) return { db: opts.db, engine: opts.engine ?? (opts.db.kind === 'pglite' ? 'pglite' : 'postgres') };
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config) });
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent: dbEvents(config), embedded: { settings: embeddedLogSettings(config), onLog } });
+}
+
+/** The log store and the metrics over it and the pool; the log is written before the database closes. */
+function observability(config: Readonly<Config>, db: Db, closers: Array<() => Promise<unknown>>): { logs: LogsService; metrics: Metrics } {
+  const warn = dbEvents(config);
+  const logs = new LogsService(db, { ...config.logs, onError: (err) => warn('could not write log lines to the store (they are dropped)', { error: String(err) }) });
+  closers.push(() => logs.close());
+  const metrics = new Metrics({ pool: () => db.poolStats?.(), logs: () => logs.state() });
+  return { logs, metrics };
+}
+
+/** Optional in health: a log store that cannot write drops lines, never requests. */
+function logsCheck(config: Readonly<Config>, logs: LogsService): HealthCheck {
+  return {
+    run: async () => {
+      const failed = logs.state().lastError;
+      if (failed) throw new Error(failed);
+    },
+    required: false,
+    info: { engine: config.logs.store ? 'system.logs' : 'off' },
+  };
+}
+
+/** The functions service, its invocations heard by the log (source functions) and the metrics. */
+function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService; metrics: Metrics }, closers: Array<() => Promise<unknown>>): FunctionService {
+  const functions = buildFunctions(config, db, undefined, o.logs);
+  functions.onInvoke = ({ seconds, ...inv }) => {
+    const ok = inv.status !== null && inv.status < 500;
+    o.metrics.observeInvocation(inv.cold, ok, seconds);
+    o.logs.write('functions', ok ? 'info' : 'error', `invoked ${inv.slug}: ${inv.status ?? inv.error}`, { ...inv, durationMs: Math.round(seconds * 1e5) / 100 });
+  };
+  closers.push(() => functions.close());
+  return functions;
 }
 
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
@@ -140,10 +194,13 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     for (const c of closers.reverse()) await c().catch(() => {});
   };
   try {
-    const opened = await givenOrOpened(config, opts);
+    let pgLog: ((line: string) => void) | null = null; // the server's lines before the store exists are not kept
+    const opened = await givenOrOpened(config, opts, (line) => pgLog?.(line));
     const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
+    const { logs, metrics } = observability(config, db, closers);
+    pgLog = postgresLogSink(logs);
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
@@ -169,7 +226,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
-    const auth = new AuthService({
+    const auth = new AuditedAuthService({
       db,
       tokens,
       mailer,
@@ -180,13 +237,13 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       anonymousSignIn: config.auth.anonymousSignIn,
       secret: credentials.jwtSecret,
       redirectUrls: config.auth.oauth.redirectUrls,
-    });
-    const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl });
-    const ai = createAiGateway(config.ai, db);
+    }, logs);
+    const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl, logs });
+    const ai = createAiGateway(config.ai, db, (u) => metrics.countAiTokens(u.promptTokens, u.completionTokens));
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
-    const functions = buildFunctions(config, db);
-    closers.push(() => functions.close());
+    const functions = startFunctions(config, db, { logs, metrics }, closers);
+    healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     return {
       config,
@@ -205,6 +262,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       records,
       tables,
       functions,
+      logs,
+      metrics,
       generatedAdminKey,
       close,
     };

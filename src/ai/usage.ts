@@ -41,6 +41,8 @@ export class UsageMeter {
     readonly store: UsageStore,
     /** Tokens per UTC day per user, or null for no budget. */
     private readonly dailyTokens: number | null,
+    /** Hears every usage row (metrics: AI tokens). */
+    private readonly onRecord?: (row: { promptTokens: number; completionTokens: number }) => void,
   ) {}
 
   /** 429 once today's (UTC) tokens reach the budget. */
@@ -84,6 +86,7 @@ export class UsageMeter {
       status: outcome.status,
       error: outcome.error ?? null,
     };
+    this.onRecord?.(row);
     this.store.record(row, (err) => call.logError(err, 'could not record AI usage'));
   }
 

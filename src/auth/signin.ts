@@ -111,6 +111,7 @@ export class SessionIssuer {
     const r = await sessions.rotateRefreshToken(this.deps.db, refreshToken, this.deps.refreshTtlSeconds);
     if (!r.ok) {
       throw new AppError('INVALID_REFRESH_TOKEN', {
+        details: r.reason, // read by the auth log (audit.ts): a reused token is an alarm
         message:
           r.reason === 'reused'
             ? 'This refresh token was already used; its session has been ended for safety.'

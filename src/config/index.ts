@@ -55,6 +55,16 @@ export interface Config {
     timeoutMs: number;
     memoryMb: number;
   };
+  /** The log store and metrics (docs/logs.md, docs/metrics.md). */
+  logs: {
+    /** Lines also go to the store in Postgres (stdout always gets them). */
+    store: boolean;
+    retentionDays: number;
+    maxRows: number;
+    /** The embedded Postgres logs statements slower than this (log_min_duration_statement); -1 off. */
+    slowStatementMs: number;
+  };
+  metricsToken: string | null;
   ai: {
     baseUrl: string | null;
     apiKey: string | null;
@@ -115,6 +125,13 @@ export function loadConfig(env: Env): Readonly<Config> {
     },
     storage: { maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB), s3: readS3(r) },
     functions: readFunctions(r),
+    logs: {
+      store: bool(r, 'LOGS_STORE', true),
+      retentionDays: int(r, 'LOGS_RETENTION_DAYS', 7, 1, 3650),
+      maxRows: int(r, 'LOGS_MAX_ROWS', 1_000_000, 1000, 1_000_000_000),
+      slowStatementMs: slowMs(r),
+    },
+    metricsToken: printableToken(r, 'METRICS_TOKEN'),
     ai: {
       baseUrl: url(r, 'AI_BASE_URL', ['http:', 'https:']),
       apiKey: str(r, 'AI_API_KEY'),
@@ -173,6 +190,18 @@ function readFunctions(r: Reader): Config['functions'] {
     timeoutMs: int(r, 'FUNCTION_TIMEOUT_MS', 30_000, 100, 15 * 60_000),
     memoryMb: int(r, 'FUNCTION_MEMORY_MB', 128, 16, 4096),
   };
+}
+
+/** LOG_SLOW_STATEMENT_MS: a whole number of milliseconds, or -1 to log no statement. */
+function slowMs(r: Reader): number {
+  return raw(r, 'LOG_SLOW_STATEMENT_MS') === '-1' ? -1 : int(r, 'LOG_SLOW_STATEMENT_MS', 1000, 0, 3_600_000);
+}
+
+/** A shared secret sent as a bearer token: 16-512 printable characters, or unset. */
+function printableToken(r: Reader, key: string): string | null {
+  const v = str(r, key);
+  if (v !== null && !/^[\x21-\x7e]{16,512}$/.test(v)) r.problems.push(`${key} must be 16-512 printable characters without spaces`);
+  return v !== null && /^[\x21-\x7e]{16,512}$/.test(v) ? v : null;
 }
 
 /** The process environment with a `.env` file (if any) underneath it: real env wins. */

@@ -22,13 +22,15 @@ export async function openDatabase(opts: {
   dataDir: string;
   databaseUrl: string | null;
   onEvent?: DbEventSink;
+  /** The embedded server only: extra settings, and where its own log lines go. */
+  embedded?: { settings?: Record<string, string>; onLog?: (line: string) => void };
 }): Promise<{ db: Db; engine: DbEngine }> {
   const { dataDir, databaseUrl, onEvent } = opts;
   if (databaseUrl?.startsWith('pglite:')) return { db: await openPglite(pgliteDir(databaseUrl, dataDir)), engine: 'pglite' };
   if (databaseUrl) return { db: await openPostgres(databaseUrl), engine: 'postgres' };
   const dir = path.join(dataDir, 'postgres');
   const carry = needsCarryOver(dataDir);
-  const db = await openEmbedded({ dir, onEvent });
+  const db = await openEmbedded({ dir, onEvent, ...opts.embedded });
   if (carry) {
     try {
       const movedTo = await carryOverPglite({ dataDir, url: db.cluster.url(EMBEDDED_DATABASE) });

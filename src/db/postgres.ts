@@ -66,6 +66,7 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
   const wrap = (q: pg.Pool | pg.PoolClient) => queryable(q, opts.prepare === true);
   const root = wrap(pool);
   const listener = new PgListener(url);
+  const waits = { acquired: 0, waitSeconds: 0 };
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
   return {
@@ -73,8 +74,11 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
     query: root.query,
     async transaction(fn) {
       let client: pg.PoolClient;
+      const asked = performance.now();
       try {
         client = await pool.connect();
+        waits.acquired++;
+        waits.waitSeconds += (performance.now() - asked) / 1000;
       } catch (err) {
         throw translate(err);
       }
@@ -105,6 +109,7 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
     },
     exec: root.exec,
     listen: (channel, onPayload, onState) => listener.listen(channel, onPayload, onState),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits }),
     close: async () => {
       await listener.close();
       if (!pool.ended) await pool.end();

@@ -41,4 +41,16 @@ export interface Db extends Queryable {
    */
   listen(channel: string, onPayload: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** The connection pool's state, for metrics (absent on PGlite: one in-process connection). */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  /** Callers waiting for a connection now. */
+  waiting: number;
+  /** Connections handed to transactions so far, and the seconds they waited in all. */
+  acquired: number;
+  waitSeconds: number;
 }

@@ -77,6 +77,10 @@ export const ERRORS = {
   SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
+  // logs and metrics
+  INVALID_LOG_QUERY: { status: 400, message: 'The log query is not valid.', nextActions: 'Fix the parameter the message names: from and to are ISO 8601 times (from before to), level one of debug, info, warn, error, limit 1-1000, cursor as the last page returned it.' },
+  LOG_SOURCE_NOT_FOUND: { status: 404, message: 'No such log source.', nextActions: 'Use a source listed by GET /api/logs/sources (api, auth, functions, realtime, postgres, …).' },
+  METRICS_UNAUTHORIZED: { status: 401, message: 'The metrics need the admin API key or the metrics token.', nextActions: 'Send "Authorization: Bearer <METRICS_TOKEN>" (Prometheus: authorization.credentials) or the admin key in x-api-key.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
   MODEL_NOT_ALLOWED: { status: 400, message: 'This model is not allowed on this server.', nextActions: 'Use one of the models listed in AI_MODELS, or ask the operator to add it.' },

@@ -24,6 +24,16 @@ export interface NewFunction {
   status?: 'draft' | 'active';
 }
 
+/** One invocation as the log and the metrics see it (status null: it failed before an answer). */
+export interface Invocation {
+  slug: string;
+  functionId: string;
+  status: number | null;
+  cold: boolean;
+  seconds: number;
+  error: string | null;
+}
+
 /**
  * Functions: admin CRUD (code checked on save), secrets, logs, and invocation through the
  * runtime. Lookups on the invocation path are cached for `cacheMs` (other API instances
@@ -35,6 +45,8 @@ export class FunctionService {
   private heads = new Map<string, { head: FunctionHead | null; at: number }>();
   private secretStamp: { stamp: string; at: number } | null = null;
   private readonly compiled = new Map<string, string>();
+  /** Hears every invocation (the composition root wires it to the log and the metrics). */
+  onInvoke: ((inv: Invocation) => void) | null = null;
 
   constructor(
     db: Db,
@@ -115,7 +127,17 @@ export class FunctionService {
     if (!head || head.status !== 'active') {
       throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
     }
-    return this.runtime.invoke(await this.runtimeFunction(slug, head), req);
+    const started = performance.now();
+    const seen = (status: number | null, cold: boolean, error: string | null) =>
+      this.onInvoke?.({ slug, functionId: head.id, status, cold, seconds: (performance.now() - started) / 1000, error });
+    try {
+      const res = await this.runtime.invoke(await this.runtimeFunction(slug, head), req);
+      seen(res.status, res.cold === true, null);
+      return res;
+    } catch (err) {
+      seen(null, false, err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+      throw err;
+    }
   }
 
   private async runtimeFunction(slug: string, head: FunctionHead, checked: Checked | null = null): Promise<RuntimeFunction> {

@@ -146,3 +146,9 @@ export async function unlinkIdentity(db: Db, userId: string, identityId: string)
     await tx.query('delete from auth.identities where id = $1 and user_id = $2', [identityId, userId]);
   });
 }
+
+/** Whether this provider account is already linked to a user (the log tells a new link apart). */
+export async function identityExists(db: Queryable, provider: string, subject: string): Promise<boolean> {
+  const { rows } = await db.query('select 1 from auth.identities where provider = $1 and subject = $2', [provider, subject]);
+  return rows.length > 0;
+}

@@ -3,7 +3,8 @@ import type { Db } from '../../db/types.js';
 import { AppError } from '../../errors/index.js';
 import type { AuthContext, AuthService } from '../service.js';
 import { toUser, userById, type User, type UserRow } from '../users.js';
-import { listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
+import type { LogWriter } from '../../logs/index.js';
+import { identityExists, listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
 import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
 import { pruneSpentIdTokens, spendIdToken } from './verify.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
@@ -29,6 +30,8 @@ export interface OAuthServiceDeps {
   config: OAuthConfig;
   /** PUBLIC_URL: the origin the provider sends the browser back to (else the request's own). */
   publicUrl: string | null;
+  /** Where sign-ins and unlinks are logged (source auth). */
+  logs?: LogWriter;
 }
 
 /** Sign-in with OpenID Connect providers and GitHub: the flow, ID tokens, identities. Framework-free. */
@@ -148,7 +151,9 @@ export class OAuthService {
   }
 
   private async signIn(provider: SignInProvider, profile: ProviderProfile, ctx: AuthContext): Promise<OAuthSignedIn> {
+    const linked = this.deps.logs ? await identityExists(this.deps.db, provider.config.name, profile.subject) : true;
     const row = await resolveUser(this.deps.db, provider.config.name, profile);
+    if (!linked) this.deps.logs?.write('auth', 'info', 'oauth identity linked', { userId: row.id, provider: provider.config.name, email: profile.email });
     if (this.deps.auth.requireEmailVerification && !row.email_verified) {
       throw new AppError('EMAIL_NOT_VERIFIED', {
         message: `${provider.config.name} has not verified the email of this account, and this server requires a verified email.`,
@@ -156,6 +161,7 @@ export class OAuthService {
       });
     }
     const s = await this.deps.auth.startSession(row, ctx);
+    this.deps.logs?.write('auth', 'info', 'sign-in', { userId: row.id, method: 'oauth', provider: provider.config.name, ip: ctx.ip });
     return { ...s, user: await this.userOf(row) };
   }
 
@@ -192,7 +198,8 @@ export class OAuthService {
     return listIdentities(this.deps.db, userId);
   }
 
-  unlink(userId: string, identityId: string): Promise<void> {
-    return unlinkIdentity(this.deps.db, userId, identityId);
+  async unlink(userId: string, identityId: string): Promise<void> {
+    await unlinkIdentity(this.deps.db, userId, identityId);
+    this.deps.logs?.write('auth', 'info', 'oauth identity unlinked', { userId, identityId });
   }
 }

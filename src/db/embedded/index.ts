@@ -39,6 +39,7 @@ export async function startCluster(opts: {
   dir: string;
   settings?: Record<string, string>;
   onEvent?: (event: string, detail: Record<string, unknown>) => void;
+  onLog?: (line: string) => void;
 }): Promise<EmbeddedCluster> {
   const dir = path.resolve(opts.dir);
   const bins = await locateBinaries();
@@ -52,6 +53,7 @@ export async function startCluster(opts: {
     user,
     settings: { ...LAPTOP_SETTINGS, ...opts.settings },
     onEvent: opts.onEvent,
+    onLog: opts.onLog,
   });
   try {
     await supervisor.start();
@@ -93,8 +95,11 @@ export async function openEmbedded(opts: {
   dir: string;
   max?: number;
   onEvent?: (event: string, detail: Record<string, unknown>) => void;
+  /** Extra server settings (e.g. log_min_duration_statement) and the sink of the server's log lines. */
+  settings?: Record<string, string>;
+  onLog?: (line: string) => void;
 }): Promise<Db & { cluster: EmbeddedCluster }> {
-  const cluster = await startCluster({ dir: opts.dir, onEvent: opts.onEvent });
+  const cluster = await startCluster({ dir: opts.dir, onEvent: opts.onEvent, settings: opts.settings, onLog: opts.onLog });
   let db: Db;
   try {
     await ensureDatabase(cluster, EMBEDDED_DATABASE);

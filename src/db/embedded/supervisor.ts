@@ -17,6 +17,8 @@ export interface SupervisorOptions {
   settings: Record<string, string>;
   /** Receives lifecycle events (started, exited, restarting) for the log. */
   onEvent?: (event: string, detail: Record<string, unknown>) => void;
+  /** Receives every line postgres writes to stdout/stderr (its own log: errors, slow statements). */
+  onLog?: (line: string) => void;
 }
 
 const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
@@ -127,7 +129,9 @@ export class PostgresSupervisor {
     const startedAt = Date.now();
     this.child = child;
     const keep = (d: Buffer) => {
-      this.output.push(...d.toString().split('\n').filter(Boolean));
+      const lines = d.toString().split('\n').filter(Boolean);
+      if (this.options.onLog) for (const line of lines) this.options.onLog(line);
+      this.output.push(...lines);
       if (this.output.length > 50) this.output.splice(0, this.output.length - 50);
     };
     child.stdout?.on('data', keep);

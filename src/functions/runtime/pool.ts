@@ -128,16 +128,20 @@ export class HostPool implements FunctionRuntime {
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
+    const warm = this.byFunction.get(fn.id);
+    const cold = !(warm?.alive && (warm.version === fn.version || warm.version === fn.adopts));
     const host = await this.acquire(fn);
     host.lastUsed = Date.now();
     const target = host.worker!;
     try {
-      return await sendToHost(target, fn, req, {
+      const res = await sendToHost(target, fn, req, {
         timeoutMs: this.opts.timeoutMs,
         onTimeout: () => this.kill(host),
         log: (message) => this.opts.onLog(fn.id, 'error', message),
         blameCut: (cause) => this.blameCut(fn, host, cause),
       });
+      res.cold = cold;
+      return res;
     } catch (err) {
       // Sent to a worker that a newer version replaced in the meantime: that is no fault of
       // the process. A call without a body goes again to the new worker.

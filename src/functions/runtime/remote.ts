@@ -59,17 +59,18 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
+    const cold = this.deployed.get(fn.id) !== fn.version;
     try {
-      if (this.deployed.get(fn.id) !== fn.version) await this.deploy(fn);
+      if (cold) await this.deploy(fn);
       try {
-        return await this.send(fn, req);
+        return { ...(await this.send(fn, req)), cold };
       } catch (err) {
         if (!(err instanceof NotDeployed)) throw err;
         this.deployed.delete(fn.id);
         // Only a request without a body can be sent again: a streamed body is gone.
         if (req.body) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime restarted; try again.' });
         await this.deploy(fn);
-        return await this.send(fn, req);
+        return { ...(await this.send(fn, req)), cold: true };
       }
     } catch (err) {
       if (err instanceof HostUnreachable || err instanceof NotDeployed) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });

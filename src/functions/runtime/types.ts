@@ -29,6 +29,8 @@ export interface InvokeResponse {
   headers: Record<string, string | string[]>;
   /** Small bodies of known length arrive whole; others stream. */
   body: Readable | Buffer;
+  /** The version was loaded for this call (a cold start), for the log and metrics. */
+  cold?: boolean;
 }
 
 /** Receives one line of a function's console output. */

@@ -1,3 +1,4 @@
+import type { LogWriter } from '../../logs/index.js';
 import { randomUUID } from 'node:crypto';
 import type { Server, Socket } from 'socket.io';
 import type { FastifyBaseLogger } from 'fastify';
@@ -47,6 +48,8 @@ export interface ConnectionOptions {
   limits: RealtimeLimits;
   onSlowConsumer: () => void;
   log: FastifyBaseLogger;
+  /** The log store: refused subscriptions (source realtime). */
+  logs?: LogWriter;
 }
 
 /** One client connection: its subscriptions, limits, presence and the life of its token. */
@@ -115,7 +118,11 @@ export class Connection {
       return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'realtime:subscribe needs an acknowledgement callback: its answer comes there.') });
     }
     const answer = ack as Ack;
-    const fail = (e: RealtimeError) => answer({ ok: false, channel: name ?? null, error: e });
+    const fail = (e: RealtimeError) => {
+      const who = this.identity.kind === 'user' ? this.identity.userId : null;
+      this.opts.logs?.write('realtime', 'warn', 'subscription refused', { channel: name ?? null, reason: e.code, socketId: this.socket.id, caller: this.identity.kind, userId: who });
+      answer({ ok: false, channel: name ?? null, error: e });
+    };
     if (this.overRate(name)) return;
     const channel = parseChannel(name);
     if (!channel) return fail(rtError('INVALID_CHANNEL', 'Send {channel}: 1 to 255 printable characters, no spaces; table channels are table:<table> or table:<table>:<id>.'));

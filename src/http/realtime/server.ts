@@ -56,7 +56,8 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
   });
   const closers = useRedisAdapter(io, deps);
   const sessions = new Map<string, Set<RtSocket>>();
-  const local = localSockets(io, sessions);
+  const local = localSockets(io, sessions, (kind, n) => deps.metrics.countDeliveries(kind, n));
+  deps.metrics.setRealtimeSockets(() => io.engine.clientsCount);
   const hub = new RealtimeHub(deps.db, local, (err) => app.log.error({ err }, 'realtime notification failed'));
   await hub.start();
   const server: RealtimeServer = { io, hub, stats: { slowConsumers: 0 } };
@@ -70,12 +71,16 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
       },
       (err) => {
         const e = err instanceof AppError ? err : new AppError('UNAUTHORIZED');
+        deps.logs.write('realtime', 'warn', 'connection refused', { reason: e.code, ip: socket.handshake.address });
         next(Object.assign(new Error(e.message), { data: { code: e.code, message: e.message } }));
       },
     );
   });
   io.on('connection', (socket: RtSocket) => {
     const identity = socket.data.identity;
+    const who = { socketId: socket.id, caller: identity.kind, userId: identity.kind === 'user' ? identity.userId : null, ip: socket.handshake.address };
+    deps.logs.write('realtime', 'info', 'connected', who);
+    socket.on('disconnect', (reason) => deps.logs.write('realtime', 'info', 'disconnected', { ...who, reason }));
     if (identity.kind === 'user') {
       let set = sessions.get(identity.sessionId);
       if (!set) sessions.set(identity.sessionId, (set = new Set()));
@@ -85,7 +90,11 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
         if (set!.size === 0) sessions.delete(identity.sessionId);
       });
     }
-    new Connection({ io, socket, authz, db: deps.db, limits, onSlowConsumer: () => server.stats.slowConsumers++, log: app.log }).start();
+    const onSlowConsumer = () => {
+      server.stats.slowConsumers++;
+      deps.logs.write('realtime', 'warn', 'slow consumer disconnected', who);
+    };
+    new Connection({ io, socket, authz, db: deps.db, limits, onSlowConsumer, log: app.log, logs: deps.logs }).start();
   });
 
   app.decorate('realtime', server);
@@ -132,7 +141,7 @@ function handleRejections(client: Redis, methods: string[]): void {
 }
 
 /** The hub's view of this instance's sockets. */
-function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>): LocalSockets {
+function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>, delivered: (kind: 'change' | 'message', n: number) => void): LocalSockets {
   const nsp = io.of('/');
   return {
     members: (channel) => {
@@ -145,8 +154,14 @@ function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>): LocalSo
       }
       return out;
     },
-    send: (ids, event, body) => void io.local.to(ids).emit(event, body),
-    sendChannel: (channel, event, body) => void io.local.to(channel).emit(event, body),
+    send: (ids, event, body) => {
+      delivered('change', ids.length);
+      io.local.to(ids).emit(event, body);
+    },
+    sendChannel: (channel, event, body) => {
+      delivered('message', nsp.adapter.rooms.get(channel)?.size ?? 0);
+      io.local.to(channel).emit(event, body);
+    },
     endSession: (sid) => {
       for (const s of sessions.get(sid) ?? []) {
         s.emit('realtime:error', rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'));

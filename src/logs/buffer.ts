@@ -1,0 +1,94 @@
+import type { LogRecord } from './types.js';
+
+export interface BufferOptions {
+  /** Lines held while the store is slow or down; past it the oldest are dropped. */
+  maxPending?: number;
+  /** Lines per write to the store. */
+  batchSize?: number;
+  /** How long a line may wait for its batch. */
+  flushMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+/** What the buffer did since start, for health and metrics. */
+export interface BufferStats {
+  written: number;
+  dropped: number;
+  failedBatches: number;
+  lastError: string | null;
+}
+
+/**
+ * The bounded, batched queue between the callers and the store: `push` only appends (no
+ * promise, no I/O); one write runs at a time, at most `flushMs` after the first waiting line.
+ * A full queue drops its oldest lines, never the caller's request.
+ */
+export class LogBuffer {
+  private pending: LogRecord[] = [];
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly max: number;
+  private readonly batch: number;
+  readonly stats: BufferStats = { written: 0, dropped: 0, failedBatches: 0, lastError: null };
+
+  constructor(
+    private readonly sink: (batch: LogRecord[]) => Promise<void>,
+    private readonly opts: BufferOptions = {},
+  ) {
+    this.max = opts.maxPending ?? 20_000;
+    this.batch = opts.batchSize ?? 1000;
+  }
+
+  push(record: LogRecord): void {
+    if (this.pending.length >= this.max) {
+      // Drop a slice at once: shifting one line per push would copy the array every time.
+      const n = Math.max(1, Math.floor(this.max / 10));
+      this.pending.splice(0, n);
+      this.stats.dropped += n;
+    }
+    this.pending.push(record);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      void this.flush().then(() => this.pending.length && this.schedule());
+    }, this.opts.flushMs ?? 500).unref();
+  }
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  /** Writes what waits now (in batches); resolves when it is stored or has failed. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (!this.pending.length) return Promise.resolve();
+    const batch = this.pending.splice(0, this.batch);
+    this.flushing = this.sink(batch)
+      .then(
+        () => {
+          this.stats.written += batch.length;
+          this.stats.lastError = null;
+        },
+        (err: unknown) => {
+          // The store is down or refused the batch: these lines are lost, later ones still try.
+          this.stats.dropped += batch.length;
+          this.stats.failedBatches++;
+          this.stats.lastError = err instanceof Error ? err.message : String(err);
+          this.opts.onError?.(err);
+        },
+      )
+      .finally(() => {
+        this.flushing = null;
+      });
+    return this.flushing.then(() => (this.pending.length >= this.batch ? this.flush() : undefined));
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.pending.length || this.flushing) await this.flush();
+  }
+}
