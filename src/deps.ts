@@ -7,7 +7,7 @@ import { migrate } from './db/migrate.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
-import { createStorage, type StorageService } from './storage/index.js';
+import { createImages, createResumable, createStorage, type ImageTransforms, type ResumableUploads, type StorageService } from './storage/index.js';
 import { SchemaCache } from './database/schema.js';
 import { RecordsService } from './database/records.js';
 import { TablesService } from './database/tables.js';
@@ -57,6 +57,10 @@ export interface Deps {
   healthChecks: Record<string, HealthCheck>;
   /** Buckets and objects (local disk or S3). */
   storage: StorageService;
+  /** Resumable (tus) uploads into storage, and their periodic sweep. */
+  resumable: ResumableUploads;
+  /** Image transforms on download, with their rendition cache. */
+  images: ImageTransforms;
   /** Records API (as the caller, RLS applies) and table management over schema public. */
   records: RecordsService;
   tables: TablesService;
@@ -149,6 +153,10 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
+    const resumable = createResumable(config, storage);
+    resumable.start();
+    closers.push(async () => resumable.stop());
+    const images = createImages(config);
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
@@ -182,6 +190,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       redis,
       healthChecks,
       storage,
+      resumable,
+      images,
       records,
       tables,
       functions,
