@@ -32,7 +32,9 @@ export function generatedReader(seed: number, size: number): tus.UploadOptions['
         size,
         async slice(start: number, end: number) {
           const e = Math.min(end, size);
-          return { value: bytesAt(seed, start, e - start), done: e >= size, size: e - start };
+          // `done` is left false: tus-js-client then checks the length against `value.size`,
+          // which a Buffer does not have; the upload ends when the offset reaches the size.
+          return { value: bytesAt(seed, start, e - start), done: false };
         },
         close() {},
       } as never;
