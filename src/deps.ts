@@ -111,14 +111,18 @@ async function connectRedis(url: string): Promise<Redis> {
  * Storage, with its metadata cache listening where this process owns the database (the
  * embedded server); a server Postgres may be shared by several instances (cache.ts).
  */
-async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>): Promise<StorageService> {
+async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>) {
   const storage = createStorage(config, opened.db, jwtSecret);
+  // Resumable uploads sweep their expired leftovers in this process (a job once src/jobs lands).
+  const resumable = createResumable(config, storage);
+  resumable.start();
+  closers.push(async () => resumable.stop());
   closers.push(async () => storage.driver.close?.());
   if (opened.engine === 'embedded') {
     await storage.cache.start(opened.db);
     closers.push(() => storage.cache.stop());
   }
-  return storage;
+  return { storage, resumable, images: createImages(config) };
 }
 
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
@@ -151,12 +155,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const tables = new TablesService(db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
-    const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
+    const { storage, resumable, images } = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
-    const resumable = createResumable(config, storage);
-    resumable.start();
-    closers.push(async () => resumable.stop());
-    const images = createImages(config);
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
