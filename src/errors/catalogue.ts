@@ -90,6 +90,7 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable.', nextActions: 'Ask for a byte range inside the object; its size is in the Content-Range header.' },
   RESUMABLE_UPLOAD_NOT_FOUND: { status: 404, message: 'No such resumable upload, or it has expired.', nextActions: 'Start a new upload with POST /api/storage/upload/resumable (tus clients do this when resuming fails).' },
   UPLOAD_OFFSET_MISMATCH: { status: 409, message: 'Upload-Offset does not match the bytes the server holds.', nextActions: 'Send HEAD to the upload URL and resume from the Upload-Offset it answers.' },
+  TUS_VERSION_UNSUPPORTED: { status: 412, message: 'The request does not speak tus 1.0.0.', nextActions: 'Send the header "Tus-Resumable: 1.0.0" (tus clients such as tus-js-client do).' },
   UPLOAD_TOO_LONG: { status: 413, message: 'The bytes sent go past the declared Upload-Length.', nextActions: 'Send exactly Upload-Length bytes in all; HEAD the upload URL for the offset held.' },
   NOT_AN_IMAGE: { status: 415, message: 'The object is not an image that can be transformed.', nextActions: 'Transform only JPEG, PNG, WebP, AVIF, GIF or TIFF objects; fetch other objects without width, height, resize, format or quality.' },
   IMAGE_TOO_LARGE: { status: 422, message: 'The image is too large to transform.', nextActions: 'Transform images of at most IMAGE_MAX_INPUT_PIXELS pixels and IMAGE_MAX_INPUT_BYTES bytes; fetch the original without transform parameters.' },

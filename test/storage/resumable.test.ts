@@ -102,6 +102,9 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     await expectError(await patch(url, 40, Buffer.alloc(61)), 413, 'UPLOAD_TOO_LONG');
     // Another user cannot see, resume or end it.
     await expectError(await patch(url, 40, Buffer.alloc(10), other.auth), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
+    // Protocol errors keep tus's status, in the envelope.
+    await expectError(await fetch(url, { method: 'PATCH', headers: { ...user.auth, 'upload-offset': '40', 'content-type': 'application/offset+octet-stream' }, body: 'x' }), 412, 'TUS_VERSION_UNSUPPORTED');
+    await expectError(await fetch(url, { method: 'PATCH', headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '40', 'content-type': 'text/plain' }, body: 'x' }), 400, 'INVALID_INPUT');
     const h = await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
     expect(h.headers.get('upload-offset')).toBe('40');
     expect((await t.fetch('/api/storage/buckets/media/objects/half.bin')).status).toBe(404);

@@ -1,8 +1,9 @@
-import { ERRORS, EVENTS, Server } from '@tus/server';
+import { ERRORS, EVENTS, Metadata, Server } from '@tus/server';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Identity } from '../../../auth/identity.js';
 import { AppError, type ErrorBody, type ErrorCode } from '../../../errors/index.js';
 import type { RoutePlugin } from '../../types.js';
+import { drain } from './multipart.js';
 import { baseUrl } from './url.js';
 
 export const RESUMABLE_PATH = '/api/storage/upload/resumable';
@@ -21,6 +22,45 @@ const TUS_CODES = new Map<unknown, ErrorCode>([
   [ERRORS.FILE_NOT_FOUND, 'RESUMABLE_UPLOAD_NOT_FOUND'],
   [ERRORS.FILE_NO_LONGER_EXISTS, 'RESUMABLE_UPLOAD_NOT_FOUND'],
 ]);
+
+const count = (v: string) => {
+  const n = Number(v);
+  return Number.isInteger(n) && String(n) === v && n >= 0;
+};
+/** The header rules tus checks first (and answers in plain text): checked here, for the envelope. */
+const HEADER_RULES: Record<string, (v: string) => boolean> = {
+  'upload-offset': count,
+  'upload-length': count,
+  'upload-defer-length': (v) => v === '1',
+  'upload-metadata': (v) => {
+    try {
+      Metadata.parse(v);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  'x-forwarded-proto': (v) => v === 'http' || v === 'https',
+  'tus-version': (v) => v === '1.0.0',
+  'upload-concat': (v) => v === 'partial' || v.startsWith('final;'),
+};
+
+/** Refuses, in the envelope, what tus would refuse in plain text before its handlers. */
+function assertTusHeaders(request: FastifyRequest): void {
+  if (request.method === 'OPTIONS') return;
+  if (request.headers['tus-resumable'] !== '1.0.0') throw new AppError('TUS_VERSION_UNSUPPORTED', { headers: { 'tus-version': '1.0.0' } });
+  const bad = Object.entries(request.headers).filter(([name, value]) => {
+    if (name === 'content-type') return request.method === 'PATCH' && value !== 'application/offset+octet-stream';
+    const rule = HEADER_RULES[name];
+    return rule !== undefined && (typeof value !== 'string' || !rule(value));
+  });
+  if (bad.length) {
+    throw new AppError('INVALID_INPUT', {
+      message: `Invalid ${bad.map(([n]) => n).join(', ')} header.`,
+      nextActions: 'Send tus 1.0.0 headers: Upload-Offset and Upload-Length as whole numbers, Upload-Metadata as "key base64,...", PATCH bodies as application/offset+octet-stream.',
+    });
+  }
+}
 
 /** An AppError as tus hooks throw errors: status and body (the envelope). */
 async function hook<T>(fn: () => Promise<T>): Promise<T> {
@@ -95,6 +135,13 @@ export const resumableRoutes: RoutePlugin = async (app, { deps }) => {
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      assertTusHeaders(request);
+    } catch (err) {
+      // The body is read and dropped first, so a client still sending sees the answer.
+      if (!(await drain(request.raw))) reply.header('connection', 'close');
+      throw err;
+    }
     calls.set(request.raw, { identity: request.identity, base: baseUrl(request, deps.config), log: request.log });
     // Headers Fastify's hooks set (request id, CORS) go out with tus's answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
