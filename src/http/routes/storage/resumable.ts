@@ -114,6 +114,8 @@ export const resumableRoutes: RoutePlugin = async (app, { deps }) => {
     path: RESUMABLE_PATH,
     datastore: uploads.datastore,
     maxSize: uploads.maxBytes,
+    // Browsers may read these (tus adds its own protocol headers to the list).
+    exposedHeaders: ['X-Object-Url', 'X-Object-Etag', 'X-Request-Id'],
     namingFunction: () => uploads.newId(),
     generateUrl: (req, { id }) => `${caller(req).base}${RESUMABLE_PATH}/${id}`,
     onIncomingRequest: async (req, id) => {
