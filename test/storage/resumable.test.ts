@@ -62,6 +62,7 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
       });
       expect(r.status).toBe(201);
       expect(r.headers.get('upload-offset')).toBe(String(text.length));
+      expect(r.headers.get('x-object-url')).toBe(`${t.url}/api/storage/buckets/vault/objects/note.txt`);
       expect(r.headers.get('location')).toMatch(new RegExp(`^${t.url}${PATH}/tus\\.[0-9a-f]{32}$`));
     }
     const r = await t.fetch('/api/storage/buckets/vault/objects/note.txt', { headers: user.auth });
