@@ -112,6 +112,31 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     await expectError(await fetch(`${t.url}${PATH}/tus.00000000000000000000000000000000`, { method: 'PATCH', headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'x' }), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
   });
 
+  it('the end checks again: a key taken meanwhile, a bucket deleted meanwhile; the upload goes, nothing is written', async () => {
+    const head = (url: string) => fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
+    // Another user takes the key while the upload is under way: the end is refused like a PUT.
+    let r = await create(10, { bucketName: 'media', objectName: 'race.txt' });
+    let url = r.headers.get('location')!;
+    expect((await patch(url, 0, Buffer.from('12345'))).status).toBe(204);
+    const put = await t.fetch('/api/storage/buckets/media/objects/race.txt', { method: 'PUT', headers: { ...other.auth, 'content-type': 'text/plain' }, body: 'theirs' });
+    expect(put.status).toBe(200);
+    r = await patch(url, 5, Buffer.from('67890'));
+    expect([r.status, (await r.json()).error]).toEqual([403, 'FORBIDDEN']);
+    expect((await head(url)).status).toBe(404);
+    expect(await (await t.fetch('/api/storage/buckets/media/objects/race.txt')).text()).toBe('theirs');
+    // The bucket goes while the upload is under way.
+    await t.createBucket('brief');
+    r = await create(10, { bucketName: 'brief', objectName: 'x.bin' });
+    url = r.headers.get('location')!;
+    expect((await patch(url, 0, Buffer.alloc(5))).status).toBe(204);
+    expect((await t.json('DELETE', '/api/storage/buckets/brief')).status).toBe(200);
+    r = await patch(url, 5, Buffer.alloc(5));
+    expect([r.status, (await r.json()).error]).toEqual([404, 'BUCKET_NOT_FOUND']);
+    expect((await head(url)).status).toBe(404);
+    if (driver === 'local') expect(t.localFiles().filter((f) => f.startsWith('brief/'))).toEqual([]);
+    expect((await t.deps.db.query(`select 1 from storage.objects where bucket = 'brief'`)).rows).toEqual([]);
+  });
+
   it('answers tus discovery (OPTIONS) with the extensions and the size limit', async () => {
     const r = await t.fetch(PATH, { method: 'OPTIONS' });
     expect(r.status).toBe(204);
