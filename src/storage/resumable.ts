@@ -7,10 +7,10 @@ import type { Upload } from '@tus/server';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors/index.js';
 import { writerId } from './access.js';
-import { assertValidKey } from './keys.js';
+import { assertValidKey, BUCKET_NAME_PATTERN } from './keys.js';
 import type { StorageObject, StorageService } from './service.js';
 
-const BUCKET_NAME = /^[A-Za-z0-9_-]{1,63}$/;
+const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
 /** The metadata key holding who started an upload (set by the server, never by the client). */
 const OWNER = 'plinthOwner';
 const ADMIN = '*admin';
@@ -40,7 +40,6 @@ export class ResumableUploads {
     this.storage = opts.storage;
     this.directory = opts.directory;
     this.expiresMs = opts.expiresMs;
-    const expirationPeriodInMilliseconds = opts.expiresMs;
     this.datastore = new FileStore({ directory: opts.directory, expirationPeriodInMilliseconds: opts.expiresMs });
   }
 
