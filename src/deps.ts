@@ -8,7 +8,7 @@ import { migrate } from './db/migrate.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
-import { createStorage, type StorageService } from './storage/index.js';
+import { createImages, createResumable, createStorage, type ImageTransforms, type ResumableUploads, type StorageService } from './storage/index.js';
 import { SchemaCache } from './database/schema.js';
 import { RecordsService } from './database/records.js';
 import { TablesService } from './database/tables.js';
@@ -63,6 +63,10 @@ export interface Deps {
   healthChecks: Record<string, HealthCheck>;
   /** Buckets and objects (local disk or S3). */
   storage: StorageService;
+  /** Resumable (tus) uploads into storage, and their periodic sweep. */
+  resumable: ResumableUploads;
+  /** Image transforms on download, with their rendition cache. */
+  images: ImageTransforms;
   /** Records API (as the caller, RLS applies) and table management over schema public. */
   records: RecordsService;
   tables: TablesService;
@@ -164,14 +168,18 @@ async function connectRedis(url: string): Promise<Redis> {
  * Storage, with its metadata cache listening where this process owns the database (the
  * embedded server); a server Postgres may be shared by several instances (cache.ts).
  */
-async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>): Promise<StorageService> {
+async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>) {
   const storage = createStorage(config, opened.db, jwtSecret);
+  // Resumable uploads sweep their expired leftovers in this process (a job once src/jobs lands).
+  const resumable = createResumable(config, storage);
+  resumable.start();
+  closers.push(async () => resumable.stop());
   closers.push(async () => storage.driver.close?.());
   if (opened.engine === 'embedded') {
     await storage.cache.start(opened.db);
     closers.push(() => storage.cache.stop());
   }
-  return storage;
+  return { storage, resumable, images: createImages(config) };
 }
 
 /** Free space under DATA_DIR (what the embedded database and local storage write): down when a write fails. */
@@ -220,7 +228,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const tables = new TablesService(db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
-    const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
+    const { storage, resumable, images } = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
     if (opened.engine !== 'postgres' || !config.storage.s3) healthChecks.disk = diskHealth(config);
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
@@ -259,6 +267,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       redis,
       healthChecks,
       storage,
+      resumable,
+      images,
       records,
       tables,
       functions,

@@ -39,6 +39,10 @@ export interface Config {
   };
   storage: {
     maxUploadBytes: number;
+    /** An unfinished resumable (tus) upload is removed this long after it was created. */
+    resumableExpirySeconds: number;
+    /** Image transforms on download (docs/storage.md). */
+    images: { maxInputPixels: number; maxInputBytes: number; cacheBytes: number };
     s3: null | {
       bucket: string;
       endpoint: string | null;
@@ -123,7 +127,16 @@ export function loadConfig(env: Env): Readonly<Config> {
       maxPayloadBytes: int(r, 'REALTIME_MAX_PAYLOAD_BYTES', 64 * 1024, 256, 16 * MIB),
       maxBufferBytes: int(r, 'REALTIME_MAX_BUFFER_BYTES', 4 * MIB, 64 * 1024, 1024 * MIB),
     },
-    storage: { maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB), s3: readS3(r) },
+    storage: {
+      maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB),
+      resumableExpirySeconds: int(r, 'RESUMABLE_UPLOAD_EXPIRY_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
+      images: {
+        maxInputPixels: int(r, 'IMAGE_MAX_INPUT_PIXELS', 50_000_000, 1, 1_000_000_000),
+        maxInputBytes: int(r, 'IMAGE_MAX_INPUT_BYTES', 32 * MIB, 1, 1024 * MIB),
+        cacheBytes: int(r, 'IMAGE_CACHE_BYTES', 256 * MIB, 0, 1024 * 1024 * MIB),
+      },
+      s3: readS3(r),
+    },
     functions: readFunctions(r),
     logs: {
       store: bool(r, 'LOGS_STORE', true),

@@ -100,6 +100,12 @@ export const ERRORS = {
   INVALID_SIGNED_URL: { status: 403, message: 'The signed URL is invalid or has expired.', nextActions: 'Ask for a new URL with POST .../objects/{objectKey}/download-strategy.' },
   INSUFFICIENT_STORAGE: { status: 507, message: 'The server has no space left to store the object.', nextActions: 'Nothing was stored; try again later. The operator must free or add disk space under DATA_DIR/storage (or move storage to S3 with S3_BUCKET).' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is not satisfiable.', nextActions: 'Ask for a byte range inside the object; its size is in the Content-Range header.' },
+  RESUMABLE_UPLOAD_NOT_FOUND: { status: 404, message: 'No such resumable upload, or it has expired.', nextActions: 'Start a new upload with POST /api/storage/upload/resumable (tus clients do this when resuming fails).' },
+  UPLOAD_OFFSET_MISMATCH: { status: 409, message: 'Upload-Offset does not match the bytes the server holds.', nextActions: 'Send HEAD to the upload URL and resume from the Upload-Offset it answers.' },
+  TUS_VERSION_UNSUPPORTED: { status: 412, message: 'The request does not speak tus 1.0.0.', nextActions: 'Send the header "Tus-Resumable: 1.0.0" (tus clients such as tus-js-client do).' },
+  UPLOAD_TOO_LONG: { status: 413, message: 'The bytes sent go past the declared Upload-Length.', nextActions: 'Send exactly Upload-Length bytes in all; HEAD the upload URL for the offset held.' },
+  NOT_AN_IMAGE: { status: 415, message: 'The object is not an image that can be transformed.', nextActions: 'Transform only JPEG, PNG, WebP, AVIF, GIF or TIFF objects; fetch other objects without width, height, resize, format or quality.' },
+  IMAGE_TOO_LARGE: { status: 422, message: 'The image is too large to transform.', nextActions: 'Transform images of at most IMAGE_MAX_INPUT_PIXELS pixels and IMAGE_MAX_INPUT_BYTES bytes; fetch the original without transform parameters.' },
   // functions
   FUNCTION_NOT_FOUND: { status: 404, message: 'No such function, or it is not active.', nextActions: 'Check the slug; GET /api/functions lists functions and their status (only active ones run).' },
   INVALID_CODE_SYNTAX: { status: 400, message: 'The function code has a syntax error.', nextActions: 'Fix the code at the line and column given, then save it again.' },

@@ -73,6 +73,9 @@ export function recorded<T>(row: ObjectRow, answer: Promise<T>): Promise<T> {
  * random on every write, and the upload time changes on every write too (so a row without an
  * ETag is still bound to its version).
  */
-export function signedObject(row: ObjectRow): SignedObject {
-  return { bucket: row.bucket, key: row.key, version: `${row.etag ?? ''}@${row.uploadedAt.toISOString()}` };
+export function signedObject(row: ObjectRow, transform = ''): SignedObject {
+  // An image transform is signed too ("|" never occurs in an ETag or a date): a link for one
+  // rendition reads neither the original nor another rendition.
+  const version = `${row.etag ?? ''}@${row.uploadedAt.toISOString()}`;
+  return { bucket: row.bucket, key: row.key, version: transform ? `${version}|${transform}` : version };
 }

@@ -82,5 +82,10 @@ export interface StorageDriver {
   presignPost?(bucket: string, key: string, opts: { contentType: string; maxBytes: number; expiresIn: number }): Promise<PresignedPost>;
   /** Presigned GET URL (object stores only). */
   presignGet?(bucket: string, key: string, opts: { expiresIn: number; attachment: boolean }): Promise<string>;
+  /**
+   * Makes the file `source` (on the driver's own disk) the object, replacing any existing one
+   * in one step, without copying its bytes; the source stays (local store only).
+   */
+  adopt?(bucket: string, key: string, source: string, opts: { contentType: string }): Promise<PutResult>;
   close?(): Promise<void>;
 }

@@ -6,8 +6,12 @@ import { LocalDriver } from './local.js';
 import { S3Driver } from './s3.js';
 import { StorageService } from './service.js';
 import { UrlSigner } from './signing.js';
+import { ResumableUploads } from './resumable.js';
+import { ImageTransforms } from './images.js';
 
 export { StorageService } from './service.js';
+export { ResumableUploads } from './resumable.js';
+export { ImageTransforms } from './images.js';
 
 /** The driver the config chooses: S3 when S3_BUCKET is set, else files under DATA_DIR/storage. */
 export function createDriver(config: Readonly<Config>): StorageDriver {
@@ -16,4 +20,18 @@ export function createDriver(config: Readonly<Config>): StorageDriver {
 
 export function createStorage(config: Readonly<Config>, db: Db, jwtSecret: string, driver = createDriver(config)): StorageService {
   return new StorageService({ db, driver, signer: new UrlSigner(jwtSecret), maxUploadBytes: config.storage.maxUploadBytes });
+}
+
+/** Resumable uploads, in progress under DATA_DIR/storage/.tus (with the local driver, a finished one is linked into place). */
+export function createResumable(config: Readonly<Config>, storage: StorageService): ResumableUploads {
+  return new ResumableUploads({
+    storage,
+    directory: path.join(config.dataDir, 'storage', '.tus'),
+    expiresMs: config.storage.resumableExpirySeconds * 1000,
+  });
+}
+
+/** Image transforms, renditions cached under DATA_DIR/renditions. */
+export function createImages(config: Readonly<Config>): ImageTransforms {
+  return new ImageTransforms(path.join(config.dataDir, 'renditions'), config.storage.images);
 }

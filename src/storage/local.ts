@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { close as closeFd, createReadStream, createWriteStream, fstat, open as openFd, writeFile, type WriteStream } from 'node:fs';
-import { access, constants, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { access, constants, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -100,6 +100,22 @@ export class LocalDriver implements StorageDriver {
     // A version tag, not a content hash: hashing every byte would cost more than the disk
     // write itself, and the tag only has to change whenever the object does.
     return { size, etag: randomBytes(16).toString('hex') };
+  }
+
+  /** A hard link (no copy) renamed into place: the source stays for its store to remove. */
+  async adopt(bucket: string, key: string, source: string, _opts: { contentType: string }): Promise<PutResult> {
+    const target = this.file(bucket, key);
+    await this.init();
+    const tmp = path.join(this.tmp, randomUUID());
+    await link(source, tmp);
+    try {
+      const { size } = await stat(tmp);
+      await this.place(tmp, target);
+      return { size, etag: randomBytes(16).toString('hex') };
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw noSpace(err) ? new AppError('INSUFFICIENT_STORAGE', { cause: err }) : err;
+    }
   }
 
   /** Renames the finished temp file into place. */

@@ -50,7 +50,10 @@ export interface StorageServiceOptions {
 export interface PutObjectRequest {
   bucket: string;
   key: string;
-  body: Readable;
+  /** The bytes; or, with `adopt`, none. */
+  body?: Readable;
+  /** A finished resumable upload the driver moves into place instead of a body (StorageDriver.adopt). */
+  adopt?: string;
   /** The declared length of a raw body (Content-Length), when there is one. */
   length?: number;
   contentType: string | null | undefined;
@@ -181,6 +184,14 @@ export class StorageService {
     return this.writes.run(`${req.bucket}/${key}`, () => this.put(req, key, userId));
   }
 
+  /** Throws unless `identity` may write `bucket/key` now (a new key, or its own object). */
+  async assertMayWrite(bucket: string, key: string, identity: Identity): Promise<void> {
+    writerId(identity);
+    const found = await this.lookup(bucket, assertValidKey(key));
+    if (!found) throw bucketNotFound(bucket);
+    if (found.object) assertOwner(found.bucket, found.object, identity);
+  }
+
   /** putObject, once the writes of this instance to the key before it have ended. */
   private async put(req: PutObjectRequest, key: string, userId: string | null): Promise<StorageObject> {
     const found = await this.lookup(req.bucket, key);
@@ -188,14 +199,17 @@ export class StorageService {
     const existing = found.object;
     if (existing) assertOwner(found.bucket, existing, req.identity);
     const mimeType = resolveContentType(req.contentType, key);
-    const body = limitBytes(req.body, this.maxUploadBytes);
+    const body = req.body && limitBytes(req.body, this.maxUploadBytes);
     // A small body is read whole first: written without a stream.
-    const whole = req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
+    const whole = body && req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
     // The bytes change before the row does: the write begins here.
     const ticket = this.cache.beginWrite(req.bucket, key);
     let row: ObjectRow | undefined;
     try {
-      const put = await this.driver.put(req.bucket, key, whole ?? body, { contentType: mimeType });
+      const put =
+        req.adopt !== undefined && this.driver.adopt
+          ? await this.driver.adopt(req.bucket, key, req.adopt, { contentType: mimeType })
+          : await this.driver.put(req.bucket, key, whole ?? body!, { contentType: mimeType });
       row = await this.record(req.bucket, key, existing !== null, { size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
       return this.toApi(row, req.base);
     } finally {
@@ -219,13 +233,13 @@ export class StorageService {
   }
 
   /** The object's metadata (and its bucket's visibility) when `identity` or a valid signed `token` may read it. */
-  async authorizeRead(req: { bucket: string; key: string; identity: Identity; token?: string }): Promise<ObjectRow & { isPublic: boolean }> {
+  async authorizeRead(req: { bucket: string; key: string; identity: Identity; token?: string; transform?: string }): Promise<ObjectRow & { isPublic: boolean }> {
     const key = assertValidKey(req.key);
     const found = await this.lookup(req.bucket, key);
     if (req.token !== undefined) {
       // A link reads only the version it was issued for. One for an object since replaced,
       // deleted or re-created answers like a bad token, so a token cannot probe keys either.
-      if (!found?.object || !this.signer.verify(signedObject(found.object), req.token)) throw new AppError('INVALID_SIGNED_URL');
+      if (!found?.object || !this.signer.verify(signedObject(found.object, req.transform), req.token)) throw new AppError('INVALID_SIGNED_URL');
       return { ...found.object, isPublic: found.bucket.isPublic };
     }
     if (!found) throw bucketNotFound(req.bucket);

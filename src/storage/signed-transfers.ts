@@ -177,12 +177,15 @@ export class SignedTransfers {
     return row ? this.objects.toApi(row, req.base) : confirmed();
   }
 
-  async downloadStrategy(req: { bucket: string; key: string; expiresIn: number; identity: Identity; base: string }): Promise<DownloadStrategy> {
-    const row = await this.objects.authorizeRead(req);
-    const url = req.base + objectPath(row.bucket, row.key);
+  /** `transform` (canonical, images.ts) asks for a rendition: its link is always Plinth's, signed with it. */
+  async downloadStrategy(req: { bucket: string; key: string; expiresIn: number; identity: Identity; base: string; transform?: string }): Promise<DownloadStrategy> {
+    const row = await this.objects.authorizeRead({ ...req, transform: undefined });
+    const transform = req.transform ?? '';
+    const url = req.base + objectPath(row.bucket, row.key) + (transform ? `?${transform}` : '');
     if (row.isPublic) return { method: 'direct', url };
     const exp = Math.floor(Date.now() / 1000) + req.expiresIn;
     const expiresAt = new Date(exp * 1000).toISOString();
+    if (transform) return { method: 'direct', url: `${url}&token=${this.signer.sign(signedObject(row, transform), exp)}`, expiresAt };
     if (this.driver.presignGet) {
       const signed = await this.driver.presignGet(row.bucket, row.key, { expiresIn: req.expiresIn, attachment: !servedInline(row.mimeType) });
       return { method: 'presigned', url: signed, expiresAt };

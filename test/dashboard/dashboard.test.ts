@@ -10,6 +10,7 @@ import { generateSync } from 'otplib';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { axeViolations, browserAvailable, launch, recordScripts } from './browser.js';
+import sharp from 'sharp';
 
 const SHOTS = process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
 const T = { timeout: 60_000 };
@@ -191,6 +192,12 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'files' }).click();
     await page.getByLabel(/^Upload files/).setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard') });
     await page.getByRole('cell', { name: 'hello.txt', exact: true }).waitFor();
+    // An image gets a preview: a 96 px WebP rendition the server makes.
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    await page.getByLabel(/^Upload files/).setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
+    const thumb = page.getByRole('img', { name: 'Preview of photo.png' });
+    await thumb.waitFor();
+    await page.waitForFunction(() => (document.querySelector('img.thumb') as HTMLImageElement | null)?.naturalWidth === 96);
     await accessible();
     await shot('storage');
 
@@ -207,7 +214,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.locator('.crumbs').getByRole('button', { name: 'files' }).click();
     await page.getByRole('button', { name: '📁 reports/' }).waitFor();
     const listed = await (await t.fetch('/api/storage/buckets/files/objects', { headers: { 'x-api-key': t.adminKey } })).json();
-    expect(listed.data.map((o: { key: string }) => o.key).sort()).toEqual(['hello.txt', 'reports/q3.csv']);
+    expect(listed.data.map((o: { key: string }) => o.key).sort()).toEqual(['hello.txt', 'photo.png', 'reports/q3.csv']);
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download hello.txt' }).click()]);
     expect(download.suggestedFilename()).toBe('hello.txt');

@@ -47,7 +47,7 @@ export async function startStorageApp(
       return [];
     }
     return entries.flatMap((e) =>
-      e.isDirectory() ? (e.name === '.tmp' && !rel ? [] : walk(path.join(dir, e.name), `${rel}${e.name}/`)) : [`${rel}${e.name}`],
+      e.isDirectory() ? ((e.name === '.tmp' || e.name === '.tus') && !rel ? [] : walk(path.join(dir, e.name), `${rel}${e.name}/`)) : [`${rel}${e.name}`],
     );
   };
   const json: StorageTestApp['json'] = (method, p, body, headers = admin) =>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, enc, encKey, request, session } from '../api';
 import { link } from '../router';
 import { CopyButton, ErrorBox, Pager, useAction, useLoad } from '../ui';
@@ -51,6 +51,33 @@ async function download(bucket: string, key: string) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif', 'image/tiff']);
+
+/**
+ * A 48 px preview of an image object: a rendition the server makes (`?width&height&format`),
+ * fetched with the admin key (an <img src> cannot send it) and shown from a blob: URL.
+ */
+function Thumb({ bucket, o }: { bucket: string; o: StoredObject }) {
+  const [src, setSrc] = useState<string | null>(null);
+  useEffect(() => {
+    if (!IMAGE_TYPES.has(o.mimeType)) return;
+    let url: string | null = null;
+    let live = true;
+    request(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(o.key)}?width=96&height=96&resize=cover&format=webp`)
+      .then((r) => r.blob())
+      .then((b) => {
+        url = URL.createObjectURL(b);
+        if (live) setSrc(url);
+      })
+      .catch(() => {}); // no preview (too large, not decodable): the row stays as it is
+    return () => {
+      live = false;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [bucket, o.key, o.uploadedAt]);
+  return src ? <img class="thumb" src={src} width={48} height={48} alt={`Preview of ${o.key}`} /> : null;
 }
 
 function Uploader({ bucket, prefix, onDone }: { bucket: string; prefix: string; onDone: () => void }) {
@@ -157,7 +184,9 @@ export function Bucket({ bucket }: { bucket: string }) {
             ))}
             {files.map((o) => (
               <tr key={o.key}>
-                <td>{o.key.slice(prefix.length)}</td>
+                <td>
+                  <Thumb bucket={bucket} o={o} /> {o.key.slice(prefix.length)}
+                </td>
                 <td>{size(o.size)}</td>
                 <td>{o.mimeType}</td>
                 <td>{new Date(o.uploadedAt).toLocaleString()}</td>

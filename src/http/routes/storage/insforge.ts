@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
-import { BucketParams, DownloadStrategy, ObjectParams } from './schemas.js';
+import { canonical, transformOf } from '../../../storage/images.js';
+import { BucketParams, DownloadBody, DownloadStrategy, ObjectParams } from './schemas.js';
 import { baseUrl, keyFromDownloadStrategyPath } from './url.js';
 
 const tags = ['storage'];
@@ -19,18 +20,21 @@ export const storageInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
       tags,
       summary: 'How to download an object (GET form of POST .../objects/{key}/download-strategy); the url is absolute',
       params: ObjectParams,
-      querystring: Type.Object({ expiresIn: Type.Integer({ minimum: 1, maximum: 604_800, default: 3600 }) }),
+      querystring: DownloadBody,
       response: { 200: DownloadStrategy },
     },
-  }, async (request) =>
-    storage.transfers.downloadStrategy({
+  }, async (request) => {
+    const { expiresIn, ...query } = request.query;
+    const transform = transformOf(query);
+    return storage.transfers.downloadStrategy({
       bucket: request.params.bucketName,
       key: keyFromDownloadStrategyPath(request),
-      expiresIn: request.query.expiresIn,
+      expiresIn,
       identity: request.identity,
       base: baseUrl(request, deps.config),
-    }),
-  );
+      transform: transform ? canonical(transform) : undefined,
+    });
+  });
 
   app.delete('/api/storage/buckets/:bucketName/objects', {
     config: { access: 'user' },

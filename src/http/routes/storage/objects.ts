@@ -6,6 +6,8 @@ import { parseRange } from '../../../storage/range.js';
 import type { StorageService } from '../../../storage/service.js';
 import type { RoutePlugin } from '../../types.js';
 import { drain, receiveFile } from './multipart.js';
+import { sendRendition } from './images.js';
+import { canonical, transformOf } from '../../../storage/images.js';
 import {
   BucketParams,
   ConfirmBody,
@@ -14,6 +16,7 @@ import {
   Message,
   ObjectParams,
   StorageObject,
+  TransformFields,
   UploadStrategy,
   UploadStrategyBody,
 } from './schemas.js';
@@ -209,15 +212,17 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
       tags,
       summary: 'Download an object (Range supported); private objects need the uploader, an admin or ?token= from download-strategy',
       params: ObjectParams,
-      querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) }),
+      querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })), ...TransformFields }),
     },
   };
-  app.get('/api/storage/buckets/:bucketName/objects/*', readRoute, async (request, reply) =>
-    sendObject(storage, request, reply, request.params.bucketName, request.query.token),
-  );
-  app.head('/api/storage/buckets/:bucketName/objects/*', { ...readRoute, schema: { ...readRoute.schema, summary: 'Headers of an object' } }, async (request, reply) =>
-    sendObject(storage, request, reply, request.params.bucketName, request.query.token),
-  );
+  const read = async (request: FastifyRequest<{ Params: Static<typeof ObjectParams>; Querystring: Static<typeof readRoute.schema.querystring> }>, reply: FastifyReply) => {
+    const { token, ...query } = request.query;
+    const transform = transformOf(query);
+    if (transform) return sendRendition(deps, request, reply, { bucket: request.params.bucketName, token, transform });
+    return sendObject(storage, request, reply, request.params.bucketName, token);
+  };
+  app.get('/api/storage/buckets/:bucketName/objects/*', readRoute, read);
+  app.head('/api/storage/buckets/:bucketName/objects/*', { ...readRoute, schema: { ...readRoute.schema, summary: 'Headers of an object' } }, read);
 
   app.delete('/api/storage/buckets/:bucketName/objects/*', {
     config: { access: 'user' },
@@ -257,7 +262,9 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
     }
     if (path.endsWith('/download-strategy')) {
       const input = check<Static<typeof DownloadBody>>(request, DownloadBody, body);
-      return storage.transfers.downloadStrategy({ bucket, key: keyFromRequest(request, '/download-strategy'), expiresIn: input.expiresIn, identity: request.identity, base: base(request) });
+      const { expiresIn, ...query } = input;
+      const transform = transformOf(query);
+      return storage.transfers.downloadStrategy({ bucket, key: keyFromRequest(request, '/download-strategy'), expiresIn, identity: request.identity, base: base(request), transform: transform ? canonical(transform) : undefined });
     }
     throw new AppError('ROUTE_NOT_FOUND', {
       message: 'POST on an object path must end with /confirm-upload or /download-strategy; upload with PUT.',

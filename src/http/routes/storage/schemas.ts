@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { MAX_DIMENSION } from '../../../storage/images.js';
 import { BUCKET_NAME_PATTERN } from '../../../storage/keys.js';
 
 export const BucketName = Type.String({ pattern: BUCKET_NAME_PATTERN, description: '1-63 letters, digits, "_" or "-"' });
@@ -37,9 +38,7 @@ export const ConfirmBody = Type.Object({
   etag: Type.Optional(Type.String({ maxLength: 256 })),
 });
 
-export const DownloadBody = Type.Object({
-  expiresIn: Type.Integer({ minimum: 1, maximum: 604_800, default: 3600 }),
-});
+
 
 export const DownloadStrategy = Type.Object({
   method: Type.String(),
@@ -48,3 +47,23 @@ export const DownloadStrategy = Type.Object({
 });
 
 export const Message = Type.Object({ message: Type.String() });
+
+/** Image transform parameters of a download (docs/storage.md, "Image transforms"). */
+export const TransformFields = {
+  width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DIMENSION, description: 'Output width in pixels (image objects only)' })),
+  height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DIMENSION, description: 'Output height in pixels' })),
+  resize: Type.Optional(Type.Union([Type.Literal('cover'), Type.Literal('contain'), Type.Literal('fill')], { description: 'How width × height is filled (default cover)' })),
+  format: Type.Optional(
+    Type.Union([Type.Literal('origin'), Type.Literal('webp'), Type.Literal('avif'), Type.Literal('jpeg'), Type.Literal('png')], {
+      description: 'Output format; without it, Accept picks webp (else avif), else the source format',
+    }),
+  ),
+  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Encoder quality (default 80; AVIF 50)' })),
+};
+export const TransformQuery = Type.Object(TransformFields);
+
+/** Download strategy: how long the link lives and, optionally, the image transform it is for. */
+export const DownloadBody = Type.Object({
+  expiresIn: Type.Integer({ minimum: 1, maximum: 604_800, default: 3600 }),
+  ...TransformFields,
+});

@@ -1,0 +1,198 @@
+// Resumable uploads that break: the client killed at 40% (1 GiB), Plinth killed mid-upload
+// (a child process running the built server), and unfinished uploads that expire.
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { newAdminKey } from '../../src/auth/credentials.js';
+import { backends, freshDb } from '../helpers/db.js';
+import { until } from '../helpers/until.js';
+import { startStorageApp, type StorageTestApp } from './helpers.js';
+import { hashOf, tusUpload } from './tus.js';
+
+const PATH = '/api/storage/upload/resumable';
+const MiB = 1024 * 1024;
+
+/** SHA-256 and length of a response body, streamed. */
+async function hashBody(r: Response): Promise<{ hash: string; size: number }> {
+  const h = createHash('sha256');
+  let size = 0;
+  for await (const chunk of r.body as AsyncIterable<Uint8Array>) {
+    h.update(chunk);
+    size += chunk.length;
+  }
+  return { hash: h.digest('hex'), size };
+}
+
+describe.each(backends())('resumable uploads resume (%s)', (backend) => {
+  let t: StorageTestApp;
+  beforeAll(async () => {
+    t = await startStorageApp(backend, 'local', { MAX_UPLOAD_BYTES: String(2048 * MiB) });
+    await t.createBucket('big');
+  });
+  afterAll(async () => t?.close());
+
+  it('1 GiB: the client is killed at 40% and resumes; the object has exactly the bytes sent', async () => {
+    const size = 1024 * MiB;
+    const seed = 41;
+    const meta = { bucketName: 'big', objectName: 'one-gib.bin', contentType: 'application/octet-stream' };
+    let killedAt = 0;
+    const first = tusUpload(t.url + PATH, { seed, size }, {
+      headers: t.admin,
+      metadata: meta,
+      chunkSize: 64 * MiB,
+      onProgress: (sent) => {
+        if (!killedAt && sent >= 0.4 * size) {
+          killedAt = sent;
+          void first.upload.abort();
+        }
+      },
+    });
+    await Promise.race([first.done, until(async () => killedAt > 0, 120_000, 'the upload to reach 40%')]);
+    expect(killedAt).toBeGreaterThan(0);
+    const url = first.upload.url!;
+    const head = await fetch(url, { method: 'HEAD', headers: { ...t.admin, 'tus-resumable': '1.0.0' } });
+    const held = Number(head.headers.get('upload-offset'));
+    expect(held).toBeGreaterThan(0.3 * size);
+    expect(held).toBeLessThan(size);
+    // Not an object yet.
+    expect((await t.fetch('/api/storage/buckets/big/objects/one-gib.bin')).status).toBe(404);
+    const second = tusUpload(t.url + PATH, { seed, size }, { headers: t.admin, metadata: meta, uploadUrl: url, chunkSize: 64 * MiB });
+    await second.done;
+    const r = await t.fetch('/api/storage/buckets/big/objects/one-gib.bin');
+    expect(r.status).toBe(200);
+    expect(await hashBody(r)).toEqual({ hash: hashOf(seed, size), size });
+    // Deleted afterwards: no GiB left behind.
+    expect((await t.json('DELETE', '/api/storage/buckets/big/objects/one-gib.bin')).status).toBe(200);
+    expect(readdirSync(path.join(t.dataDir, 'storage', '.tus'))).toEqual([]);
+  }, 240_000);
+
+  it('an unfinished upload expires: refused (410), then swept from disk by the periodic sweep', async () => {
+    const t = await startStorageApp(backend, 'local', { RESUMABLE_UPLOAD_EXPIRY_SECONDS: '2' });
+    onTestFinished(() => t.close());
+    await t.createBucket('big');
+    const r = await t.fetch(PATH, {
+      method: 'POST',
+      headers: { ...t.admin, 'tus-resumable': '1.0.0', 'upload-length': '100', 'upload-metadata': `bucketName ${btoa('big')},objectName ${btoa('late.bin')}`, 'content-type': 'application/offset+octet-stream' },
+      body: 'x'.repeat(10),
+    });
+    expect(r.status).toBe(201);
+    expect(r.headers.get('upload-expires')).toBeTruthy();
+    const url = r.headers.get('location')!;
+    const dir = path.join(t.dataDir, 'storage', '.tus');
+    expect(readdirSync(dir).length).toBe(2); // the bytes and their info
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const late = await fetch(url, { method: 'PATCH', headers: { ...t.admin, 'tus-resumable': '1.0.0', 'upload-offset': '10', 'content-type': 'application/offset+octet-stream' }, body: 'y' });
+    expect([late.status, (await late.json()).error]).toEqual([410, 'RESUMABLE_UPLOAD_NOT_FOUND']);
+    // No call here: the in-process sweep (every second with this expiry) removes it.
+    await until(async () => readdirSync(dir).length === 0, 10_000, 'the expired upload to be swept');
+    expect((await t.fetch('/api/storage/buckets/big/objects/late.bin')).status).toBe(404);
+  }, 30_000);
+});
+
+describe.each(backends())('resumable upload into S3 resumes (%s)', (backend) => {
+  let t: StorageTestApp;
+  beforeAll(async () => {
+    t = await startStorageApp(backend, 's3');
+    await t.createBucket('s3big');
+  });
+  afterAll(async () => t?.close());
+
+  it('64 MiB: the client is killed at 40% and resumes; S3 holds exactly the bytes sent (a multipart put)', async () => {
+    const size = 64 * MiB;
+    const seed = 99;
+    const meta = { bucketName: 's3big', objectName: 'movie.bin' };
+    let killed = false;
+    const first = tusUpload(t.url + PATH, { seed, size }, {
+      headers: t.admin,
+      metadata: meta,
+      chunkSize: 8 * MiB,
+      onProgress: (sent) => {
+        if (!killed && sent >= 0.4 * size) {
+          killed = true;
+          void first.upload.abort();
+        }
+      },
+    });
+    await Promise.race([first.done, until(async () => killed, 60_000, 'the upload to reach 40%')]);
+    const second = tusUpload(t.url + PATH, { seed, size }, { headers: t.admin, metadata: meta, uploadUrl: first.upload.url!, chunkSize: 8 * MiB });
+    await second.done;
+    const r = await t.fetch('/api/storage/buckets/s3big/objects/movie.bin');
+    expect(await hashBody(r)).toEqual({ hash: hashOf(seed, size), size });
+  }, 120_000);
+});
+
+// The built server (`node <build>/main.js`), killed with SIGKILL mid-upload and started again.
+const run = promisify(execFile);
+const BUILD_DIR = `.build-test-${process.pid}`;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe.each(backends())('resumable upload across a Plinth crash (%s)', (backend) => {
+  beforeAll(async () => {
+    await run(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
+  }, 120_000);
+  afterAll(() => rmSync(BUILD_DIR, { recursive: true, force: true }));
+
+  it('Plinth killed at 40% of 256 MiB, started again: the upload resumes and the bytes are identical', async () => {
+    const { url: databaseUrl, drop, db } = await freshDb(backend);
+    await db.close();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-tus-crash-'));
+    const adminKey = newAdminKey();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_)/.test(k)) env[k] = v;
+    Object.assign(env, { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', MAX_UPLOAD_BYTES: String(512 * MiB) });
+    const start = async () => {
+      const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], { env, stdio: 'ignore' });
+      await until(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true, 60_000, 'Plinth to start');
+      return proc;
+    };
+    const admin = { 'x-api-key': adminKey };
+    let proc = await start();
+    try {
+      const r = await fetch(`${base}/api/storage/buckets`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ bucketName: 'crash' }) });
+      expect(r.status).toBe(201);
+      const size = 256 * MiB;
+      const seed = 7;
+      const meta = { bucketName: 'crash', objectName: 'survivor.bin' };
+      let killed = false;
+      const first = tusUpload(base + PATH, { seed, size }, {
+        headers: admin,
+        metadata: meta,
+        chunkSize: 32 * MiB,
+        onProgress: (sent) => {
+          if (!killed && sent >= 0.4 * size) {
+            killed = true;
+            proc.kill('SIGKILL');
+          }
+        },
+      });
+      await expect(first.done).rejects.toBeTruthy();
+      expect(killed).toBe(true);
+      await new Promise((resolve) => proc.once('exit', resolve));
+      proc = await start();
+      const second = tusUpload(base + PATH, { seed, size }, { headers: admin, metadata: meta, uploadUrl: first.upload.url!, chunkSize: 32 * MiB });
+      await second.done;
+      const got = await fetch(`${base}/api/storage/buckets/crash/objects/survivor.bin`);
+      expect(await hashBody(got)).toEqual({ hash: hashOf(seed, size), size });
+    } finally {
+      proc.kill('SIGTERM');
+      await new Promise((resolve) => (proc.exitCode !== null ? resolve(null) : proc.once('exit', resolve)));
+      rmSync(dataDir, { recursive: true, force: true });
+      await drop();
+    }
+  }, 240_000);
+});
