@@ -19,6 +19,9 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
+import { Jobs } from './jobs/index.js';
+import { ScheduleService } from './schedules/service.js';
+import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -31,7 +34,8 @@ export const VERSION: string = JSON.parse(
  * restarting or removing this instance would not bring it back.
  */
 export interface HealthCheck {
-  run: () => Promise<void>;
+  /** May answer figures measured now (e.g. queue depth), shown beside the status. */
+  run: () => Promise<void | Record<string, string | number>>;
   required: boolean;
   /** Shown beside the status, e.g. the database engine. */
   info?: Record<string, string>;
@@ -62,6 +66,12 @@ export interface Deps {
   tables: TablesService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
+  /** The job queue (pg-boss on the app's Postgres); null on PGlite. */
+  jobs: Jobs | null;
+  /** Schedules: cron runs of a function, an HTTP request or SQL (docs/schedules.md). */
+  schedules: ScheduleService;
+  /** The OUTBOUND_ALLOW_HOSTS policy every outbound request (schedules, webhooks) follows. */
+  outbound: OutboundPolicy;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -78,6 +88,46 @@ function dbEvents(config: Readonly<Config>) {
     if (level < min) return;
     process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
   };
+}
+
+/** A structured log line at `level` (until the logs area offers its API), filtered by LOG_LEVEL. */
+function logLine(config: Readonly<Config>) {
+  const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+  const min = LEVELS[config.logLevel] ?? 30;
+  return (level: 'info' | 'warn', msg: string, extra: Record<string, unknown> = {}) => {
+    const n = LEVELS[level]!;
+    if (n >= min) process.stderr.write(`${JSON.stringify({ level: n, time: Date.now(), msg, ...extra })}\n`);
+  };
+}
+
+/** The job queue and the areas built on it (schedules), started; their health shows queue depth and bounds. */
+async function startAutomation(config: Readonly<Config>, db: Db, functions: FunctionService, closers: Array<() => Promise<unknown>>, healthChecks: Record<string, HealthCheck>) {
+  const log = logLine(config);
+  const a = config.automation;
+  const outbound = new OutboundPolicy(a.outboundAllowHosts);
+  const dispatcher = guardedDispatcher(outbound, { timeoutMs: a.webhooks.timeoutMs });
+  closers.push(() => dispatcher.close());
+  // pg-boss needs a server (SKIP LOCKED across connections, scripts): PGlite runs without jobs.
+  const jobs = db.kind === 'postgres' ? new Jobs(db, { maxQueued: a.jobsMaxQueued, warn: (msg, extra) => log('warn', msg, extra) }) : null;
+  if (jobs) {
+    await jobs.start();
+    closers.push(() => jobs.stop());
+    healthChecks.jobs = {
+      required: false,
+      run: async () => {
+        const depth = await jobs.depth();
+        const sum = (k: 'queued' | 'active') => Object.values(depth).reduce((n, d) => n + d[k], 0);
+        return { queued: sum('queued'), active: sum('active') };
+      },
+      info: { maxQueued: String(a.jobsMaxQueued), scheduleRunRetentionDays: String(a.schedules.runRetentionDays), scheduleRunsKept: String(a.schedules.runsKept) },
+    };
+  }
+  const schedules = new ScheduleService(db, jobs, { db, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log });
+  if (jobs) {
+    await schedules.start();
+    closers.push(() => schedules.stop());
+  }
+  return { jobs, schedules, outbound };
 }
 
 /** The database handed in (tests), or the configured one. */
@@ -168,6 +218,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
+    const automation = await startAutomation(config, db, functions, closers, healthChecks);
     return {
       config,
       version: VERSION,
@@ -185,6 +236,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       records,
       tables,
       functions,
+      ...automation,
       generatedAdminKey,
       close,
     };

@@ -12,6 +12,8 @@ export interface JobsOptions {
   pollMs?: number;
   /** How often expired jobs (their instance died) are handed back: the take-over time after a kill. */
   maintenanceSeconds?: number;
+  /** Most jobs waiting across queues before `full()` says so (JOBS_MAX_QUEUED). */
+  maxQueued?: number;
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
 }
 
@@ -68,9 +70,13 @@ export class Jobs {
   private unlisten: (() => Promise<void>) | null = null;
   private readonly pollMs: number;
   private stopped = false;
+  private queued = 0;
+  private countedAt = 0;
+  readonly maxQueued: number;
 
   constructor(private readonly db: Db, private readonly opts: JobsOptions = {}) {
     this.pollMs = Math.max(500, opts.pollMs ?? 1000);
+    this.maxQueued = opts.maxQueued ?? 100_000;
     this.boss = new PgBoss({
       db: adapter(db),
       schema: SCHEMA,
@@ -177,6 +183,19 @@ export class Jobs {
          from ${SCHEMA}.job where state < 'completed' group by name`,
     );
     return Object.fromEntries(rows.map((r) => [r.name, { queued: r.queued, active: r.active }]));
+  }
+
+  /**
+   * Whether the jobs waiting (not running) reach `maxQueued`: then producers refuse or skip
+   * instead of piling up. Counted at most every 2 s (a cached answer in between).
+   */
+  async full(): Promise<boolean> {
+    if (Date.now() - this.countedAt > 2000) {
+      this.countedAt = Date.now();
+      const { rows } = await this.db.query<{ n: number }>(`select count(*)::int as n from ${SCHEMA}.job where state in ('created', 'retry')`);
+      this.queued = rows[0]?.n ?? 0;
+    }
+    return this.queued >= this.maxQueued;
   }
 
   /**

@@ -8,16 +8,16 @@ const Health = Type.Object({
   service: Type.String(),
   version: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()) }))),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()) }, { additionalProperties: true }))),
 });
 
 const CHECK_TIMEOUT_MS = 3000;
 
-function withTimeout(p: Promise<void>): Promise<void> {
+function withTimeout<T>(p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     p,
-    new Promise<void>((_, reject) => {
+    new Promise<T>((_, reject) => {
       timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
     }),
   ]).finally(() => clearTimeout(timer));
@@ -58,8 +58,8 @@ async function runChecks(
   const entries = await Promise.all(
     Object.entries(healthChecks).map(async ([name, check]) => {
       try {
-        await withTimeout(check.run());
-        return [name, { status: 'ok', ...check.info }, check.required] as const;
+        const measured = await withTimeout(check.run());
+        return [name, { status: 'ok', ...check.info, ...(measured ?? {}) }, check.required] as const;
       } catch (err) {
         log.warn({ err, check: name }, 'health check failed');
         return [name, { status: 'down', message: `${name} is not reachable`, ...check.info }, check.required] as const;
