@@ -41,7 +41,8 @@ export interface ScheduleOptions {
 /** Schedules: admin CRUD, the per-instance clock that claims due runs, and the runs themselves (jobs). */
 export class ScheduleService {
   private readonly store: ScheduleStore;
-  private readonly instance = randomUUID().slice(0, 8);
+  /** Names this instance in the runs it executes (pid: which process ran what). */
+  private readonly instance = `${process.pid}-${randomUUID().slice(0, 4)}`;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<unknown> = Promise.resolve();
   private stopped = false;
@@ -86,22 +87,23 @@ export class ScheduleService {
   private async enqueue(runId: string, row: { timeoutSeconds: number; retries: number }, tx?: Parameters<Jobs['send']>[3]): Promise<boolean> {
     const jobs = this.need();
     if (await jobs.full()) return false;
-    await jobs.send(RUN_QUEUE, { runId }, { retryLimit: row.retries, retryDelaySeconds: 2, retryBackoff: true, expireInSeconds: row.timeoutSeconds + 10 }, tx);
+    await jobs.send(RUN_QUEUE, { runId }, { retryLimit: row.retries, retryDelaySeconds: 2, retryBackoff: true, expireInSeconds: row.timeoutSeconds + 2 }, tx);
     return true;
   }
 
   /** One run: marks it running, calls the target within the timeout, records the outcome; a failure throws so the job library retries it. */
   private async execute(job: JobContext<{ runId: string }>): Promise<unknown> {
-    const { rows } = await this.db.query<{ schedule_id: string }>(
+    const { rows } = await this.db.query<{ schedule_id: string; due_at: Date }>(
       `update schedules.runs set status = 'running', started_at = clock_timestamp(), finished_at = null, attempts = attempts + 1, instance = $2
-        where id = $1 and status <> 'succeeded' returning schedule_id`,
+        where id = $1 and status <> 'succeeded' returning schedule_id, due_at`,
       [job.data.runId, this.instance],
     );
     if (!rows[0]) return null;
     const s = await this.store.get(rows[0].schedule_id);
     if (!s) return null;
     const signal = AbortSignal.any([job.signal, AbortSignal.timeout(s.timeoutSeconds * 1000)]);
-    const result = await runTarget(this.targets, s, signal).catch((err) => ({ ok: false, output: errorText(err) }));
+    const run = { id: job.data.runId, dueAt: new Date(rows[0].due_at).toISOString() };
+    const result = await runTarget(this.targets, s, run, signal).catch((err) => ({ ok: false, output: errorText(err) }));
     await this.db.query(
       `update schedules.runs set status = $2, finished_at = clock_timestamp(),
               duration_ms = (extract(epoch from clock_timestamp() - started_at) * 1000)::int, output = $3, error = $4 where id = $1`,

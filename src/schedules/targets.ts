@@ -60,7 +60,7 @@ function bodyText(body: unknown): string | null {
 }
 
 /** Runs the schedule's target once, within `signal`; a non-2xx answer is a failure with its first bytes. */
-export async function runTarget(deps: TargetDeps, s: Schedule, signal: AbortSignal): Promise<TargetResult> {
+export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string; dueAt: string }, signal: AbortSignal): Promise<TargetResult> {
   const timeoutMs = s.timeoutSeconds * 1000;
   if (s.sql !== null) {
     const statement = s.sql;
@@ -77,7 +77,7 @@ export async function runTarget(deps: TargetDeps, s: Schedule, signal: AbortSign
       deps.functions.invoke(s.functionSlug, {
         method: s.httpMethod === 'GET' ? 'GET' : 'POST',
         url: `${deps.publicUrl ?? 'http://localhost'}/functions/${s.functionSlug}`,
-        headers: { 'x-plinth-role': 'admin', 'x-plinth-schedule-id': s.id, 'content-type': 'application/json', ...s.headers },
+        headers: { 'content-type': 'application/json', ...s.headers, 'x-plinth-role': 'admin', 'x-plinth-schedule-id': s.id, 'x-plinth-run-id': run.id, 'x-plinth-due-at': run.dueAt },
         body: text === null || s.httpMethod === 'GET' ? null : Readable.from([Buffer.from(text)]),
       }),
       new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`timed out after ${s.timeoutSeconds} s`)), { once: true })),
@@ -85,7 +85,15 @@ export async function runTarget(deps: TargetDeps, s: Schedule, signal: AbortSign
     const out = await readBody(res.body, OUTPUT_BYTES);
     return { ok: res.status < 400, output: `${res.status} ${out}`.slice(0, OUTPUT_BYTES) };
   }
-  const headers = await resolveSecrets(deps.db, { 'content-type': 'application/json', 'user-agent': 'Plinth-Scheduler', ...s.headers });
+  // The run's id and due time let a receiver drop a repeat (a retried run).
+  const headers = await resolveSecrets(deps.db, {
+    'content-type': 'application/json',
+    'user-agent': 'Plinth-Scheduler',
+    ...s.headers,
+    'x-plinth-schedule-id': s.id,
+    'x-plinth-run-id': run.id,
+    'x-plinth-due-at': run.dueAt,
+  });
   const res = await outboundFetch(s.functionUrl!, { method: s.httpMethod, headers, body: s.httpMethod === 'GET' ? null : bodyText(s.body), timeoutMs, maxBodyBytes: OUTPUT_BYTES }, deps.policy, deps.dispatcher);
   return { ok: res.status < 400, output: `${res.status} ${res.body}`.slice(0, OUTPUT_BYTES) };
 }
