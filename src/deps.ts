@@ -21,6 +21,7 @@ import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 import { Jobs } from './jobs/index.js';
 import { ScheduleService } from './schedules/service.js';
+import { WebhookService } from './webhooks/service.js';
 import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 
 export const VERSION: string = JSON.parse(
@@ -70,6 +71,8 @@ export interface Deps {
   jobs: Jobs | null;
   /** Schedules: cron runs of a function, an HTTP request or SQL (docs/schedules.md). */
   schedules: ScheduleService;
+  /** Database webhooks: signed deliveries of table changes from a durable outbox (docs/webhooks.md). */
+  webhooks: WebhookService;
   /** The OUTBOUND_ALLOW_HOSTS policy every outbound request (schedules, webhooks) follows. */
   outbound: OutboundPolicy;
   /** Set only when this start generated the admin key: main prints it once. */
@@ -117,17 +120,26 @@ async function startAutomation(config: Readonly<Config>, db: Db, functions: Func
       run: async () => {
         const depth = await jobs.depth();
         const sum = (k: 'queued' | 'active') => Object.values(depth).reduce((n, d) => n + d[k], 0);
-        return { queued: sum('queued'), active: sum('active') };
+        const outbox = await db.query<{ n: number }>('select count(*)::int as n from webhooks.outbox');
+        return { queued: sum('queued'), active: sum('active'), webhookOutbox: outbox.rows[0]?.n ?? 0 };
       },
-      info: { maxQueued: String(a.jobsMaxQueued), scheduleRunRetentionDays: String(a.schedules.runRetentionDays), scheduleRunsKept: String(a.schedules.runsKept) },
+      info: {
+        maxQueued: String(a.jobsMaxQueued),
+        scheduleRunRetentionDays: String(a.schedules.runRetentionDays),
+        scheduleRunsKept: String(a.schedules.runsKept),
+        webhookDeliveryRetentionDays: String(a.webhooks.deliveryRetentionDays),
+      },
     };
   }
   const schedules = new ScheduleService(db, jobs, { db, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log });
+  const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log });
   if (jobs) {
     await schedules.start();
     closers.push(() => schedules.stop());
+    await webhooks.start();
+    closers.push(() => webhooks.stop());
   }
-  return { jobs, schedules, outbound };
+  return { jobs, schedules, webhooks, outbound };
 }
 
 /** The database handed in (tests), or the configured one. */

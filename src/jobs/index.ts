@@ -123,6 +123,20 @@ export class Jobs {
     return id as string;
   }
 
+  /** Enqueues many jobs of one queue in one statement (in `tx` when given), with one policy. */
+  async sendMany<T extends object>(name: string, data: T[], opts: SendOptions = {}, tx?: Queryable): Promise<void> {
+    if (!data.length) return;
+    const q = tx ?? this.db;
+    const policy = {
+      retryLimit: opts.retryLimit ?? 0,
+      retryDelay: opts.retryDelaySeconds ?? 1,
+      retryBackoff: opts.retryBackoff ?? false,
+      expireInSeconds: Math.max(1, Math.ceil(opts.expireInSeconds ?? 900)),
+    };
+    await this.boss.insert(data.map((d) => ({ name, data: d, ...policy })), { db: adapter(q) } as never);
+    await q.query('select pg_notify($1, $2)', [WAKE_CHANNEL, name]);
+  }
+
   /**
    * Runs `handler` for jobs of `name`, up to `concurrency` at a time on this instance. Each job
    * is completed or failed on its own; the loop asks again at once while there is work, and
