@@ -22,6 +22,8 @@ import { buildFunctions, type FunctionService } from './functions/index.js';
 import { Jobs } from './jobs/index.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
+import { EmailService } from './email/service.js';
+import { TemplateStore } from './email/templates.js';
 import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 
 export const VERSION: string = JSON.parse(
@@ -71,6 +73,8 @@ export interface Deps {
   jobs: Jobs | null;
   /** Schedules: cron runs of a function, an HTTP request or SQL (docs/schedules.md). */
   schedules: ScheduleService;
+  /** The email API (send-raw) and the templates of the auth emails (docs/email.md). */
+  email: EmailService;
   /** Database webhooks: signed deliveries of table changes from a durable outbox (docs/webhooks.md). */
   webhooks: WebhookService;
   /** The OUTBOUND_ALLOW_HOSTS policy every outbound request (schedules, webhooks) follows. */
@@ -140,6 +144,12 @@ async function startAutomation(config: Readonly<Config>, db: Db, functions: Func
     closers.push(() => webhooks.stop());
   }
   return { jobs, schedules, webhooks, outbound };
+}
+
+/** The email API over the mailer, with per-caller counters shared through Redis when there is one. */
+function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, redis: Redis | null): EmailService {
+  const counter = redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-email:'), new MemoryCounter()) : new MemoryCounter();
+  return new EmailService({ mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
 }
 
 /** The database handed in (tests), or the configured one. */
@@ -214,7 +224,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
+    const email = buildEmail(config, db, mailer, redis);
     const auth = new AuthService({
+      templates: (purpose, vars) => email.templates.forPurpose(purpose, vars),
       db,
       tokens,
       mailer,
@@ -249,6 +261,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       tables,
       functions,
       ...automation,
+      email,
       generatedAdminKey,
       close,
     };

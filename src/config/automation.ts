@@ -1,4 +1,4 @@
-import { bool, int, list, oneOf, type Reader } from './reader.js';
+import { bool, int, list, oneOf, raw, type Reader } from './reader.js';
 
 /** Schedules, webhooks, email and the job queue (docs/schedules.md, docs/webhooks.md, docs/email.md). */
 export interface AutomationConfig {
@@ -28,6 +28,8 @@ export interface AutomationConfig {
     allowUsers: boolean;
     /** Emails per caller per minute (admin included). */
     perMinute: number;
+    /** NODE_ENV=production: no mail catcher; the email API answers 503 without SMTP_URL. */
+    production: boolean;
   };
 }
 
@@ -51,6 +53,7 @@ export function readAutomation(r: Reader): AutomationConfig {
     email: {
       allowUsers: bool(r, 'EMAIL_ALLOW_USERS', false),
       perMinute: int(r, 'EMAIL_PER_MINUTE', 60, 1, 1_000_000),
+      production: raw(r, 'NODE_ENV') === 'production',
     },
   };
 }
