@@ -23,6 +23,8 @@ export interface AutomationConfig {
     /** A change larger than this is delivered without its record (`truncated: true`). */
     maxPayloadBytes: number;
     deliveryRetentionDays: number;
+    /** How often each instance looks at the webhook outbox. */
+    pollMs: number;
   };
   email: {
     allowUsers: boolean;
@@ -49,6 +51,7 @@ export function readAutomation(r: Reader): AutomationConfig {
       timeoutMs: int(r, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       maxPayloadBytes: int(r, 'WEBHOOK_MAX_PAYLOAD_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
       deliveryRetentionDays: int(r, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 7, 1, 3650),
+      pollMs: int(r, 'WEBHOOK_POLL_MS', 100, 10, 60_000),
     },
     email: {
       allowUsers: bool(r, 'EMAIL_ALLOW_USERS', false),

@@ -23,6 +23,8 @@ export interface WebhookOptions {
   timeoutMs: number;
   maxPayloadBytes: number;
   deliveryRetentionDays: number;
+  /** How often each instance looks at the outbox. */
+  pollMs: number;
   log: (level: 'info' | 'warn', msg: string, extra?: Record<string, unknown>) => void;
 }
 
@@ -53,7 +55,7 @@ export interface HookInput {
  */
 export class WebhookService {
   readonly store: HookStore;
-  private unlisten: (() => Promise<void>) | null = null;
+  private running = false;
   private sweep: NodeJS.Timeout | null = null;
   private relaying: Promise<void> | null = null;
   private again = false;
@@ -72,16 +74,16 @@ export class WebhookService {
     await jobs.work<{ deliveryId: string }>(DELIVERY_QUEUE, { concurrency: 32 }, (job) => this.deliver(job));
     await jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({ pruned: await this.store.prune(this.opts.deliveryRetentionDays) }));
     await jobs.boss.schedule(RETENTION_QUEUE, '*/10 * * * *');
-    this.unlisten = await this.deps.db.listen('plinth_webhooks', () => this.kick(), (up) => up && this.kick());
-    // A sweep for changes committed while no instance listened (a restart, a lost connection).
-    this.sweep = setInterval(() => this.kick(), 1000);
+    // The outbox is polled: a cheap indexed look that finds changes committed by anyone, also
+    // while this instance was down (a NOTIFY from the trigger would serialise writers' commits).
+    this.running = true;
+    this.sweep = setInterval(() => this.kick(), this.opts.pollMs);
     this.kick();
   }
 
   async stop(): Promise<void> {
     if (this.sweep) clearInterval(this.sweep);
-    await this.unlisten?.().catch(() => {});
-    this.unlisten = null;
+    this.running = false;
     await this.relaying;
   }
 
@@ -99,7 +101,7 @@ export class WebhookService {
         } catch (err) {
           this.opts.log('warn', 'webhooks: the relay failed', { err: errorText(err) });
         }
-      } while (this.again && this.unlisten);
+      } while (this.again && this.running);
     })().finally(() => (this.relaying = null));
   }
 
@@ -140,14 +142,14 @@ export class WebhookService {
   /** One attempt of one delivery; a failure that has attempts left throws, so the job library retries it later. */
   private async deliver(job: JobContext<{ deliveryId: string }>): Promise<unknown> {
     const id = job.data.deliveryId;
-    const { rows } = await this.deps.db.query<{ hook_id: string; body: string; status: string }>(
-      'select hook_id, payload::text as body, status from webhooks.deliveries where id = $1',
+    const { rows } = await this.deps.db.query<{ body: string; url: string | null; function_slug: string | null; secret: string; enabled: boolean; hook_id: string }>(
+      `select d.payload::text as body, d.hook_id, h.url, h.function_slug, h.secret, h.enabled
+         from webhooks.deliveries d join webhooks.hooks h on h.id = d.hook_id where d.id = $1 and d.status = 'pending'`,
       [id],
     );
     const d = rows[0];
-    if (!d || d.status !== 'pending') return null;
-    const hook = await this.store.withSecret(d.hook_id);
-    if (!hook) return null;
+    if (!d) return null;
+    const hook = { id: d.hook_id, url: d.url, functionSlug: d.function_slug, secret: d.secret, enabled: d.enabled };
     let status: number | null = null;
     let answer: string | null = null;
     let error: string | null = null;
@@ -173,7 +175,7 @@ export class WebhookService {
   }
 
   /** The signed POST to the hook's URL, or its function called as the admin. */
-  private async send(hook: Hook & { secret: string }, id: string, body: string): Promise<{ status: number; body: string }> {
+  private async send(hook: { url: string | null; functionSlug: string | null; secret: string }, id: string, body: string): Promise<{ status: number; body: string }> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'Plinth-Webhooks',

@@ -55,7 +55,6 @@ declare
   h record;
   rec jsonb := case when tg_op <> 'DELETE' then to_jsonb(new) end;
   old_rec jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
-  fired boolean := false;
 begin
   for h in select id, columns from webhooks.hooks
             where enabled and schema_name = tg_table_schema and table_name = tg_table_name and tg_op = any(events) loop
@@ -65,8 +64,8 @@ begin
     end if;
     insert into webhooks.outbox (hook_id, payload)
     values (h.id, jsonb_build_object('type', tg_op, 'table', tg_table_name, 'schema', tg_table_schema, 'record', rec, 'old_record', old_rec));
-    fired := true;
   end loop;
-  if fired then perform pg_notify('plinth_webhooks', ''); end if;
+  -- No NOTIFY here: it would serialise every committing writer on the notify queue's lock;
+  -- the relays poll the outbox instead (WEBHOOK_POLL_MS).
   return null;
 end $$;
