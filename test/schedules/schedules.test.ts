@@ -139,6 +139,15 @@ describe.each(backends())('schedules (%s)', (backend) => {
     expect((await runs(none.id)).filter((r) => r.trigger === 'catch-up')).toHaveLength(0);
   });
 
+  it('runs a function by slug as the admin, with the run in the headers', async () => {
+    const code = 'export default async (req) => new Response(req.headers.get("x-plinth-role") + " " + (await req.text()))';
+    expect((await call(t, 'POST', '/api/functions', { headers: admin(), body: { name: 'Cron fn', slug: 'cron-fn', code } })).status).toBe(201);
+    const s = (await post({ name: 'fn', cronSchedule: '@yearly', functionSlug: 'cron-fn', body: { n: 1 } })).body;
+    await call(t, 'POST', `/api/schedules/${s.id}/run`, { headers: admin() });
+    await until(async () => ['succeeded', 'failed'].includes((await runs(s.id))[0]?.status), 30_000, 'the function run');
+    expect((await runs(s.id))[0]).toMatchObject({ status: 'succeeded', output: '200 admin {"n":1}' });
+  });
+
   it('shows the job queue depth and its bounds in the health checks', async () => {
     const h = await call(t, 'GET', '/api/health?checks=true');
     expect(h.body.checks.jobs).toMatchObject({ status: 'ok', queued: expect.any(Number), active: expect.any(Number), maxQueued: '100000', scheduleRunRetentionDays: '7' });

@@ -21,11 +21,12 @@ interface Got {
 
 async function receiver() {
   const got: Got[] = [];
-  const state = { status: 200 };
+  const state = { status: 200, hang: false };
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
+      if (state.hang) return; // never answers
       if (state.status === 200) got.push({ headers: req.headers, raw, body: JSON.parse(raw) });
       res.writeHead(state.status).end(state.status === 200 ? 'thanks' : 'down');
     });
@@ -45,7 +46,7 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
 
   beforeAll(async () => {
     rx = await receiver();
-    t = await startApp(backend, { OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_MAX_PAYLOAD_BYTES: '4096' });
+    t = await startApp(backend, { OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_MAX_PAYLOAD_BYTES: '4096', WEBHOOK_TIMEOUT_MS: '1000' });
     await call(t, 'POST', '/api/database/tables', {
       headers: admin(),
       body: { tableName: 'notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: true }, { name: 'body', type: 'string', nullable: true }, { name: 'tag', type: 'string', nullable: true }] },
@@ -61,6 +62,7 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     for (const h of (await call(t, 'GET', '/api/database/webhooks', { headers: admin() })).body) await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
     rx.got.length = 0;
     rx.state.status = 200;
+    rx.state.hang = false;
   });
 
   it('delivers every change, whoever made it, in Supabase\'s shape with a valid Standard Webhooks signature', async () => {
@@ -148,6 +150,17 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
     rx.got.length = 0;
   }, 90_000);
+
+  it('bounds an attempt to a receiver that never answers (WEBHOOK_TIMEOUT_MS), and keeps the API answering', async () => {
+    const h = (await hook({ name: 'hang', table: 'notes', events: ['INSERT'], url: rx.url })).body;
+    rx.state.hang = true;
+    await sql(`insert into public.notes (body) values ('hang')`);
+    await until(async () => (await deliveries(h.id))[0]?.attempts >= 2, 15_000, 'two timed-out attempts');
+    const started = Date.now();
+    expect((await call(t, 'GET', '/api/health')).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect((await deliveries(h.id))[0]).toMatchObject({ status: 'pending', responseStatus: null, error: expect.stringMatching(/timeout|abort|time/i) });
+  });
 
   it('loses no change committed while Plinth is stopped: the next instance delivers it from the outbox', async () => {
     const h = (await hook({ name: 'outbox', table: 'notes', events: ['INSERT'], url: rx.url })).body;
