@@ -151,6 +151,16 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     rx.got.length = 0;
   }, 90_000);
 
+  it('delivers to a function by slug, called as the admin with the signed payload', async () => {
+    const code = 'export default async (req) => new Response(req.headers.get("x-plinth-role") + " " + req.headers.get("webhook-id") + " " + JSON.parse(await req.text()).record.body)';
+    expect((await call(t, 'POST', '/api/functions', { headers: admin(), body: { name: 'On note', slug: 'on-note', code } })).status).toBe(201);
+    const h = (await hook({ name: 'fn', table: 'notes', events: ['INSERT'], functionSlug: 'on-note' })).body;
+    await sql(`insert into public.notes (body) values ('to a function')`);
+    await until(async () => (await deliveries(h.id))[0]?.status === 'succeeded', 30_000, 'the function delivery');
+    const d = (await deliveries(h.id))[0];
+    expect(d.responseBody).toBe(`admin ${d.id} to a function`);
+  });
+
   it('bounds an attempt to a receiver that never answers (WEBHOOK_TIMEOUT_MS), and keeps the API answering', async () => {
     const h = (await hook({ name: 'hang', table: 'notes', events: ['INSERT'], url: rx.url })).body;
     rx.state.hang = true;
