@@ -72,4 +72,15 @@ describe.each(backends())('jobs (%s)', (backend) => {
     await until(async () => (await jobs.boss.getJobById('t-kill', id))?.state === 'completed', 15_000, 'the take-over');
     expect(took).toBe(1);
   });
+
+  it('says when the waiting jobs reach the bound (JOBS_MAX_QUEUED), so producers stop adding', async () => {
+    const bounded = new Jobs(fresh.db, { maxQueued: 150 });
+    await bounded.queue('t-full');
+    await bounded.sendMany('t-full', Array.from({ length: 100 }, (_, i) => ({ i })));
+    expect(await bounded.full()).toBe(false);
+    const other = new Jobs(fresh.db, { maxQueued: 150 });
+    await other.sendMany('t-full', Array.from({ length: 60 }, (_, i) => ({ i })));
+    expect(await other.full()).toBe(true);
+    expect((await jobs.depth())['t-full']).toEqual({ queued: 160, active: 0 });
+  });
 });
