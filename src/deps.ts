@@ -108,7 +108,7 @@ function logLine(config: Readonly<Config>) {
 }
 
 /** The job queue and the areas built on it (schedules), started; their health shows queue depth and bounds. */
-async function startAutomation(config: Readonly<Config>, db: Db, functions: FunctionService, closers: Array<() => Promise<unknown>>, healthChecks: Record<string, HealthCheck>) {
+async function startAutomation(config: Readonly<Config>, db: Db, functions: FunctionService, email: EmailService, closers: Array<() => Promise<unknown>>, healthChecks: Record<string, HealthCheck>) {
   const log = logLine(config);
   const a = config.automation;
   const outbound = new OutboundPolicy(a.outboundAllowHosts);
@@ -142,6 +142,7 @@ async function startAutomation(config: Readonly<Config>, db: Db, functions: Func
     closers.push(() => schedules.stop());
     await webhooks.start();
     closers.push(() => webhooks.stop());
+    await email.start(jobs, { info: (obj, msg) => log('info', msg ?? 'email', obj as Record<string, unknown>), error: (obj, msg) => log('warn', msg ?? 'email', obj as Record<string, unknown>) });
   }
   return { jobs, schedules, webhooks, outbound };
 }
@@ -242,7 +243,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
-    const automation = await startAutomation(config, db, functions, closers, healthChecks);
+    const automation = await startAutomation(config, db, functions, email, closers, healthChecks);
     return {
       config,
       version: VERSION,

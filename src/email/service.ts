@@ -1,5 +1,6 @@
 import type { Identity } from '../auth/identity.js';
-import type { Mailer, MailLog } from '../auth/mailer.js';
+import type { Mail, Mailer, MailLog } from '../auth/mailer.js';
+import type { Jobs } from '../jobs/index.js';
 import { AppError } from '../errors/index.js';
 import type { Counter } from '../lib/counter.js';
 import { TemplateStore } from './templates.js';
@@ -18,6 +19,7 @@ export interface RawEmail {
 }
 
 export const MAX_RECIPIENTS = 50;
+const SEND_QUEUE = 'email-send';
 
 export interface EmailOptions {
   allowUsers: boolean;
@@ -34,12 +36,30 @@ function textOf(html: string): string {
 /** The email API: raw sends by admins (and users when allowed), per-caller limits, and the auth templates. */
 export class EmailService {
   readonly templates: TemplateStore;
+  private jobs: Jobs | null = null;
 
   constructor(
     private readonly deps: { mailer: Mailer; counter: Counter; templates: TemplateStore },
     private readonly opts: EmailOptions,
   ) {
     this.templates = deps.templates;
+  }
+
+  /**
+   * From now on sends go through the job queue: the API answers once the mail is queued, and
+   * a send survives a restart and is retried (3 times, back-off) when SMTP fails; failures are logged.
+   */
+  async start(jobs: Jobs, log: MailLog): Promise<void> {
+    await jobs.work<{ mail: Mail }>(SEND_QUEUE, { concurrency: 4 }, async (job) => {
+      try {
+        await this.deps.mailer.send(job.data.mail, log);
+      } catch (err) {
+        log.error({ err: (err as Error)?.message, attempt: job.retryCount + 1 }, 'email: the SMTP server refused or failed');
+        throw err;
+      }
+      return null;
+    });
+    this.jobs = jobs;
   }
 
   async sendRaw(identity: Identity, mail: RawEmail, log: MailLog): Promise<void> {
@@ -56,11 +76,15 @@ export class EmailService {
     if (count > this.opts.perMinute) {
       throw new AppError('RATE_LIMITED', { message: `At most ${this.opts.perMinute} emails a minute per caller (EMAIL_PER_MINUTE); try again in ${Math.ceil(resetMs / 1000)} s.` });
     }
+    const m: Mail = { to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, html: mail.html, text: mail.text ?? textOf(mail.html!), replyTo: mail.replyTo, fromName: mail.from };
+    if (this.jobs) {
+      if (await this.jobs.full()) throw new AppError('QUEUE_FULL');
+      await this.jobs.send(SEND_QUEUE, { mail: m }, { retryLimit: 3, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 120 });
+      return;
+    }
+    // No job queue (PGlite): sent in the request.
     try {
-      await this.deps.mailer.send(
-        { to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, html: mail.html, text: mail.text ?? textOf(mail.html!), replyTo: mail.replyTo, fromName: mail.from },
-        log,
-      );
+      await this.deps.mailer.send(m, log);
     } catch (err) {
       log.error({ err: (err as Error)?.message }, 'email: the SMTP server refused or failed');
       throw new AppError('SERVICE_UNAVAILABLE', { message: 'The mail server did not take the email.', cause: err });
