@@ -1,6 +1,8 @@
 // The email API against a real SMTP server (smtp-server on loopback): InsForge's send-raw shape,
 // who may send, the recipient bound, per-caller limits, production without SMTP, and the
 // editable auth templates with their preview, used by the real sign-up mail.
+import { createServer as createNetServer } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
@@ -95,4 +97,42 @@ describe('email API in production without SMTP_URL', () => {
     expect([r.status, r.body.error]).toEqual([503, 'EMAIL_NOT_CONFIGURED']);
     expect(r.body.nextActions).toMatch(/SMTP_URL/);
   });
+});
+
+describe('email API when the SMTP server is down at first', () => {
+  let t: TestApp;
+  let port = 0;
+  beforeAll(async () => {
+    const probe = createNetServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    t = await startApp('embedded', { SMTP_URL: `smtp://127.0.0.1:${port}` });
+  });
+  afterAll(async () => t?.close());
+
+  it('answers at once and delivers once the server is up (the send is a retried job)', async () => {
+    const r = await call(t, 'POST', '/api/email/send-raw', { headers: { 'x-api-key': t.adminKey }, body: { to: 'late@example.com', subject: 'late', text: 't' } });
+    expect([r.status, r.body]).toEqual([200, {}]);
+    await new Promise((res) => setTimeout(res, 1500));
+    const got: string[] = [];
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData(stream, session, callback) {
+        stream.on('data', () => {});
+        stream.on('end', () => {
+          got.push(...session.envelope.rcptTo.map((x) => x.address));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((res) => server.listen(port, '127.0.0.1', res));
+    try {
+      await until(async () => got.includes('late@example.com'), 30_000, 'the retried send');
+    } finally {
+      await new Promise((res) => server.close(res));
+    }
+  }, 60_000);
 });
