@@ -132,7 +132,7 @@ describe('email API when the SMTP server is down at first', () => {
     try {
       await until(async () => got.includes('late@example.com'), 30_000, 'the retried send');
     } finally {
-      await new Promise((res) => server.close(res));
+      await new Promise<void>((res) => server.close(() => res()));
     }
   }, 60_000);
 });
