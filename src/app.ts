@@ -30,10 +30,13 @@ import { keyRoutes } from './http/routes/keys/index.js';
 import { adminRoutes } from './http/routes/admin/index.js';
 import { dashboardRoutes } from './http/routes/dashboard/index.js';
 import { realtimeTableRoutes } from './http/routes/database/realtime.js';
+import { scheduleRoutes } from './http/routes/schedules/index.js';
+import { webhookRoutes } from './http/routes/webhooks/index.js';
+import { emailRoutes } from './http/routes/email/index.js';
 import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

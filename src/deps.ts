@@ -24,6 +24,12 @@ import { checkDisks } from './lib/disk.js';
 import { AuditedAuthService } from './auth/audit.js';
 import { LogsService, postgresLogSink } from './logs/index.js';
 import { Metrics } from './metrics/index.js';
+import type { Jobs } from './jobs/index.js';
+import type { ScheduleService } from './schedules/service.js';
+import type { WebhookService } from './webhooks/service.js';
+import type { EmailService } from './email/service.js';
+import type { OutboundPolicy } from './lib/outbound.js';
+import { buildEmail, startAutomation } from './automation.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -36,8 +42,8 @@ export const VERSION: string = JSON.parse(
  * restarting or removing this instance would not bring it back.
  */
 export interface HealthCheck {
-  /** May report the part as working but degraded (e.g. a disk nearly full), with figures. */
-  run: () => Promise<void | { degraded?: string; info?: Record<string, number> }>;
+  /** May report the part as working but degraded (e.g. a disk nearly full), with figures shown beside the status. */
+  run: () => Promise<void | { degraded?: string; info?: Record<string, number | string> }>;
   required: boolean;
   /** Shown beside the status, e.g. the database engine. */
   info?: Record<string, string>;
@@ -76,6 +82,16 @@ export interface Deps {
   logs: LogsService;
   /** Prometheus metrics at GET /metrics (docs/metrics.md); `metrics.setJobQueueDepth` is the jobs area's hook. */
   metrics: Metrics;
+  /** The job queue (pg-boss on the app's Postgres); null on PGlite. */
+  jobs: Jobs | null;
+  /** Schedules: cron runs of a function, an HTTP request or SQL (docs/schedules.md). */
+  schedules: ScheduleService;
+  /** The email API (send-raw) and the templates of the auth emails (docs/email.md). */
+  email: EmailService;
+  /** Database webhooks: signed deliveries of table changes from a durable outbox (docs/webhooks.md). */
+  webhooks: WebhookService;
+  /** The OUTBOUND_ALLOW_HOSTS policy every outbound request (schedules, webhooks) follows. */
+  outbound: OutboundPolicy;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -234,7 +250,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
+    const email = buildEmail(config, db, mailer, redis);
     const auth = new AuditedAuthService({
+      templates: (purpose, vars) => email.templates.forPurpose(purpose, vars),
       db,
       tokens,
       mailer,
@@ -253,6 +271,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = startFunctions(config, db, { logs, metrics }, closers);
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
+    const automation = await startAutomation(config, db, { functions, email, logs, metrics }, closers, healthChecks);
     return {
       config,
       version: VERSION,
@@ -274,6 +293,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       functions,
       logs,
       metrics,
+      ...automation,
+      email,
       generatedAdminKey,
       close,
     };

@@ -1,10 +1,23 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 
-/** One outgoing email, plain text. */
+/** One outgoing email: plain text, with an HTML part and more recipients when given (the email API). */
 export interface Mail {
-  to: string;
+  to: string | string[];
   subject: string;
   text: string;
+  html?: string;
+  cc?: string[];
+  bcc?: string[];
+  replyTo?: string;
+  /** A display name in front of MAIL_FROM's address. */
+  fromName?: string;
+}
+
+/** MAIL_FROM with its display name replaced by `name` (quoted for the header). */
+function fromWithName(from: string, name: string | undefined): string {
+  if (!name) return from;
+  const address = /<([^>]+)>/.exec(from)?.[1] ?? from.trim();
+  return `"${name.replace(/["\\\r\n]/g, '')}" <${address}>`;
 }
 
 /** The log a mailer reports to (pino's signature: object first, then message). */
@@ -56,7 +69,9 @@ export class SmtpMailer implements Mailer {
 
   send(mail: Mail): Promise<void> {
     return this.inFlight.track(
-      this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text }).then(() => {}),
+      this.transport
+        .sendMail({ from: fromWithName(this.from, mail.fromName), to: mail.to, cc: mail.cc, bcc: mail.bcc, replyTo: mail.replyTo, subject: mail.subject, text: mail.text, html: mail.html })
+        .then(() => {}),
     );
   }
 
@@ -79,7 +94,7 @@ export class SmtpMailer implements Mailer {
 export class LogMailer implements Mailer {
   readonly kind = 'log';
   async send(mail: Mail, log: MailLog): Promise<void> {
-    log.info({ mail: { to: mail.to, subject: mail.subject, text: mail.text } }, 'SMTP_URL is not set: email written to the log instead of sent');
+    log.info({ mail: { to: mail.to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, text: mail.text, html: mail.html } }, 'SMTP_URL is not set: email written to the log instead of sent');
   }
   async close(): Promise<void> {}
 }

@@ -38,6 +38,8 @@ export interface AuthServiceDeps {
   secret: string;
   /** AUTH_REDIRECT_URLS: where a magic link may lead. */
   redirectUrls: readonly string[];
+  /** The mail of a code purpose from an admin's template (the email area; wins over the built-in text), or null. */
+  templates?: (purpose: CodePurpose, vars: Record<string, string>) => Promise<{ subject: string; text: string; html?: string } | null>;
 }
 
 const CODE_MINUTES = CODE_TTL_SECONDS / 60;
@@ -340,7 +342,7 @@ export class AuthService {
    */
   private async sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
     const code = await this.deps.codes.issue(this.deps.db, row.id, purpose);
-    const mail: Mail = { to: row.email, ...MAILS[purpose](code) };
+    const mail: Mail = { to: row.email, ...((await this.deps.templates?.(purpose, { code, minutes: String(CODE_MINUTES), email: row.email }).catch(() => null)) ?? MAILS[purpose](code)) };
     this.deps.mailer.send(mail, ctx.log).catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { readOAuth, type OAuthConfig } from './oauth.js';
+import { readAutomation, type AutomationConfig } from './automation.js';
 import { bool, int, list, oneOf, optInt, raw, secret, str, url, type Env, type Reader } from './reader.js';
 
 /** The whole configuration: parsed once at start, validated fully, frozen, then injected. */
@@ -78,6 +79,8 @@ export interface Config {
     userDailyTokens: number | null;
     timeoutMs: number;
   };
+  /** Schedules, database webhooks, email, the job queue (config/automation.ts). */
+  automation: AutomationConfig;
 }
 
 export type RateLimitPlan = 'free' | 'pro' | 'enterprise' | 'off';
@@ -154,6 +157,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       userDailyTokens: optInt(r, 'AI_USER_DAILY_TOKENS', 1, 1_000_000_000_000),
       timeoutMs: int(r, 'AI_TIMEOUT_MS', 60_000, 100, 15 * 60_000),
     },
+    automation: readAutomation(r),
   };
   if (r.problems.length) throw new ConfigError(r.problems);
   return deepFreeze(config);

@@ -6,7 +6,7 @@ export type LogLevel = (typeof LEVELS)[number];
  * The sources Plinth itself writes; other areas may add their own name (lower-case letters,
  * digits, `-` and `_`, up to 32) through `LogWriter.write`.
  */
-export const KNOWN_SOURCES = ['api', 'auth', 'functions', 'realtime', 'postgres', 'schedules', 'webhooks'] as const;
+export const KNOWN_SOURCES = ['api', 'auth', 'functions', 'realtime', 'postgres', 'schedules', 'webhooks', 'email', 'jobs'] as const;
 export const SOURCE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** The source names `@insforge/mcp` asks for (get-container-logs), as Plinth's own. */

@@ -8,7 +8,7 @@ const Health = Type.Object({
   service: Type.String(),
   version: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()), freeBytes: Type.Optional(Type.Number()) }))),
+  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()), freeBytes: Type.Optional(Type.Number()) }, { additionalProperties: true }))),
 });
 
 // A 503 is also the error envelope: the answer while the server drains on SIGTERM.

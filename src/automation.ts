@@ -1,0 +1,74 @@
+// The job queue and the areas that run on it (schedules, database webhooks, email), composed
+// for the composition root (deps.ts): started, their health and metrics hooked, their lines
+// written to the log store under the sources `schedules`, `webhooks`, `email` and `jobs`.
+import type { Redis } from 'ioredis';
+import type { Config } from './config/index.js';
+import type { Db } from './db/types.js';
+import type { HealthCheck } from './deps.js';
+import type { FunctionService } from './functions/index.js';
+import type { Mailer } from './auth/mailer.js';
+import type { LogWriter } from './logs/index.js';
+import type { Metrics } from './metrics/index.js';
+import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
+import { Jobs } from './jobs/index.js';
+import { ScheduleService } from './schedules/service.js';
+import { WebhookService } from './webhooks/service.js';
+import { EmailService } from './email/service.js';
+import { TemplateStore } from './email/templates.js';
+import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
+
+/** The job queue and the areas built on it (schedules), started; their health shows queue depth and bounds. */
+export async function startAutomation(
+  config: Readonly<Config>,
+  db: Db,
+  areas: { functions: FunctionService; email: EmailService; logs: LogWriter; metrics: Metrics },
+  closers: Array<() => Promise<unknown>>,
+  healthChecks: Record<string, HealthCheck>,
+) {
+  const { functions, email, logs } = areas;
+  const log = (source: string) => (level: 'info' | 'warn', msg: string, extra: Record<string, unknown> = {}) => logs.write(source, level, msg, extra);
+  const a = config.automation;
+  const outbound = new OutboundPolicy(a.outboundAllowHosts);
+  const dispatcher = guardedDispatcher(outbound, { timeoutMs: a.webhooks.timeoutMs });
+  closers.push(() => dispatcher.close());
+  // pg-boss needs a server (SKIP LOCKED across connections, scripts): PGlite runs without jobs.
+  const jobs = db.kind === 'postgres' ? new Jobs(db, { maxQueued: a.jobsMaxQueued, warn: (msg, extra) => logs.write('jobs', 'warn', msg, extra) }) : null;
+  if (jobs) {
+    await jobs.start();
+    closers.push(() => jobs.stop());
+    healthChecks.jobs = {
+      required: false,
+      run: async () => {
+        const depth = await jobs.depth();
+        const sum = (k: 'queued' | 'active') => Object.values(depth).reduce((n, d) => n + d[k], 0);
+        const outbox = await db.query<{ n: number }>('select count(*)::int as n from webhooks.outbox');
+        return { info: { queued: sum('queued'), active: sum('active'), webhookOutbox: outbox.rows[0]?.n ?? 0 } };
+      },
+      info: {
+        maxQueued: String(a.jobsMaxQueued),
+        scheduleRunRetentionDays: String(a.schedules.runRetentionDays),
+        scheduleRunsKept: String(a.schedules.runsKept),
+        webhookDeliveryRetentionDays: String(a.webhooks.deliveryRetentionDays),
+      },
+    };
+    areas.metrics.setJobQueueDepth(async () => Object.values(await jobs.depth()).reduce((n, d) => n + d.queued, 0));
+  }
+  const schedules = new ScheduleService(db, jobs, { db, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
+  const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log: log('webhooks') });
+  if (jobs) {
+    await schedules.start();
+    closers.push(() => schedules.stop());
+    await webhooks.start();
+    closers.push(() => webhooks.stop());
+    const mail = log('email');
+    await email.start(jobs, { info: (obj, msg) => mail('info', msg ?? 'email', obj as Record<string, unknown>), error: (obj, msg) => mail('warn', msg ?? 'email', obj as Record<string, unknown>) });
+  }
+  return { jobs, schedules, webhooks, outbound };
+}
+
+/** The email API over the mailer, with per-caller counters shared through Redis when there is one. */
+export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, redis: Redis | null): EmailService {
+  const counter = redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-email:'), new MemoryCounter()) : new MemoryCounter();
+  return new EmailService({ mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
+}
+
