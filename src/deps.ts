@@ -4,6 +4,7 @@ import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
 import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
+import { openOwner, type Owner } from './db/owner.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
@@ -41,7 +42,10 @@ export interface HealthCheck {
 export interface Deps {
   config: Readonly<Config>;
   version: string;
+  /** Plinth's own connection (the superuser on the embedded server): its services and migrations. */
   db: Db;
+  /** The owner role's pool (not a superuser): admin SQL, table DDL, records, RPC, realtime checks (docs/database.md). */
+  owner: Owner;
   credentials: Credentials;
   tokens: TokenSigner;
   identity: IdentityResolver;
@@ -128,6 +132,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
+    const owner = await openOwner(db);
+    if (owner.separate) closers.push(() => owner.db.close());
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
@@ -143,8 +149,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       },
     };
     const schema = new SchemaCache(db);
-    const records = new RecordsService(db, schema);
-    const tables = new TablesService(db, schema);
+    const records = new RecordsService(owner.db, schema);
+    const tables = new TablesService(owner.db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
@@ -172,6 +178,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       config,
       version: VERSION,
       db,
+      owner,
       credentials,
       tokens,
       identity,

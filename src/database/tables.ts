@@ -162,6 +162,11 @@ export class TablesService {
       // PGlite counts only changed rows: a select reports how many it returned.
       return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length) };
     } catch (err) {
+      // 42501: the owner role lacks the privilege (superuser-only commands, Plinth's schemas).
+      const denied = err instanceof AppError ? err.cause : err;
+      if (pgErrorInfo(denied)?.code === '42501') {
+        throw new AppError('SQL_NOT_PERMITTED', { message: `SQLSTATE 42501: ${safe(denied instanceof Error ? denied.message : String(denied), 500)}`, cause: err });
+      }
       if (err instanceof AppError) throw err;
       const info = pgErrorInfo(err);
       if (!info) throw err;
