@@ -50,8 +50,11 @@ begin
   loop
     execute format('alter type %s owner to %I', r.name, owner);
   end loop;
-  -- Realtime's channel rules are policies on realtime.messages, written by the admin.
+  -- Realtime's channels are rows of realtime.channels and its rules policies on
+  -- realtime.messages, both written by the admin in SQL (docs/realtime.md).
   execute format('alter table realtime.messages owner to %I', owner);
+  execute format('alter table realtime.channels owner to %I', owner);
+  execute format('grant execute on function realtime.publish(text, text, jsonb) to %I', owner);
   -- What records and the admin's objects need from Plinth's schemas, and nothing more:
   -- auth.uid() and friends, the session check of withCaller, foreign keys to auth.users, the
   -- updated_at trigger function. Credentials, refresh tokens and password hashes stay out of reach.
