@@ -31,16 +31,21 @@ export async function openOwner(db: Db, opts: { max?: number } = {}): Promise<Ow
   );
   const me = rows[0]!;
   if (!db.connection || !me.superuser) return { db, role: me.user, separate: false };
-  const role = ownerRoleName(me.db);
-  const password = await db.transaction(async (tx) => {
+  const { role, password } = await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock(7131)');
+    // Idempotent: brings the role back after a carry-over or a restore into a new cluster,
+    // and moves to it what the superuser made in public since the last start.
+    const named = await tx.query<{ role: string }>('select system.ensure_owner_role() as role');
+    const role = named.rows[0]!.role;
+    if (role !== ownerRoleName(me.db)) throw new Error(`owner role mismatch: ${role}`);
     const r = await tx.query<{ value: string }>(`select value from system.credentials where name = 'owner_password'`);
-    if (r.rows[0]) return r.rows[0].value;
-    // Hex only, so the literal below cannot break out of its quotes (ALTER ROLE takes no bind parameters).
-    const fresh = randomBytes(24).toString('hex');
-    await tx.query(`alter role "${role}" password '${fresh}'`);
-    await tx.query(`insert into system.credentials (name, value) values ('owner_password', $1)`, [fresh]);
-    return fresh;
+    // Hex only, so the literal below cannot break out of its quotes (ALTER ROLE takes no bind
+    // parameters). Set at every start to the stored value: instances starting together agree.
+    const password = r.rows[0]?.value ?? randomBytes(24).toString('hex');
+    if (!/^[0-9a-f]{48}$/.test(password)) throw new Error('system.credentials owner_password is not 48 hex digits');
+    await tx.query(`alter role "${role}" password '${password}'`);
+    if (!r.rows[0]) await tx.query(`insert into system.credentials (name, value) values ('owner_password', $1)`, [password]);
+    return { role, password };
   });
   const url = new URL(db.connection.url);
   url.username = role;

@@ -70,6 +70,8 @@ export const ERRORS = {
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
   SQL_NOT_PERMITTED: { status: 403, message: 'The owner role that admin SQL runs as may not do this.', nextActions: 'Admin SQL is not a superuser: COPY ... PROGRAM, server files, ALTER SYSTEM, roles and Plinth\'s own schemas are out of reach. Create trusted extensions with CREATE EXTENSION and others with select system.create_extension(\'name\') (docs/database.md "The owner role").' },
+  MIGRATION_APPLIED: { status: 409, message: 'This migration version is already applied.', nextActions: 'Nothing to do; write a new migration with a higher version for further changes (npm run plinth -- db migrations new <name>).' },
+  MIGRATION_DRIFT: { status: 409, message: 'This migration version was applied with other SQL.', nextActions: 'Restore the file as it was applied (GET /api/database/migrations shows its checksum) and put the change in a new migration with a higher version.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
   MODEL_NOT_ALLOWED: { status: 400, message: 'This model is not allowed on this server.', nextActions: 'Use one of the models listed in AI_MODELS, or ask the operator to add it.' },
