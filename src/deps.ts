@@ -12,6 +12,7 @@ import { createStorage, type StorageService } from './storage/index.js';
 import { SchemaCache } from './database/schema.js';
 import { RecordsService } from './database/records.js';
 import { TablesService } from './database/tables.js';
+import { MigrationsService } from './database/migrations/service.js';
 import { createAiGateway, type AiGateway } from './ai/index.js';
 import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
 import { AuthGuard } from './auth/guard.js';
@@ -64,6 +65,8 @@ export interface Deps {
   /** Records API (as the caller, RLS applies) and table management over schema public. */
   records: RecordsService;
   tables: TablesService;
+  /** The app's versioned migrations, applied as the owner role. */
+  migrations: MigrationsService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
   /** Set only when this start generated the admin key: main prints it once. */
@@ -151,6 +154,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const schema = new SchemaCache(db);
     const records = new RecordsService(owner.db, schema);
     const tables = new TablesService(owner.db, schema);
+    const migrations = new MigrationsService(owner.db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
@@ -191,6 +195,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       storage,
       records,
       tables,
+      migrations,
       functions,
       generatedAdminKey,
       close,

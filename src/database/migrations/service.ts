@@ -3,7 +3,7 @@ import { AppError } from '../../errors/index.js';
 import type { Db } from '../../db/types.js';
 import type { SchemaCache } from '../schema.js';
 import { adminSqlError } from '../sql-error.js';
-import { splitStatements } from './risk.js';
+import { dryRun, splitStatements, type RiskLevel } from './risk.js';
 
 /** One applied migration as the API lists it. */
 export interface AppliedMigration {
@@ -38,6 +38,18 @@ export class MigrationsService {
 
   async list(): Promise<AppliedMigration[]> {
     return (await this.owner.query<AppliedMigration>(LIST_SQL)).rows;
+  }
+
+  /** The risk of a script (never run), and where its version stands when one is given. */
+  async dryRun(sql: string, version: string | null) {
+    const result = await dryRun(this.owner, sql);
+    const checksum = checksumOf(sql);
+    let status: 'pending' | 'applied' | 'drift' | null = null;
+    if (version !== null) {
+      const { rows } = await this.owner.query<{ checksum: string }>('select checksum from system.user_migrations where version = $1', [version]);
+      status = !rows[0] ? 'pending' : rows[0].checksum === checksum ? 'applied' : 'drift';
+    }
+    return { ...result, riskLevel: result.riskLevel as RiskLevel, checksum, version, status };
   }
 
   async apply(input: { version: string; name: string; sql: string }): Promise<AppliedMigration> {
