@@ -21,6 +21,10 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
+import { MetadataService } from './metadata/service.js';
+import { authSection, databaseSection, functionsSection, realtimeSection, storageSection } from './metadata/sections.js';
+import { publicAuthConfig } from './auth/public-config.js';
+import { REALTIME_TRIGGER } from './realtime/tables.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -69,6 +73,8 @@ export interface Deps {
   migrations: MigrationsService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
+  /** GET /api/metadata: the backend in one call, from one section per area. */
+  metadata: MetadataService;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -178,6 +184,13 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
+    const metadata = new MetadataService({ db, version: VERSION, realtimeTrigger: REALTIME_TRIGGER }, [
+      authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
+      databaseSection(db, REALTIME_TRIGGER),
+      storageSection(db),
+      functionsSection(() => functions.list()),
+      realtimeSection(db, REALTIME_TRIGGER),
+    ]);
     return {
       config,
       version: VERSION,
@@ -197,6 +210,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       tables,
       migrations,
       functions,
+      metadata,
       generatedAdminKey,
       close,
     };
