@@ -28,10 +28,11 @@ import { dashboardRoutes } from './http/routes/dashboard/index.js';
 import { realtimeTableRoutes } from './http/routes/database/realtime.js';
 import { migrationRoutes } from './http/routes/database/migrations.js';
 import { metadataRoutes } from './http/routes/metadata/index.js';
+import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, keyRoutes, adminRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, advisorRoutes, keyRoutes, adminRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a

@@ -25,6 +25,8 @@ import { MetadataService } from './metadata/service.js';
 import { authSection, databaseSection, functionsSection, realtimeSection, storageSection } from './metadata/sections.js';
 import { publicAuthConfig } from './auth/public-config.js';
 import { REALTIME_TRIGGER } from './realtime/tables.js';
+import { AdvisorService } from './advisor/service.js';
+import { functionUrls } from './advisor/urls.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -75,6 +77,8 @@ export interface Deps {
   functions: FunctionService;
   /** GET /api/metadata: the backend in one call, from one section per area. */
   metadata: MetadataService;
+  /** The security and performance advisor; more URL sources (schedules) join its list. */
+  advisor: AdvisorService;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -191,6 +195,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       functionsSection(() => functions.list()),
       realtimeSection(db, REALTIME_TRIGGER),
     ]);
+    const advisor = new AdvisorService(db, [functionUrls(db)]);
     return {
       config,
       version: VERSION,
@@ -211,6 +216,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       migrations,
       functions,
       metadata,
+      advisor,
       generatedAdminKey,
       close,
     };
