@@ -134,6 +134,28 @@ async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: 
   return storage;
 }
 
+/** The owner role's pool (src/db/owner.ts), closed with the rest when it is a pool of its own. */
+async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>): Promise<Owner> {
+  const owner = await openOwner(db);
+  if (owner.separate) closers.push(() => owner.db.close());
+  return owner;
+}
+
+/**
+ * Metadata (one section per area: schedules add theirs here) and the advisor (one URL source
+ * per kind of code that calls URLs: schedules add theirs here), on Plinth's own connection.
+ */
+function operations(db: Db, oauth: OAuthService, auth: AuthService, functions: FunctionService) {
+  const metadata = new MetadataService({ db, version: VERSION, realtimeTrigger: REALTIME_TRIGGER }, [
+    authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
+    databaseSection(db, REALTIME_TRIGGER),
+    storageSection(db),
+    functionsSection(() => functions.list()),
+    realtimeSection(db, REALTIME_TRIGGER),
+  ]);
+  return { metadata, advisor: new AdvisorService(db, [functionUrls(db)]) };
+}
+
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
 export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine } = {}): Promise<Deps> {
   const closers: Array<() => Promise<unknown>> = [];
@@ -145,8 +167,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
-    const owner = await openOwner(db);
-    if (owner.separate) closers.push(() => owner.db.close());
+    const owner = await ownerPool(db, closers);
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
@@ -164,7 +185,6 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const schema = new SchemaCache(db);
     const records = new RecordsService(owner.db, schema);
     const tables = new TablesService(owner.db, schema);
-    const migrations = new MigrationsService(owner.db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const storage = await startStorage(config, opened, credentials.jwtSecret, closers);
@@ -188,14 +208,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
-    const metadata = new MetadataService({ db, version: VERSION, realtimeTrigger: REALTIME_TRIGGER }, [
-      authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
-      databaseSection(db, REALTIME_TRIGGER),
-      storageSection(db),
-      functionsSection(() => functions.list()),
-      realtimeSection(db, REALTIME_TRIGGER),
-    ]);
-    const advisor = new AdvisorService(db, [functionUrls(db)]);
+    const ops = operations(db, oauth, auth, functions);
     return {
       config,
       version: VERSION,
@@ -213,10 +226,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       storage,
       records,
       tables,
-      migrations,
+      migrations: new MigrationsService(owner.db, schema),
       functions,
-      metadata,
-      advisor,
+      ...ops,
       generatedAdminKey,
       close,
     };
