@@ -33,10 +33,13 @@ import { realtimeTableRoutes } from './http/routes/database/realtime.js';
 import { scheduleRoutes } from './http/routes/schedules/index.js';
 import { webhookRoutes } from './http/routes/webhooks/index.js';
 import { emailRoutes } from './http/routes/email/index.js';
+import { migrationRoutes } from './http/routes/database/migrations.js';
+import { metadataRoutes } from './http/routes/metadata/index.js';
+import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, advisorRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -21,7 +21,7 @@ import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 export async function startAutomation(
   config: Readonly<Config>,
   db: Db,
-  areas: { functions: FunctionService; email: EmailService; logs: LogWriter; metrics: Metrics },
+  areas: { functions: FunctionService; email: EmailService; logs: LogWriter; metrics: Metrics; ownerDb: Db },
   closers: Array<() => Promise<unknown>>,
   healthChecks: Record<string, HealthCheck>,
 ) {
@@ -53,7 +53,7 @@ export async function startAutomation(
     };
     areas.metrics.setJobQueueDepth(async () => Object.values(await jobs.depth()).reduce((n, d) => n + d.queued, 0));
   }
-  const schedules = new ScheduleService(db, jobs, { db, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
+  const schedules = new ScheduleService(db, jobs, { db: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
   const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log: log('webhooks') });
   if (jobs) {
     await schedules.start();

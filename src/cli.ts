@@ -7,6 +7,7 @@ import { VERSION } from './deps.js';
 import { writeOfflineBackup } from './db/embedded/backup.js';
 import { restoreBackup } from './db/embedded/restore.js';
 import type { Config } from './config/index.js';
+import { MIGRATIONS_USAGE, migrationsCommand } from './database/migrations/cli.js';
 import { rotateAdminKey, rotateAnonKey, rotateJwtSecret, storedAnonKey } from './auth/credentials.js';
 
 const USAGE = `Usage: npm run plinth -- <command>
@@ -19,9 +20,11 @@ Commands:
   backup <file>          write the embedded database and local storage of DATA_DIR to <file> (.tar.gz)
   restore <file> [--force]
                          restore such a file into DATA_DIR (--force moves existing data aside)
+${MIGRATIONS_USAGE}
 
 Running servers read the keys at start: restart them after a rotation. With the embedded
-database (no DATABASE_URL) stop the server before running a command.`;
+database (no DATABASE_URL) stop the server before running a keys, backup or restore command;
+the db migrations commands talk to a running server instead.`;
 
 const SERVER_POSTGRES_HINT =
   'DATABASE_URL is set: the database is a Postgres server, not the embedded one. Back it up with ' +
@@ -66,6 +69,7 @@ function plainEvents(level: string) {
 async function main(argv: string[]): Promise<number> {
   const [group, cmd] = argv;
   if (group === 'backup' || group === 'restore') return backupCommand(loadConfig(readEnv()), argv);
+  if (group === 'db') return migrationsCommand(argv.slice(1), { env: readEnv(), cwd: process.cwd(), out: (line) => process.stdout.write(`${line}\n`) });
   if (group !== 'keys' || !cmd || !['show', 'rotate-admin', 'rotate-anon', 'rotate-jwt'].includes(cmd)) {
     process.stdout.write(`${USAGE}\n`);
     return group === undefined || group === 'help' || group === '--help' ? 0 : 2;

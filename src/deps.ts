@@ -5,6 +5,7 @@ import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
 import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
+import { openOwner, type Owner } from './db/owner.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
 import { TokenSigner } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
@@ -12,6 +13,7 @@ import { createImages, createResumable, createStorage, type ImageTransforms, typ
 import { SchemaCache } from './database/schema.js';
 import { RecordsService } from './database/records.js';
 import { TablesService } from './database/tables.js';
+import { MigrationsService } from './database/migrations/service.js';
 import { createAiGateway, type AiGateway } from './ai/index.js';
 import { createMailer, SmtpMailer, type Mailer } from './auth/mailer.js';
 import { AuthGuard } from './auth/guard.js';
@@ -30,6 +32,12 @@ import type { WebhookService } from './webhooks/service.js';
 import type { EmailService } from './email/service.js';
 import type { OutboundPolicy } from './lib/outbound.js';
 import { buildEmail, startAutomation } from './automation.js';
+import { MetadataService } from './metadata/service.js';
+import { authSection, databaseSection, functionsSection, realtimeSection, schedulesSection, storageSection } from './metadata/sections.js';
+import { publicAuthConfig } from './auth/public-config.js';
+import { REALTIME_TRIGGER } from './realtime/tables.js';
+import { AdvisorService } from './advisor/service.js';
+import { functionUrls, scheduleUrls } from './advisor/urls.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -53,7 +61,10 @@ export interface HealthCheck {
 export interface Deps {
   config: Readonly<Config>;
   version: string;
+  /** Plinth's own connection (the superuser on the embedded server): its services and migrations. */
   db: Db;
+  /** The owner role's pool (not a superuser): admin SQL, table DDL, records, RPC, realtime checks (docs/database.md). */
+  owner: Owner;
   credentials: Credentials;
   tokens: TokenSigner;
   identity: IdentityResolver;
@@ -76,6 +87,8 @@ export interface Deps {
   /** Records API (as the caller, RLS applies) and table management over schema public. */
   records: RecordsService;
   tables: TablesService;
+  /** The app's versioned migrations, applied as the owner role. */
+  migrations: MigrationsService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
   /** The log store (docs/logs.md): `logs.write(source, level, message, fields)` from any area. */
@@ -92,6 +105,10 @@ export interface Deps {
   webhooks: WebhookService;
   /** The OUTBOUND_ALLOW_HOSTS policy every outbound request (schedules, webhooks) follows. */
   outbound: OutboundPolicy;
+  /** GET /api/metadata: the backend in one call, from one section per area. */
+  metadata: MetadataService;
+  /** The security and performance advisor; more URL sources (schedules) join its list. */
+  advisor: AdvisorService;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -211,6 +228,29 @@ function diskHealth(config: Readonly<Config>): HealthCheck {
   };
 }
 
+/** The owner role's pool (src/db/owner.ts), closed with the rest when it is a pool of its own. */
+async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>): Promise<Owner> {
+  const owner = await openOwner(db);
+  if (owner.separate) closers.push(() => owner.db.close());
+  return owner;
+}
+
+/**
+ * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
+ * URLs: functions, schedules), on Plinth's own connection.
+ */
+function operations(db: Db, oauth: OAuthService, auth: AuthService, functions: FunctionService, schedules: ScheduleService) {
+  const metadata = new MetadataService({ db, version: VERSION, realtimeTrigger: REALTIME_TRIGGER }, [
+    authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
+    databaseSection(db, REALTIME_TRIGGER),
+    storageSection(db),
+    functionsSection(() => functions.list()),
+    realtimeSection(db, REALTIME_TRIGGER),
+    schedulesSection(() => schedules.list()),
+  ]);
+  return { metadata, advisor: new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]) };
+}
+
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
 export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine } = {}): Promise<Deps> {
   const closers: Array<() => Promise<unknown>> = [];
@@ -225,6 +265,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     await migrate(db);
     const { logs, metrics } = observability(config, db, closers);
     pgLog = postgresLogSink(logs);
+    const owner = await ownerPool(db, closers);
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
@@ -240,8 +281,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       },
     };
     const schema = new SchemaCache(db);
-    const records = new RecordsService(db, schema);
-    const tables = new TablesService(db, schema);
+    const records = new RecordsService(owner.db, schema);
+    const tables = new TablesService(owner.db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const { storage, resumable, images } = await startStorage(config, opened, credentials.jwtSecret, closers);
@@ -271,11 +312,13 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = startFunctions(config, db, { logs, metrics }, closers);
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
-    const automation = await startAutomation(config, db, { functions, email, logs, metrics }, closers, healthChecks);
+    const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
+    const ops = operations(db, oauth, auth, functions, automation.schedules);
     return {
       config,
       version: VERSION,
       db,
+      owner,
       credentials,
       tokens,
       identity,
@@ -290,11 +333,13 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       images,
       records,
       tables,
+      migrations: new MigrationsService(owner.db, schema),
       functions,
       logs,
       metrics,
       ...automation,
       email,
+      ...ops,
       generatedAdminKey,
       close,
     };

@@ -6,7 +6,7 @@ import { AUTO_COLUMNS, createTableSql, type ColumnDef } from './ddl.js';
 import type { ColumnMeta, SchemaCache, TableMeta } from './schema.js';
 import { planAlter, type SchemaChanges } from './alter.js';
 import { listPolicies, type Policy } from './policies.js';
-import { sqlPosition } from './sql-position.js';
+import { adminSqlError } from './sql-error.js';
 
 /** The table schema as the API returns it. */
 export interface TableSchema {
@@ -162,16 +162,7 @@ export class TablesService {
       // PGlite counts only changed rows: a select reports how many it returned.
       return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length) };
     } catch (err) {
-      if (err instanceof AppError) throw err;
-      const info = pgErrorInfo(err);
-      if (!info) throw err;
-      // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
-      if (info.code === '53100') throw translatePgError(err);
-      // The admin wrote this SQL: the database's own message is what they need to fix it.
-      const text = err instanceof Error ? err.message : String(err);
-      const position = sqlPosition(query, (err as { position?: unknown }).position);
-      const where = position ? ` (line ${position.line}, column ${position.column})` : '';
-      throw new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause: err, ...(position ? { position } : {}) });
+      throw adminSqlError(err, query);
     } finally {
       this.schema.invalidate();
     }

@@ -71,6 +71,7 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
   await root.query('select 1');
   return {
     kind: 'postgres',
+    connection: { url, prepare: opts.prepare === true },
     query: root.query,
     async transaction(fn) {
       let client: pg.PoolClient;

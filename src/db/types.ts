@@ -31,6 +31,8 @@ export interface QueryResult<T> {
 /** One interface over a Postgres pool (the embedded server or DATABASE_URL) and PGlite (pglite://). */
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** How a server pool was opened (the owner role's pool is opened the same way, src/db/owner.ts). */
+  readonly connection?: { url: string; prepare: boolean };
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**

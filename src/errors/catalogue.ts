@@ -77,6 +77,9 @@ export const ERRORS = {
   SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
+  SQL_NOT_PERMITTED: { status: 403, message: 'The owner role that admin SQL runs as may not do this.', nextActions: 'Admin SQL is not a superuser: COPY ... PROGRAM, server files, ALTER SYSTEM, roles and Plinth\'s own schemas are out of reach. Create trusted extensions with CREATE EXTENSION and others with select system.create_extension(\'name\') (docs/database.md "The owner role").' },
+  MIGRATION_APPLIED: { status: 409, message: 'This migration version is already applied.', nextActions: 'Nothing to do; write a new migration with a higher version for further changes (npm run plinth -- db migrations new <name>).' },
+  MIGRATION_DRIFT: { status: 409, message: 'This migration version was applied with other SQL.', nextActions: 'Restore the file as it was applied (GET /api/database/migrations shows its checksum) and put the change in a new migration with a higher version.' },
   // logs and metrics
   INVALID_LOG_QUERY: { status: 400, message: 'The log query is not valid.', nextActions: 'Fix the parameter the message names: from and to are ISO 8601 times (from before to), level one of debug, info, warn, error, limit 1-1000, cursor as the last page returned it.' },
   LOG_SOURCE_NOT_FOUND: { status: 404, message: 'No such log source.', nextActions: 'Use a source listed by GET /api/logs/sources (api, auth, functions, realtime, postgres, …).' },

@@ -2,7 +2,9 @@ import { AppError } from '../errors/index.js';
 import type { Db, Queryable } from '../db/types.js';
 import { checkIdent, qualified, quoteLiteral } from '../database/ident.js';
 
-const TRIGGER = 'plinth_realtime';
+/** The trigger that publishes a table's changes (also how metadata and the advisor tell realtime is on). */
+export const REALTIME_TRIGGER = 'plinth_realtime';
+const TRIGGER = REALTIME_TRIGGER;
 
 /**
  * Database changes per table: the trigger realtime.notify_change() on a table of schema

@@ -201,17 +201,17 @@ describe.each(backends())('table management (%s)', (backend) => {
 
   it('sees schema changes made behind its back (another instance): reload on miss, drop on stale', async () => {
     expect((await call(t, 'GET', '/api/db/authors', { headers: h() })).status).toBe(200);
-    await t.deps.db.exec('create table public.behind (id serial primary key, label text); insert into public.behind (label) values (\'x\')');
+    await t.deps.owner.db.exec('create table public.behind (id serial primary key, label text); insert into public.behind (label) values (\'x\')');
     await new Promise((r) => setTimeout(r, 1100));
     let r = await call(t, 'GET', '/api/db/behind?label=eq.x', { headers: h() });
     expect(r.status).toBe(200);
     expect(r.body).toEqual([{ id: 1, label: 'x' }]);
-    await t.deps.db.exec('alter table public.behind add column extra integer');
+    await t.deps.owner.db.exec('alter table public.behind add column extra integer');
     await new Promise((r) => setTimeout(r, 1100));
     r = await call(t, 'GET', '/api/db/behind?extra=is.null&select=id,extra', { headers: h() });
     expect(r.status).toBe(200);
     expect(r.body).toEqual([{ id: 1, extra: null }]);
-    await t.deps.db.exec('alter table public.behind drop column label');
+    await t.deps.owner.db.exec('alter table public.behind drop column label');
     r = await call(t, 'GET', '/api/db/behind?label=eq.x', { headers: h() });
     expect(r.status).toBe(400);
     envelope(r);

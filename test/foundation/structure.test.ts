@@ -34,7 +34,7 @@ function importedFloors(file: string): string[] {
     .map((s) => floorOf(path.resolve(path.dirname(file), s)));
 }
 
-const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai', 'realtime', 'logs', 'metrics'];
+const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai', 'realtime', 'logs', 'metrics', 'advisor', 'metadata'];
 
 describe('structure of src/', () => {
   const files = sourceFiles();

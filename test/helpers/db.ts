@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/types.js';
+import { ownerRoleName } from '../../src/db/owner.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
 /**
@@ -45,7 +46,11 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
     url,
     drop: async () => {
       await db.close().catch(() => {});
-      await withClient(admin, (c) => c.query(`drop database if exists ${name} with (force)`));
+      await withClient(admin, async (c) => {
+        await c.query(`drop database if exists ${name} with (force)`);
+        // The database's owner role (migration 0140) is cluster-wide: it goes with its database.
+        await c.query(`drop role if exists ${ownerRoleName(name)}`);
+      });
     },
   };
 }

@@ -63,7 +63,8 @@ describe.each(backends())('realtime changes missed while LISTEN is down (%s)', (
     expect(await subscribe(bystander, 'room:1')).toMatchObject({ ok: true });
     const gapsBefore = t.app.realtime.hub.stats.gaps;
 
-    const cut = await sql(CUT);
+    // Cutting the listener is an operator's act (the superuser), not something admin SQL may do.
+    const cut = await t.deps.db.query<{ cut: boolean }>(CUT);
     expect(cut.rows.length).toBeGreaterThanOrEqual(1);
     expect(cut.rows.every((r: { cut: boolean }) => r.cut)).toBe(true);
 
@@ -106,7 +107,7 @@ describe.each(backends())('realtime changes missed while LISTEN is down (%s)', (
         if (e.code === 'CHANGES_MISSED') resolve(e);
       }),
     );
-    await sql(CUT);
+    await t.deps.db.query(CUT);
     expect(await within(missed, 'CHANGES_MISSED through the SDK')).toMatchObject({ channel: 'table:gap_notes', code: 'CHANGES_MISSED', message: expect.any(String) });
     const inserted = new Promise<any>((resolve) => client.realtime.once('INSERT', resolve));
     await insert('after the sdk signal');

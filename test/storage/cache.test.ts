@@ -99,8 +99,9 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     await put('cut.txt', 'before');
     expect(await (await get('cut.txt')).text()).toBe('before');
     // Cut the listener, change the row while it is down, then wait for it to come back.
-    const cut = await sql(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
-    expect(cut.status).toBe(200);
+    // As the operator (the superuser): admin SQL may not end Plinth's own connections.
+    const cut = await t.deps.db.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
+    expect(cut.rows.length).toBeGreaterThanOrEqual(1);
     await sql(`update storage.objects set mime_type = 'text/markdown' where bucket = 'pub' and key = 'cut.txt'`);
     await until(async () => (await get('cut.txt')).headers.get('content-type') === 'text/markdown', 3000, 'the change made while the listener was down');
     // Once listening again, a later change is heard too.

@@ -61,7 +61,7 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
   const hub = new RealtimeHub(deps.db, local, (err) => app.log.error({ err }, 'realtime notification failed'));
   await hub.start();
   const server: RealtimeServer = { io, hub, stats: { slowConsumers: 0 } };
-  const authz = new ChannelAuthz(deps.db);
+  const authz = new ChannelAuthz(deps.owner.db);
 
   io.use((socket, next) => {
     handshakeIdentity(deps, socket.handshake.auth).then(

@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { publicAuthConfig } from '../../../auth/public-config.js';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { authContext, requireUser } from '../../request-context.js';
@@ -151,18 +152,7 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
         response: { 200: Type.Object({}, { additionalProperties: true }) },
       },
     },
-    async () => ({
-      ...deps.oauth.publicConfig(),
-      requireEmailVerification: auth.requireEmailVerification,
-      passwordMinLength: 8,
-      requireNumber: false,
-      requireLowercase: false,
-      requireUppercase: false,
-      requireSpecialChar: false,
-      verifyEmailMethod: 'code',
-      resetPasswordMethod: 'code',
-      disableSignup: false,
-    }),
+    async () => publicAuthConfig(deps.oauth, auth.requireEmailVerification),
   );
 
   app.post(

@@ -1,0 +1,110 @@
+// The advisor's rules over statistics and sessions, with low thresholds so that a test can
+// make each problem in seconds. Statistics are flushed on purpose (pg_stat_force_next_flush).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { backends } from '../helpers/db.js';
+import { until } from '../helpers/until.js';
+import { AdvisorService } from '../../src/advisor/service.js';
+import { DEFAULT_THRESHOLDS } from '../../src/advisor/types.js';
+
+describe.each(backends())('advisor rules over statistics and sessions (%s)', (backend) => {
+  let t: TestApp;
+  let advisor: AdvisorService;
+  let client: pg.Client;
+  const keys = async () => (await advisor.scan()).issues.map((i) => i.key);
+  const issue = async (key: string) => (await advisor.scan()).issues.find((i) => i.key === key);
+  /** Runs SQL on a connection of its own and flushes its statistics at once. */
+  const run = async (q: string) => {
+    await client.query(q);
+    await client.query('select pg_stat_force_next_flush()');
+    await client.query('select 1');
+  };
+  const other = async () => {
+    const c = new pg.Client({ connectionString: t.deps.db.connection!.url });
+    await c.connect();
+    c.on('error', () => {});
+    return c;
+  };
+  beforeAll(async () => {
+    t = await startApp(backend);
+    advisor = new AdvisorService(t.deps.db, [], {
+      ...DEFAULT_THRESHOLDS,
+      longQuerySeconds: 1,
+      idleInTransactionSeconds: 1,
+      seqScanMin: 5,
+      seqScanTableRows: 100,
+      cacheHitRatioMin: 1.01,
+      cacheReadsMin: 0,
+      deadTupleMin: 500,
+      staleModifiedMin: 500,
+      unusedIndexTableReads: 3,
+    });
+    client = await other();
+  });
+  afterAll(async () => {
+    await client?.end();
+    await t?.close();
+  });
+
+  it('unused indexes, sequential scans and the cache hit ratio', async () => {
+    await run('create table public.scanned (id int primary key, a int, b int)');
+    await run('create index scanned_b_idx on public.scanned (b)');
+    await run('insert into public.scanned select g, g, g from generate_series(1, 1000) g');
+    await run('analyze public.scanned');
+    for (let i = 0; i < 6; i++) await run('select count(*) from public.scanned where a = 5');
+    await until(async () => (await keys()).includes('unused_index:public.scanned_b_idx'), 5000, 'the unused index');
+    const seq = await issue('sequential_scans:public.scanned');
+    expect(seq?.fixSql).toContain('create index on public."scanned"');
+    const index = await issue('unused_index:public.scanned_b_idx');
+    await run(index!.fixSql!);
+    expect(await keys()).not.toContain('unused_index:public.scanned_b_idx');
+    expect(await keys()).toContain(`low_cache_hit_ratio:${(await client.query('select current_database() as d')).rows[0].d}`);
+  });
+
+  it('dead tuples and stale statistics, fixed by VACUUM and ANALYZE', async () => {
+    await run('create table public.churn (id int primary key, v text)');
+    await run(`insert into public.churn select g, 'x' from generate_series(1, 2000) g`);
+    await until(async () => (await keys()).includes('stale_statistics:public.churn'), 5000, 'stale statistics');
+    await run((await issue('stale_statistics:public.churn'))!.fixSql!);
+    expect(await keys()).not.toContain('stale_statistics:public.churn');
+    await run('delete from public.churn');
+    await until(async () => (await keys()).includes('dead_tuples:public.churn'), 5000, 'dead tuples');
+    await run((await issue('dead_tuples:public.churn'))!.fixSql!.split(';')[0]!);
+    await until(async () => !(await keys()).includes('dead_tuples:public.churn'), 5000, 'the dead tuples to go');
+  });
+
+  it('sequences near their end', async () => {
+    await run('create sequence public.small_ids as smallint');
+    await run(`select setval('public.small_ids', 32000)`);
+    const s = await issue('sequence_near_end:public.small_ids');
+    expect(s?.severity).toBe('critical'); // 97.7% of smallint
+    await run(s!.fixSql!);
+    expect(await keys()).not.toContain('sequence_near_end:public.small_ids');
+  });
+
+  it('long-running queries and sessions idle in a transaction', async () => {
+    const idle = await other();
+    const busy = await other();
+    try {
+      await idle.query('begin');
+      await idle.query('select 1');
+      const idlePid = (await idle.query('select pg_backend_pid() as p')).rows[0].p;
+      const sleeping = busy.query('select pg_sleep(30)').catch(() => null);
+      let busyPid: number | undefined;
+      await until(async () => {
+        busyPid = (await client.query(`select pid from pg_stat_activity where query = 'select pg_sleep(30)' and state = 'active'`)).rows[0]?.pid;
+        return busyPid !== undefined;
+      }, 5000, 'the sleeping query to start');
+      await until(async () => (await keys()).includes(`idle_in_transaction:pid ${idlePid}`), 5000, 'the idle transaction');
+      await until(async () => (await keys()).includes(`long_running_query:pid ${busyPid}`), 5000, 'the long query');
+      await run((await issue(`long_running_query:pid ${busyPid}`))!.fixSql!);
+      await sleeping;
+      await run((await issue(`idle_in_transaction:pid ${idlePid}`))!.fixSql!);
+      await until(async () => !(await keys()).some((k) => k.startsWith('idle_in_transaction:') || k.startsWith('long_running_query:')), 5000, 'the sessions to go');
+    } finally {
+      await idle.end().catch(() => {});
+      await busy.end().catch(() => {});
+    }
+  });
+});
