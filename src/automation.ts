@@ -51,7 +51,7 @@ export async function startAutomation(
         webhookDeliveryRetentionDays: String(a.webhooks.deliveryRetentionDays),
       },
     };
-    areas.metrics.setJobQueueDepth(async () => Object.values(await jobs.depth()).reduce((n, d) => n + d.queued, 0));
+    areas.metrics.setJobQueueDepth(async () => Object.fromEntries(Object.entries(await jobs.depth()).map(([queue, d]) => [queue, d.queued])));
   }
   const schedules = new ScheduleService(db, jobs, { db: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
   const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log: log('webhooks') });

@@ -32,12 +32,10 @@ import type { WebhookService } from './webhooks/service.js';
 import type { EmailService } from './email/service.js';
 import type { OutboundPolicy } from './lib/outbound.js';
 import { buildEmail, startAutomation } from './automation.js';
-import { MetadataService } from './metadata/service.js';
-import { authSection, databaseSection, functionsSection, realtimeSection, schedulesSection, storageSection } from './metadata/sections.js';
-import { publicAuthConfig } from './auth/public-config.js';
+import { operations } from './operations.js';
+import type { MetadataService } from './metadata/service.js';
+import type { AdvisorService } from './advisor/service.js';
 import { REALTIME_TRIGGER } from './realtime/tables.js';
-import { AdvisorService } from './advisor/service.js';
-import { functionUrls, scheduleUrls } from './advisor/urls.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -107,7 +105,7 @@ export interface Deps {
   outbound: OutboundPolicy;
   /** GET /api/metadata: the backend in one call, from one section per area. */
   metadata: MetadataService;
-  /** The security and performance advisor; more URL sources (schedules) join its list. */
+  /** The security and performance advisor (its private-URL rule reads functions and schedules). */
   advisor: AdvisorService;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
@@ -235,20 +233,28 @@ async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>): Promis
   return owner;
 }
 
-/**
- * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
- * URLs: functions, schedules), on Plinth's own connection.
- */
-function operations(db: Db, oauth: OAuthService, auth: AuthService, functions: FunctionService, schedules: ScheduleService) {
-  const metadata = new MetadataService({ db, version: VERSION, realtimeTrigger: REALTIME_TRIGGER }, [
-    authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
-    databaseSection(db, REALTIME_TRIGGER),
-    storageSection(db),
-    functionsSection(() => functions.list()),
-    realtimeSection(db, REALTIME_TRIGGER),
-    schedulesSection(() => schedules.list()),
-  ]);
-  return { metadata, advisor: new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]) };
+/** The auth service (audited into the log store), its brute-force guard shared through Redis when there is one. */
+function buildAuth(
+  config: Readonly<Config>,
+  p: { db: Db; tokens: TokenSigner; mailer: Mailer; redis: Redis | null; email: EmailService; logs: LogsService; secret: string },
+): AuthService {
+  const counter = p.redis ? new FallbackCounter(new RedisCounter(p.redis, 'plinth-auth:'), new MemoryCounter()) : new MemoryCounter();
+  return new AuditedAuthService(
+    {
+      templates: (purpose, vars) => p.email.templates.forPurpose(purpose, vars),
+      db: p.db,
+      tokens: p.tokens,
+      mailer: p.mailer,
+      guard: new AuthGuard(counter),
+      codes: new EmailCodes(p.secret),
+      refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
+      requireEmailVerification: config.auth.requireEmailVerification,
+      anonymousSignIn: config.auth.anonymousSignIn,
+      secret: p.secret,
+      redirectUrls: config.auth.oauth.redirectUrls,
+    },
+    p.logs,
+  );
 }
 
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
@@ -292,19 +298,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
     const email = buildEmail(config, db, mailer, redis);
-    const auth = new AuditedAuthService({
-      templates: (purpose, vars) => email.templates.forPurpose(purpose, vars),
-      db,
-      tokens,
-      mailer,
-      guard: new AuthGuard(redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-auth:'), new MemoryCounter()) : new MemoryCounter()),
-      codes: new EmailCodes(credentials.jwtSecret),
-      refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
-      requireEmailVerification: config.auth.requireEmailVerification,
-      anonymousSignIn: config.auth.anonymousSignIn,
-      secret: credentials.jwtSecret,
-      redirectUrls: config.auth.oauth.redirectUrls,
-    }, logs);
+    const auth = buildAuth(config, { db, tokens, mailer, redis, email, logs, secret: credentials.jwtSecret });
     const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl, logs });
     const ai = createAiGateway(config.ai, db, (u) => metrics.countAiTokens(u.promptTokens, u.completionTokens));
     closers.push(() => ai.close());
@@ -313,7 +307,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
-    const ops = operations(db, oauth, auth, functions, automation.schedules);
+    const ops = operations(db, oauth, auth, functions, automation.schedules, VERSION);
     return {
       config,
       version: VERSION,

@@ -102,12 +102,16 @@ describe.each(backends())('metrics (%s)', (backend) => {
     }
   });
 
-  it('reads the job queue depth from the hook the jobs area sets', async () => {
-    expect(sample(await scrape(), 'plinth_job_queue_depth')).toBeUndefined();
+  it('reads the job queue depth by queue from the jobs area (pg-boss), and from any hook set', async () => {
+    await t.deps.jobs!.queue('metrics-probe'); // a queue no worker takes from: its jobs wait
+    await t.deps.jobs!.send('metrics-probe', { n: 1 });
+    await t.deps.jobs!.send('metrics-probe', { n: 2 });
+    expect(value(await scrape(), 'plinth_job_queue_depth', { queue: 'metrics-probe' })).toBe(2);
     t.deps.metrics.setJobQueueDepth(async () => ({ default: 4, emails: 2 }));
     const m = await scrape();
     expect(value(m, 'plinth_job_queue_depth', { queue: 'default' })).toBe(4);
     expect(value(m, 'plinth_job_queue_depth', { queue: 'emails' })).toBe(2);
     t.deps.metrics.setJobQueueDepth(null);
+    expect(sample(await scrape(), 'plinth_job_queue_depth')).toBeUndefined();
   });
 });

@@ -1,0 +1,29 @@
+// Metadata and the advisor, composed for the composition root (deps.ts).
+import type { Db } from './db/types.js';
+import type { AuthService } from './auth/service.js';
+import type { OAuthService } from './auth/oauth/index.js';
+import type { FunctionService } from './functions/index.js';
+import type { ScheduleService } from './schedules/service.js';
+import { REALTIME_TRIGGER } from './realtime/tables.js';
+import { MetadataService } from './metadata/service.js';
+import { authSection, databaseSection, functionsSection, realtimeSection, schedulesSection, storageSection } from './metadata/sections.js';
+import { publicAuthConfig } from './auth/public-config.js';
+import { AdvisorService } from './advisor/service.js';
+import { functionUrls, scheduleUrls } from './advisor/urls.js';
+
+/**
+ * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
+ * URLs: functions, schedules), on Plinth's own connection.
+ */
+export function operations(db: Db, oauth: OAuthService, auth: AuthService, functions: FunctionService, schedules: ScheduleService, version: string) {
+  const metadata = new MetadataService({ db, version, realtimeTrigger: REALTIME_TRIGGER }, [
+    authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
+    databaseSection(db, REALTIME_TRIGGER),
+    storageSection(db),
+    functionsSection(() => functions.list()),
+    realtimeSection(db, REALTIME_TRIGGER),
+    schedulesSection(() => schedules.list()),
+  ]);
+  return { metadata, advisor: new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]) };
+}
+
