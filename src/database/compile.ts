@@ -151,23 +151,33 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
   return `(select ${col} from ${qualified(e.table.name)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
 }
 
+/** Where a read takes its rows from: a table (default), or a CTE such as a function's result. */
+export interface ReadSource {
+  /** `name as materialized (...)`, put before the page CTE. */
+  cte: string;
+  /** The CTE's name, read as `from <name> t0`. */
+  from: string;
+}
+
 /**
  * A read as ONE statement: the page of matching rows (filters, `!inner` embeds, order, limit),
  * then each row's projection with its embedded relations as lateral JSON, and the total of
  * matching rows (a count of its own: cheaper than a window over every row when pages are small).
+ * `defaultLimit` null: no limit unless the request gives one. `source`: rows from a CTE
+ * (materialized, so a function is called once), not the table.
  */
-export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit = 100): Statement {
+export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit: number | null = 100, source?: ReadSource): Statement {
   const { p } = ctx;
   const where = nodeWhere(ctx, table, node, 't0');
   const whereText = where.length ? ` where ${where.join(' and ')}` : '';
   const order = orderSql(ctx, table, node, 't0');
-  const from = `${qualified(table.name)} t0`;
+  const from = `${source ? source.from : qualified(table.name)} t0`;
   const limit = p.add(node.limit ?? defaultLimit);
   const offset = p.add(node.offset ?? 0);
   const proj = projection(ctx, table, node, 't0');
   // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
   const text =
-    `with page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
+    `with ${source ? `${source.cte}, ` : ''}page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
     `select coalesce((select json_agg(r.*) from (select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}) r), '[]')::text as body, ` +
     `(select count(*) from ${from}${whereText}) as total`;
   return { text, values: p.values };

@@ -15,6 +15,8 @@ export interface Prefer {
   rollback: boolean;
   /** Shorthand for `return=representation`. */
   representation: boolean;
+  /** `handling=strict` + `max-affected=N`: more affected rows than N is a 400 PGRST124 and nothing changes (lenient: ignored, as in PostgREST). */
+  maxAffected: number | null;
 }
 
 /** Parses one or more Prefer headers (`a=b, c=d`). */
@@ -35,6 +37,7 @@ export function parsePrefer(header: string | string[] | undefined): Prefer {
     resolution: resolution === 'merge-duplicates' ? 'merge' : resolution === 'ignore-duplicates' ? 'ignore' : null,
     rollback: values.get('tx') === 'rollback',
     representation: false,
+    maxAffected: values.get('handling') === 'strict' && /^\d{1,9}$/.test(values.get('max-affected') ?? '') ? Number(values.get('max-affected')) : null,
   };
   prefer.representation = prefer.return === 'representation';
   return prefer;
@@ -48,6 +51,7 @@ export function preferenceApplied(p: Prefer): string | undefined {
     p.missingDefault && 'missing=default',
     p.resolution && `resolution=${p.resolution === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`,
     p.rollback && 'tx=rollback',
+    p.maxAffected !== null && `handling=strict, max-affected=${p.maxAffected}`,
   ].filter(Boolean);
   return applied.length ? applied.join(', ') : undefined;
 }

@@ -51,6 +51,24 @@ export function splitQuery(raw: string): Array<[string, string]> {
   return pairs;
 }
 
+/**
+ * Splits a raw query string into the pairs whose key `isArg` claims (decoded: a GET RPC's
+ * arguments) and the raw rest (select, filters, order, ... of the result), keeping its order.
+ */
+export function partitionQuery(raw: string, isArg: (key: string) => boolean): { args: Record<string, string>; rest: string } {
+  splitQuery(raw); // the bounds and the percent-encoding check
+  const args: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = decode(eq < 0 ? part : part.slice(0, eq));
+    if (isArg(key)) args[key] = decode(eq < 0 ? '' : part.slice(eq + 1));
+    else rest.push(part);
+  }
+  return { args, rest: rest.join('&') };
+}
+
 function column(name: string, where: string): string {
   if (!IDENT.test(name)) throw invalid(`"${safe(name)}" in ${where} is not a valid column name.`);
   return name;

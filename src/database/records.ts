@@ -10,7 +10,7 @@ import { newContext, type CompileContext } from './compile.js';
 import { RelationsCache } from './relations.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
-import { callFunction } from './rpc.js';
+import { callFunction, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
 
@@ -36,6 +36,8 @@ export interface WriteOptions {
   single?: boolean;
   /** `Prefer: tx=rollback`: answer as if written, then roll back. */
   rollback?: boolean;
+  /** `Prefer: handling=strict, max-affected=N` (update, delete, RPC): more rows is PGRST124, rolled back. */
+  maxAffected?: number | null;
 }
 
 export interface InsertWriteOptions extends WriteOptions {
@@ -162,6 +164,7 @@ export class RecordsService {
         const body = opts.representation ? (r.rows[0]?.body ?? '[]') : null;
         result = { body: opts.single && body !== null ? singleObject(body, count) : body, count };
         if (opts.single && !opts.representation && count !== 1) singleObject('[]', count);
+        if (op !== 'insert') checkMaxAffected(opts.maxAffected, count);
         if (opts.rollback) throw ROLLBACK;
       });
     } catch (err) {
@@ -212,9 +215,26 @@ export class RecordsService {
     return this.write(identity, 'delete', name, stmt, opts);
   }
 
-  /** RPC: calls public.<fn> with named arguments as the caller; the result as JSON text. */
-  rpc(identity: Identity, fn: string, args: Record<string, unknown>, source: 'query' | 'body' = 'body'): Promise<string> {
-    return this.as(identity, 'rpc', (tx) => callFunction(tx, fn, args, source));
+  /**
+   * RPC: calls public.<fn> as the caller; a result of rows is read as a relation (select,
+   * filters, order, page). `.single()`, `tx=rollback` and `max-affected` are checked inside
+   * the transaction, so a refused or rolled-back call leaves nothing written.
+   */
+  async rpc(identity: Identity, req: RpcRequest, opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {}): Promise<RpcResult> {
+    const ctx = newContext(await this.schema.all(), await this.relations.foreignKeys());
+    let result: RpcResult | null = null;
+    try {
+      await this.as(identity, 'rpc', async (tx) => {
+        const r = await callFunction(tx, ctx, req);
+        result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
+        if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
+        if (opts.rollback) throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err === ROLLBACK) return result!;
+      throw err;
+    }
+    return result!;
   }
 }
 
@@ -227,6 +247,13 @@ function singleObject(body: string, count: number): string {
   }
   const text = body.trim();
   return text.slice(1, -1).trim();
+}
+
+/** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
+export function checkMaxAffected(max: number | null | undefined, count: number): void {
+  if (max !== null && max !== undefined && count > max) {
+    throw new AppError('TOO_MANY_AFFECTED', { details: `The query affects ${count} rows`, pgrstCode: 'PGRST124' });
+  }
 }
 
 function assertOnly(q: RecordsQuery): void {

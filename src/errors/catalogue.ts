@@ -63,11 +63,13 @@ export const ERRORS = {
   FILTER_REQUIRED: { status: 400, message: 'Updating or deleting records needs at least one filter.', nextActions: 'Add a filter such as ?id=eq.<id> so that a typo cannot change the whole table.' },
   STILL_REFERENCED: { status: 409, message: 'The row is still referenced by another table.', nextActions: 'Delete or change the referencing rows first, or use onDelete CASCADE or SET NULL on the foreign key.' },
   RPC_NOT_FOUND: { status: 404, message: 'No such database function.', nextActions: 'Check the name; create functions in schema public with POST /api/database/sql.' },
+  AMBIGUOUS_FUNCTION: { status: 300, message: 'More than one overload of the function matches these arguments.', nextActions: 'Give argument names that only one overload takes (the details list the candidates), or rename or drop an overload.' },
   RELATION_NOT_FOUND: { status: 400, message: 'No relationship between these tables was found.', nextActions: 'Embed a table linked by a foreign key (either direction), or name the key with <table>!<constraint or column>(...); see docs/database.md "Embedding".' },
   AMBIGUOUS_RELATION: { status: 400, message: 'More than one relationship matches this embedding.', nextActions: 'Pick one with a hint, <table>!<constraint or column>(...), as the hint field lists.' },
   NOT_SINGLE_ROW: { status: 406, message: 'JSON object requested, multiple (or no) rows returned.', nextActions: 'Filter to exactly one row (e.g. ?id=eq.<id>), or drop "Accept: application/vnd.pgrst.object+json" (.single()) to get an array; .maybeSingle() accepts zero rows.' },
   SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
+  TOO_MANY_AFFECTED: { status: 400, message: 'Query result exceeds max-affected preference constraint.', nextActions: 'Narrow the filters so fewer rows match, or raise (or drop) Prefer: max-affected=<n>; nothing was changed.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
