@@ -63,9 +63,9 @@ function parseArgs(r: FunctionRow): Arg[] {
   return typeof r.args === 'string' ? JSON.parse(r.args) : r.args;
 }
 const inputArgs = (r: FunctionRow) => parseArgs(r).filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v');
-const BODY_TYPES = new Set(['json', 'jsonb']);
+const BODY_TYPES = new Set(['json', 'jsonb', 'text', 'bytea']);
 
-/** One unnamed json/jsonb parameter: the whole POST body is its value (PostgREST). */
+/** One unnamed json/jsonb/text/bytea parameter: the whole POST body is its value (PostgREST). */
 function takesBody(r: FunctionRow): boolean {
   const inputs = inputArgs(r);
   return inputs.length === 1 && inputs[0]!.name === null && BODY_TYPES.has(inputs[0]!.typname);
@@ -117,7 +117,11 @@ function resultTable(ctx: CompileContext, fn: FunctionRow, name: string): TableM
 function callSql(ctx: CompileContext, name: string, fn: FunctionRow, args: Record<string, unknown>, source: 'query' | 'body', body: unknown): string {
   const p = ctx.p;
   if (source === 'body' && takesBody(fn)) {
-    return `public.${quoteIdent(name)}(${p.add(JSON.stringify(body ?? null))}::${inputArgs(fn)[0]!.castType})`;
+    const arg = inputArgs(fn)[0]!;
+    // text/plain and application/octet-stream arrive as bytes; a JSON body as its value.
+    const value = Buffer.isBuffer(body) ? (arg.typname === 'bytea' ? body : body.toString('utf8')) : arg.typname === 'bytea' ? null : JSON.stringify(body ?? null);
+    if (value === null) throw new AppError('INVALID_INPUT', { message: `Function "${name}" takes raw bytes: send them with Content-Type: application/octet-stream.` });
+    return `public.${quoteIdent(name)}(${p.add(value)}::${arg.castType})`;
   }
   const named = inputArgs(fn)
     .filter((a) => a.name && Object.hasOwn(args, a.name))
@@ -147,9 +151,9 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
   const source = req.body === undefined ? 'query' : 'body';
   const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));
   const split = partitionQuery(req.rawQuery, (k) => source === 'query' && argNames.has(k));
-  const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object';
+  const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
   const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  const fn = pickOverload(rows, name, Object.keys(args), source === 'body');
+  const fn = pickOverload(rows, name, Object.keys(args), source === 'body' && req.body !== undefined);
   const call = callSql(ctx, name, fn, args, source, req.body);
   const q = parseRecordsQuery(split.rest);
   const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);

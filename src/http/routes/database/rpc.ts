@@ -42,6 +42,8 @@ async function call(records: RecordsService, request: FastifyRequest, reply: Fas
  */
 export const rpcRoutes: RoutePlugin = async (app, { deps }) => {
   const { records } = deps;
+  // A function with one unnamed text or bytea parameter takes the raw body (this plugin only).
+  app.addContentTypeParser(['text/plain', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   for (const url of ['/api/db/rpc/:fn', '/api/database/rpc/:fn']) {
     app.post(
       url,
