@@ -119,9 +119,12 @@ export class RecordsService {
       return new AppError('UNKNOWN_COLUMN', { message: 'A column of the request does not exist.', cause: err });
     }
     // RAISE EXCEPTION in a function or trigger: its message was written for the client.
+    // Its DETAIL and HINT too (RAISE ... USING DETAIL = ..., HINT = ...), as PostgREST passes them on.
     if (info.code === 'P0001') {
-      const text = err instanceof Error ? err.message : '';
-      return new AppError('INVALID_INPUT', { message: `The database function raised: ${safe(text, 300)}`, cause: err });
+      const e = err as { message?: unknown; detail?: unknown; hint?: unknown };
+      const text = typeof e.message === 'string' ? e.message : '';
+      const extra = (v: unknown) => (typeof v === 'string' ? safe(v, 300) : undefined);
+      return new AppError('INVALID_INPUT', { message: `The database function raised: ${safe(text, 300)}`, details: extra(e.detail), hint: extra(e.hint), cause: err });
     }
     if (info.code === '54001') return new AppError('INVALID_QUERY', { message: 'The query is too complex.', cause: err });
     // 0A000/55000: e.g. writing to a view that cannot be written to.

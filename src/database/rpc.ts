@@ -83,9 +83,9 @@ function pickOverload(rows: FunctionRow[], name: string, given: string[], hasBod
   const signatures = rows.map((r) => `${name}(${inputArgs(r).map((a) => `${a.name ?? ''} ${a.castType}`.trim()).join(', ')})`);
   if (!matches.length) {
     throw new AppError('RPC_NOT_FOUND', {
-      message: `No function public.${name}(${given.join(', ')}) with these argument names; it takes: ${signatures.join(' or ')}.`,
+      message: `Could not find the function public.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
       details: `Searched for the function public.${name} with parameters ${given.join(', ') || '(none)'}`,
-      hint: `Perhaps you meant to call ${signatures[0]}`,
+      hint: `Perhaps you meant to call the function public.${signatures[0]}`,
       pgrstCode: 'PGRST202',
     });
   }

@@ -17,6 +17,7 @@ async function fixture(t: TestApp): Promise<void> {
     `create function public.get_username_and_status() returns table (username text, status text) language sql stable as $$ select username, status from public.people order by id $$`,
     `create function public.people_older(min_age int default 0) returns setof public.people language sql stable as $$ select * from public.people where age >= min_age $$`,
     `create function public.write_ledger(note text) returns setof public.ledger language sql as $$ insert into public.ledger (note) values (note) returning * $$`,
+    `create function public.raise_it() returns int language plpgsql as $$ begin raise exception 'not today' using detail = 'the shop is closed', hint = 'come back tomorrow'; end $$`,
     `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
     `insert into public.rooms (name, during) values ('a', '[1,5)'), ('b', '[10,20)'), ('c', '[30,40)')`,
   ];
@@ -92,5 +93,19 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     // Without handling=strict the preference is ignored (PostgREST's lenient default).
     const lenient = await call(t, 'PATCH', '/api/db/people?age=gt.0', { headers: { ...admin(t), prefer: 'max-affected=1' }, body: { status: 'SEEN' } });
     expect(lenient.status).toBe(204);
+  });
+
+  it('gives PostgREST\'s code, details and hint beside the envelope, and its .single() text', async () => {
+    const many: any = await db.from('people').select('username').single();
+    expect(many.error).toEqual(expect.objectContaining({ code: 'PGRST116', message: 'Cannot coerce the result to a single JSON object', details: 'The result contains 4 rows', hint: null }));
+    const none: any = await db.from('people').select('username').eq('id', -1).single();
+    expect(none.error).toMatchObject({ code: 'PGRST116', details: 'The result contains 0 rows' });
+    const raised: any = await db.rpc('raise_it');
+    expect(raised.status).toBe(400);
+    expect(raised.error).toMatchObject({ code: 'P0001', details: 'the shop is closed', hint: 'come back tomorrow' });
+    expect(raised.error.message).toContain('not today');
+    const badJson = await t.fetch('/api/db/people', { method: 'POST', headers: { ...admin(t), 'content-type': 'application/json' }, body: '{"username":' });
+    const body = await badJson.json();
+    expect([badJson.status, body.code, typeof body.nextActions]).toEqual([400, 'PGRST102', 'string']);
   });
 });
