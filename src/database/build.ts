@@ -22,8 +22,8 @@ export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, c
 }
 
 /** A write statement, answering with the written rows (projected by `select`) when `representation`. */
-function finish(ctx: CompileContext, table: TableMeta, node: ReadNode, sql: string, representation: boolean): Statement {
-  return representation ? compileReturning(ctx, table, node, sql) : { text: sql, values: ctx.p.values };
+function finish(ctx: CompileContext, table: TableMeta, node: ReadNode, sql: string, representation: boolean, countInserted = false): Statement {
+  return representation || countInserted ? compileReturning(ctx, table, node, sql, countInserted) : { text: sql, values: ctx.p.values };
 }
 
 export interface InsertOptions {
@@ -88,7 +88,7 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
   const node: ReadNode = { select: opts.select, filters: [], order: [], limit: null, offset: null };
-  return finish(ctx, table, node, sql, opts.representation);
+  return finish(ctx, table, node, sql, opts.representation, opts.upsert !== null);
 }
 
 function requireFilter(q: RecordsQuery): void {

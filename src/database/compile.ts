@@ -184,8 +184,11 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
 }
 
 /** The rows a write returned (CTE `w`), projected like a read (columns, casts, embeds) as JSON text, with their count. */
-export function compileReturning(ctx: CompileContext, table: TableMeta, node: ReadNode, write: string): Statement {
+export function compileReturning(ctx: CompileContext, table: TableMeta, node: ReadNode, write: string, countInserted = false): Statement {
   const proj = projection(ctx, table, node, 't0');
-  const text = `with w as (${write} returning *) select coalesce(json_agg(r.*), '[]')::text as body, count(*) as total from (select ${proj.cols.join(', ')} from w t0${proj.joins.join('')}) r`;
+  // An upsert also counts the rows it inserted (xmax is 0 on a new row version): 201 vs 200.
+  const returning = countInserted ? `returning *, (xmax::text = '0') as plinth_inserted` : 'returning *';
+  const inserted = countInserted ? `, (select count(*) from w where w.plinth_inserted) as inserted` : '';
+  const text = `with w as (${write} ${returning}) select coalesce(json_agg(r.*), '[]')::text as body, count(*) as total${inserted} from (select ${proj.cols.join(', ')} from w t0${proj.joins.join('')}) r`;
   return { text, values: ctx.p.values };
 }

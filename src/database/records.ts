@@ -49,6 +49,8 @@ export interface InsertWriteOptions extends WriteOptions {
 export interface WriteResult {
   body: string | null;
   count: number;
+  /** An upsert: how many of the rows were inserted (none: PostgREST answers 200, not 201). */
+  inserted?: number;
 }
 
 /** The records API over the tables of schema public, run as the caller (RLS applies). */
@@ -162,10 +164,12 @@ export class RecordsService {
     let result: WriteResult | null = null;
     try {
       await this.as(identity, op, async (tx) => {
-        const r = await tx.query<{ body: string; total: number | string }>(stmt.text, stmt.values);
-        const count = opts.representation ? Number(r.rows[0]?.total ?? 0) : r.rowCount;
-        const body = opts.representation ? (r.rows[0]?.body ?? '[]') : null;
+        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(stmt.text, stmt.values);
+        const row = r.rows[0];
+        const count = row?.total !== undefined ? Number(row.total) : r.rowCount;
+        const body = opts.representation ? (row?.body ?? '[]') : null;
         result = { body: opts.single && body !== null ? singleObject(body, count) : body, count };
+        if (row?.inserted !== undefined) result.inserted = Number(row.inserted);
         if (opts.single && !opts.representation && count !== 1) singleObject('[]', count);
         if (op !== 'insert') checkMaxAffected(opts.maxAffected, count);
         if (opts.rollback) throw ROLLBACK;

@@ -12,6 +12,7 @@ async function fixture(t: TestApp): Promise<void> {
     `create table public.people (id serial primary key, username text not null, status text not null, age int)`,
     `create table public.rooms (id serial primary key, name text not null, during int4range not null)`,
     `create table public.ledger (id serial primary key, note text not null)`,
+    `create table public.kv (k text primary key, v int)`,
     `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
     `grant usage on all sequences in schema public to anon, authenticated`,
     `create function public.get_username_and_status() returns table (username text, status text) language sql stable as $$ select username, status from public.people order by id $$`,
@@ -107,5 +108,29 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     const badJson = await t.fetch('/api/db/people', { method: 'POST', headers: { ...admin(t), 'content-type': 'application/json' }, body: '{"username":' });
     const body = await badJson.json();
     expect([badJson.status, body.code, typeof body.nextActions]).toEqual([400, 'PGRST102', 'string']);
+  });
+
+  it('answers 206 for a counted partial page, 200 for an upsert that inserted nothing, and says what it applied', async () => {
+    await sql(t, `insert into public.kv values ('a', 1), ('b', 2), ('c', 3)`);
+    const page: any = await db.from('kv').select('k', { count: 'exact' }).order('k').range(0, 1);
+    expect([page.status, page.count, page.data]).toEqual([206, 3, [{ k: 'a' }, { k: 'b' }]]);
+    const whole: any = await db.from('kv').select('k', { count: 'exact' });
+    expect([whole.status, whole.count]).toEqual([200, 3]);
+    const uncounted: any = await db.from('kv').select('k').range(0, 1);
+    expect(uncounted.status).toBe(200);
+    const rpcPage: any = await db.rpc('get_username_and_status', {}, { count: 'exact' }).range(0, 0);
+    expect([rpcPage.status, rpcPage.count]).toEqual([206, 4]);
+    const merged: any = await db.from('kv').upsert([{ k: 'a', v: 10 }, { k: 'b', v: 20 }]).select('k, v');
+    expect([merged.status, merged.data]).toEqual([200, [{ k: 'a', v: 10 }, { k: 'b', v: 20 }]]);
+    const mixed: any = await db.from('kv').upsert([{ k: 'a', v: 11 }, { k: 'd', v: 4 }]).select('k');
+    expect(mixed.status).toBe(201);
+    const minimal = await call(t, 'POST', '/api/db/kv', { headers: { ...admin(t), prefer: 'resolution=merge-duplicates, return=minimal' }, body: [{ k: 'c', v: 30 }] });
+    expect([minimal.status, minimal.headers.get('preference-applied')]).toEqual([200, 'return=minimal, resolution=merge-duplicates']);
+    const fresh = await call(t, 'POST', '/api/db/kv', { headers: { ...admin(t), prefer: 'resolution=ignore-duplicates' }, body: [{ k: 'e', v: 5 }] });
+    expect(fresh.status).toBe(201);
+    const rolled = await call(t, 'POST', '/api/db/rpc/write_ledger', { headers: { ...admin(t), prefer: 'tx=rollback' }, body: { note: 'x' } });
+    expect(rolled.headers.get('preference-applied')).toBe('tx=rollback');
+    const strict = await call(t, 'DELETE', '/api/db/kv?k=eq.e', { headers: { ...admin(t), prefer: 'handling=strict, max-affected=5' } });
+    expect([strict.status, strict.headers.get('preference-applied')]).toEqual([204, 'handling=strict, max-affected=5']);
   });
 });

@@ -159,7 +159,8 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
   it('counts with Prefer and HEAD, pages with Range on both paths, refuses a bad Range with 416', async () => {
     for (const path of [`${R}/posts`, '/api/db/posts']) {
       let r = await get(`${path}?select=id&order=id`, { prefer: 'count=exact', range: '1-2' });
-      expect(r.status).toBe(200);
+      // A counted partial page: PostgREST's 206 on /api/db, the spec's 200 on its primary path.
+      expect(r.status).toBe(path === '/api/db/posts' ? 206 : 200);
       expect(r.body).toEqual([{ id: 2 }, { id: 3 }]);
       expect(r.headers.get('content-range')).toBe('1-2/4');
       r = await call(t, 'HEAD', `${path}?score=gt.2`, { headers: { ...admin(t), prefer: 'count=exact' } });

@@ -63,7 +63,10 @@ async function read(records: RecordsService, request: FastifyRequest, reply: Fas
       headers: { 'content-range': `*/${page.total}` },
     });
   }
-  return sendJson(reply, 200, page.body, single);
+  // PostgREST: 206 when a count was asked for and the page is part of the rows (on /api/db,
+  // its path; the spec's primary path keeps 200).
+  const partial = prefer.count !== null && page.count < page.total && request.url.startsWith('/api/db/');
+  return sendJson(reply, partial ? 206 : 200, page.body, single);
 }
 
 /** The answer of a write: the rows with representation (status `withBody`), else `minimal` (201 [] / 201 empty / 204). */
@@ -88,7 +91,10 @@ async function insert(records: RecordsService, request: TableRequest, reply: Fas
   const rows = (Array.isArray(request.body) ? request.body : [request.body]) as Array<Record<string, unknown>>;
   const opts = writeOptions(request, prefer);
   const result = await records.insert(request.identity, tableOf(request), rows, rawQuery(request), opts);
-  return answerWrite(reply, prefer, result, { withBody: 201, minimal: 201, minimalBody }, opts.single);
+  // PostgREST: an upsert that inserted no row (every row merged or ignored) is 200, not 201
+  // (on /api/db, its path; the spec's primary path answers 201 for every insert).
+  const status = result.inserted === 0 && request.url.startsWith('/api/db/') ? 200 : 201;
+  return answerWrite(reply, prefer, result, { withBody: status, minimal: status, minimalBody }, opts.single);
 }
 
 async function update(records: RecordsService, request: TableRequest, reply: FastifyReply) {

@@ -31,7 +31,8 @@ async function call(records: RecordsService, request: FastifyRequest, reply: Fas
   if (result.kind === 'void') return reply.status(204).send();
   if (result.kind === 'rows') reply.header('Content-Range', contentRange(result.offset, result.count, result.total));
   const type = single ? `${OBJECT}; charset=utf-8` : 'application/json; charset=utf-8';
-  return reply.status(200).type(type).send(result.body);
+  const partial = result.kind === 'rows' && prefer.count !== null && result.count < result.total && request.url.startsWith('/api/db/');
+  return reply.status(partial ? 206 : 200).type(type).send(result.body);
 }
 
 /**
