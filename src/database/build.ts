@@ -4,6 +4,7 @@ import { compileRead, compileReturning, newContext, nodeWhere, type CompileConte
 import { resolveColumn } from './filters.js';
 import { qualified, quoteIdent } from './ident.js';
 import type { TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 
 export { resolveColumn } from './filters.js';
 export type { Statement } from './compile.js';
@@ -17,8 +18,8 @@ function soloContext(table: TableMeta): CompileContext {
 }
 
 /** Rows as a JSON array text (built by Postgres) plus the total of matching rows. */
-export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table)): Statement {
-  return compileRead(ctx, table, q, defaultLimit);
+export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table), format: BodyFormat = 'json'): Statement {
+  return compileRead(ctx, table, q, defaultLimit, { format });
 }
 
 /** A write statement, answering with the written rows (projected by `select`) when `representation`. */

@@ -4,6 +4,7 @@ import { filterSql, orderTerm, Params, ref, resolveColumn } from './filters.js';
 import { qualified, quoteIdent, safe } from './ident.js';
 import { resolveRelation, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 
 /** One parameterised statement. */
 export interface Statement {
@@ -151,6 +152,20 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
   return `(select ${col} from ${qualified(e.table.name)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
 }
 
+/** The body of a read as text, built by Postgres from the projected rows `inner`, in the format asked for. */
+function bodySql(format: BodyFormat, inner: string, names: string[], p: Params): string {
+  switch (format) {
+    case 'csv': // PostgREST's CSV: a header line, then each row's record text without its parentheses
+      return `${p.add(names.join(','))}::text || chr(10) || coalesce((select string_agg(substring(r::text, 2, length(r::text) - 2), chr(10)) from (${inner}) r), '')`;
+    case 'stripped':
+      return `coalesce((select json_agg(json_strip_nulls(to_json(r.*))) from (${inner}) r), '[]')::text`;
+    case 'geojson': // only asked for where PostGIS is installed (records.ts checks)
+      return `json_build_object('type', 'FeatureCollection', 'features', coalesce((select json_agg(st_asgeojson(r.*)::json) from (${inner}) r), '[]'::json))::text`;
+    default:
+      return `coalesce((select json_agg(r.*) from (${inner}) r), '[]')::text`;
+  }
+}
+
 /** Where a read takes its rows from: a table (default), or a CTE such as a function's result. */
 export interface ReadSource {
   /** `name as materialized (...)`, put before the page CTE. */
@@ -166,8 +181,9 @@ export interface ReadSource {
  * `defaultLimit` null: no limit unless the request gives one. `source`: rows from a CTE
  * (materialized, so a function is called once), not the table.
  */
-export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit: number | null = 100, source?: ReadSource): Statement {
+export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit: number | null = 100, opts: { source?: ReadSource; format?: BodyFormat } = {}): Statement {
   const { p } = ctx;
+  const { source } = opts;
   const where = nodeWhere(ctx, table, node, 't0');
   const whereText = where.length ? ` where ${where.join(' and ')}` : '';
   const order = orderSql(ctx, table, node, 't0');
@@ -178,7 +194,7 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
   // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
   const text =
     `with ${source ? `${source.cte}, ` : ''}page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
-    `select coalesce((select json_agg(r.*) from (select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}) r), '[]')::text as body, ` +
+    `select ${bodySql(opts.format ?? 'json', `select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}`, proj.names, p)} as body, ` +
     `(select count(*) from ${from}${whereText}) as total`;
   return { text, values: p.values };
 }

@@ -10,6 +10,7 @@ import { newContext, type CompileContext } from './compile.js';
 import { RelationsCache } from './relations.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 import { callFunction, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
@@ -27,6 +28,8 @@ export interface ReadOptions {
   range?: { offset: number; limit: number };
   /** `Accept: application/vnd.pgrst.object+json`: exactly one row, sent as an object. */
   single?: boolean;
+  /** The body's format (Accept): JSON, CSV, JSON without nulls, GeoJSON (needs PostGIS). */
+  format?: BodyFormat;
 }
 
 export interface WriteOptions {
@@ -148,7 +151,8 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format));
+    if (opts.format === 'geojson') await this.requirePostgis();
     const { rows } = await this.run(identity, 'select', stmt);
     const row = rows[0] as { body: string; total: number | string };
     const total = Number(row.total);
@@ -157,6 +161,41 @@ export class RecordsService {
     const count = Math.max(0, Math.min(limit, total - offset));
     if (opts.single) return { body: singleObject(row.body, count), total, offset, count };
     return { body: row.body, total, offset, count };
+  }
+
+  /**
+   * The execution plan of a read (`Accept: application/vnd.pgrst.plan`), for admins only:
+   * a plan shows table sizes and costs that RLS would hide, so anon and users get 406. Run in
+   * a transaction that is rolled back (`analyze` executes the statement).
+   */
+  async plan(identity: Identity, name: string, rawQuery: string, plan: { as: 'json' | 'text'; options: string[] }, opts: ReadOptions = {}): Promise<string> {
+    if (identity.kind !== 'admin') {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+    }
+    const q = parseRecordsQuery(rawQuery);
+    if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format));
+    const options = [`format ${plan.as}`, ...plan.options.filter((o) => PLAN_OPTIONS.includes(o))].join(', ');
+    let out = '';
+    try {
+      await this.as(identity, 'select', async (tx) => {
+        const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (${options}) ${stmt.text}`, stmt.values);
+        const cells = rows.map((r) => r['QUERY PLAN']);
+        out = plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
+        throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err !== ROLLBACK) throw err;
+    }
+    return out;
+  }
+
+  /** GeoJSON is built by PostGIS; without it the media type is not available (406). */
+  private async requirePostgis(): Promise<void> {
+    const { rows } = await this.db.query<{ ok: boolean }>(`select exists (select 1 from pg_extension where extname = 'postgis') as ok`);
+    if (!rows[0]?.ok) {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'application/geo+json needs the PostGIS extension, which this database does not have.', pgrstCode: 'PGRST107' });
+    }
   }
 
   /** Runs a write as the caller; `.single()` and `tx=rollback` are checked inside the transaction, so a refused write is rolled back. */
@@ -246,6 +285,7 @@ export class RecordsService {
 }
 
 const ROLLBACK = Symbol('rollback');
+const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'];
 
 /** The one row of a JSON array text as an object, or 406 PGRST116 when there is not exactly one. */
 function singleObject(body: string, count: number): string {

@@ -5,6 +5,7 @@ import { toParam, valueKind, apiType } from './types.js';
 import { parseRecordsQuery, partitionQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 
 interface Arg {
   name: string | null;
@@ -48,6 +49,8 @@ export interface RpcRequest {
   /** POST: the JSON body (named arguments, or the one unnamed json argument). undefined on GET. */
   body?: unknown;
   range?: { offset: number; limit: number };
+  /** The body format of a result of rows (Accept). */
+  format?: BodyFormat;
 }
 
 /** A function's answer: a relation's page (with the total), one value, or nothing (void). */
@@ -167,7 +170,7 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
     q.offset = req.range.offset;
     q.limit = req.range.limit;
   }
-  const stmt = compileRead(ctx, table, q, null, { cte: `src as materialized (select * from ${call})`, from: 'src' });
+  const stmt = compileRead(ctx, table, q, null, { source: { cte: `src as materialized (select * from ${call})`, from: 'src' }, format: fn.retset ? req.format : 'json' });
   const r = await tx.query<{ body: string; total: number | string }>(stmt.text, stmt.values);
   const total = Number(r.rows[0]!.total);
   const offset = q.offset ?? 0;

@@ -133,4 +133,29 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     const strict = await call(t, 'DELETE', '/api/db/kv?k=eq.e', { headers: { ...admin(t), prefer: 'handling=strict, max-affected=5' } });
     expect([strict.status, strict.headers.get('preference-applied')]).toEqual([204, 'handling=strict, max-affected=5']);
   });
+
+  it('answers CSV, JSON without nulls, 406 for geo+json without PostGIS, and the plan to admins only', async () => {
+    await sql(t, `insert into public.kv values ('n', null), ('q', 7)`);
+    const csv: any = await db.from('kv').select('k, v').in('k', ['n', 'q']).order('k').csv();
+    expect([csv.error, csv.data]).toEqual([null, 'k,v\nn,\nq,7']);
+    const quoted: any = await db.rpc('get_username_and_status').select('username').eq('username', 'ann').csv();
+    expect(quoted.data).toBe('username\nann');
+    const stripped = await call(t, 'GET', '/api/db/kv?select=k,v&k=in.(n,q)&order=k', { headers: { ...admin(t), accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
+    expect([stripped.status, stripped.headers.get('content-type'), JSON.parse(stripped.text)]).toEqual([200, 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8', [{ k: 'n' }, { k: 'q', v: 7 }]]);
+    const geo: any = await db.from('kv').select('k').geojson();
+    expect([geo.status, geo.error?.code]).toEqual([406, 'PGRST107']);
+    const unknown = await call(t, 'GET', '/api/db/kv', { headers: { ...admin(t), accept: 'application/xml' } });
+    expect([unknown.status, unknown.body.code]).toEqual([406, 'PGRST107']);
+    const browser = await call(t, 'GET', '/api/db/kv?k=eq.q', { headers: { ...admin(t), accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect([browser.status, browser.body]).toEqual([200, [{ k: 'q', v: 7 }]]);
+    const plan: any = await db.from('kv').select('k').eq('k', 'q').explain({ format: 'json' });
+    expect(plan.error).toBeNull();
+    expect(plan.data[0].Plan).toBeDefined();
+    const text: any = await db.from('kv').select('k').explain({ analyze: true });
+    expect(typeof text.data).toBe('string');
+    expect(text.data).toContain('actual time');
+    const anon = new PostgrestClient(`${t.url}/api/db`, { headers: { apikey: t.anonKey } });
+    const refused: any = await anon.from('kv').select('k').explain();
+    expect([refused.status, refused.error?.code]).toEqual([406, 'PGRST107']);
+  });
 });

@@ -2,12 +2,13 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../types.js';
 import type { RecordsService } from '../../../database/records.js';
+import { AppError } from '../../../errors/index.js';
+import { parseAccept } from '../../../database/media.js';
 import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied } from '../../../database/prefer.js';
 
 const FnParams = Type.Object({ fn: Type.String({ maxLength: 256 }) });
 const any = { access: 'any' as const, handlerChecksSession: true, postgrest: true };
 const SUMMARY = 'Call public.<fn> as the caller: a result of rows is a relation (select, filters, order, limit/offset, Range), a scalar its value, void 204';
-const OBJECT = 'application/vnd.pgrst.object+json';
 
 function rawQuery(request: FastifyRequest): string {
   const i = request.url.indexOf('?');
@@ -20,17 +21,19 @@ async function call(records: RecordsService, request: FastifyRequest, reply: Fas
   const prefer = parsePrefer(request.headers.prefer);
   const unit = request.headers['range-unit'];
   const range = parseRange(request.headers.range, Array.isArray(unit) ? unit[0] : unit);
-  const single = (request.headers.accept ?? '').includes(OBJECT);
+  const media = parseAccept(request.headers.accept);
+  if (media.plan) throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan is available for table reads only, not for RPC.', pgrstCode: 'PGRST107' });
+  const single = media.single;
   const result = await records.rpc(
     request.identity,
-    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range },
+    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range, format: media.format },
     { single, rollback: prefer.rollback, maxAffected: prefer.maxAffected },
   );
   const applied = preferenceApplied({ ...prefer, return: null, missingDefault: false, resolution: null });
   if (applied) reply.header('Preference-Applied', applied);
   if (result.kind === 'void') return reply.status(204).send();
   if (result.kind === 'rows') reply.header('Content-Range', contentRange(result.offset, result.count, result.total));
-  const type = single ? `${OBJECT}; charset=utf-8` : 'application/json; charset=utf-8';
+  const type = result.kind === 'rows' || single ? media.contentType : 'application/json; charset=utf-8';
   const partial = result.kind === 'rows' && prefer.count !== null && result.count < result.total && request.url.startsWith('/api/db/');
   return reply.status(partial ? 206 : 200).type(type).send(result.body);
 }
