@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
-import { embedName, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
-import { filterSql, orderTerm, Params, ref, resolveColumn } from './filters.js';
+import { embedName, type AggregateItem, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
+import { filterSql, jsonPath, orderTerm, Params, ref, resolveColumn } from './filters.js';
 import { qualified, quoteIdent, safe } from './ident.js';
 import { resolveRelation, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
@@ -47,26 +47,62 @@ function joinCondition(e: Embed, parentAlias: string): string {
 function columnExpr(ctx: CompileContext, table: TableMeta, item: ColumnItem, alias: string): { expr: string; name: string } {
   const col = resolveColumn(table, item.name);
   let expr = ref(alias, col.name);
-  for (const step of item.path) {
-    const key = /^\d+$/.test(step.key) ? `${ctx.p.add(step.key)}::int` : `${ctx.p.add(step.key)}::text`;
-    expr = `(${expr}${step.text ? '->>' : '->'}${key})`;
-  }
+  if (item.path.length) expr = jsonPath(col, expr, item.path, ctx.p).expr;
   if (item.cast) expr = `(${expr})::${item.cast}`;
   return { expr, name: item.alias ?? item.path[item.path.length - 1]?.key ?? col.name };
 }
 
-/** The select list of a node (`expr as "name"`) and the lateral joins of its embeds. */
-function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): { cols: string[]; names: string[]; joins: string[] } {
+interface Projection {
+  cols: string[];
+  names: string[];
+  joins: string[];
+  /** With an aggregate: the other selected expressions, grouped by. */
+  groupBy: string[];
+  aggregated: boolean;
+}
+
+type Add = (expr: string, name: string, strict: boolean) => void;
+
+function aggregateExpr(ctx: CompileContext, table: TableMeta, item: AggregateItem, alias: string): { expr: string; name: string } {
+  const input = item.column ? columnExpr(ctx, table, item.column, alias).expr : '*';
+  const expr = `${item.fn}(${input})`;
+  return { expr: item.cast ? `(${expr})::${item.cast}` : expr, name: item.alias ?? item.fn };
+}
+
+/** An embed as a lateral join: a JSON object (to-one) or array (to-many), or with `...` its columns in the parent row. */
+function addEmbed(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias: string, joins: string[], add: Add): void {
+  const e = embedOf(ctx, table, item);
+  const child = childQuery(ctx, e, alias);
+  const ev = `e${e.alias}`;
+  const toOne = e.rel.kind !== 'one-to-many';
+  if (item.spread) {
+    const many = child.names.map((n) => `coalesce(json_agg(x.${quoteIdent(n)}), '[]'::json) as ${quoteIdent(n)}`).join(', ');
+    joins.push(toOne ? ` left join lateral (select * from (${child.sql}) x limit 1) ${ev} on true` : ` left join lateral (select ${many} from (${child.sql}) x) ${ev} on true`);
+    for (const n of child.names) add(`${ev}.${quoteIdent(n)}`, n, true);
+    return;
+  }
+  joins.push(
+    toOne
+      ? ` left join lateral (select row_to_json(x.*) as v from (${child.sql}) x limit 1) ${ev} on true`
+      : ` left join lateral (select coalesce(json_agg(x.*), '[]'::json) as v from (${child.sql}) x) ${ev} on true`,
+  );
+  add(`${ev}.v`, embedName(item), true);
+}
+
+/** The select list of a node (`expr as "name"`), the lateral joins of its embeds, and its grouping. */
+function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string): Projection {
   const cols: string[] = [];
   const names: string[] = [];
   const joins: string[] = [];
+  const groupBy: string[] = [];
   const embeds = new Set<string>();
-  const add = (expr: string, name: string, strict: boolean) => {
+  let aggregated = false;
+  const add: Add = (expr, name, strict) => {
     const at = names.indexOf(name);
     if (at >= 0) {
       if (!strict) return;
       // An embed named like a column of `*` (select=*,author_id(name)) takes its place, as in PostgREST.
-      if (embeds.has(name)) throw new AppError('INVALID_QUERY', { message: `Two embedded relations of select are named "${name}".`, nextActions: `Give one of them an alias, e.g. select=*,${name}2:${name}(*).` });
+      if (embeds.has(name)) throw new AppError('INVALID_QUERY', { message: `Two embedded relations or spread columns of select are named "${name}".`, nextActions: `Give one of them an alias, e.g. select=*,${name}2:${name}(*).` });
       names.splice(at, 1);
       cols.splice(at, 1);
     }
@@ -75,33 +111,40 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
     cols.push(`${expr} as ${quoteIdent(name)}`);
   };
   for (const item of node.select ?? [{ type: 'star' as const }]) {
-    if (item.type === 'star') for (const c of table.columnList) add(ref(alias, c.name), c.name, false);
-    else if (item.type === 'column') {
+    if (item.type === 'star') {
+      for (const c of table.columnList) add(ref(alias, c.name), c.name, false);
+      groupBy.push(...table.columnList.map((c) => ref(alias, c.name)));
+    } else if (item.type === 'column' && item.name === 'count' && !item.path.length && !table.columns.has('count')) {
+      // `messages(count)`: PostgREST's older form of count() when the table has no column "count".
+      aggregated = true;
+      add(item.cast ? `(count(*))::${item.cast}` : 'count(*)', item.alias ?? 'count', false);
+    } else if (item.type === 'column') {
       const { expr, name } = columnExpr(ctx, table, item, alias);
       add(expr, name, false);
-    } else {
-      const e = embedOf(ctx, table, item);
-      const child = childQuery(ctx, e, alias);
-      const ev = `e${e.alias}`;
-      joins.push(
-        e.rel.kind !== 'one-to-many'
-          ? ` left join lateral (select row_to_json(x.*) as v from (${child} limit 1) x) ${ev} on true`
-          : ` left join lateral (select coalesce(json_agg(x.*), '[]'::json) as v from (${child}) x) ${ev} on true`,
-      );
-      add(`${ev}.v`, embedName(item), true);
-    }
+      groupBy.push(expr);
+    } else if (item.type === 'aggregate') {
+      aggregated = true;
+      const { expr, name } = aggregateExpr(ctx, table, item, alias);
+      add(expr, name, false);
+    } else addEmbed(ctx, table, item, alias, joins, add);
   }
-  return { cols, names, joins };
+  if (aggregated && joins.length) {
+    throw new AppError('INVALID_QUERY', { message: 'Aggregates (count(), sum(), ...) cannot be combined with embedded relations at the same level.', nextActions: 'Aggregate inside the embed instead, e.g. select=name,posts(count()).' });
+  }
+  return { cols, names, joins, groupBy: aggregated ? groupBy : [], aggregated };
 }
 
-/** The rows of an embedded relation for one parent row: its projection, join, filters, order and page. */
-function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): string {
+const groupSql = (proj: Projection) => (proj.aggregated && proj.groupBy.length ? ` group by ${proj.groupBy.join(', ')}` : '');
+
+/** The rows of an embedded relation for one parent row: its projection, join, filters, grouping, order and page. */
+function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: string; names: string[] } {
   const proj = projection(ctx, e.table, e.item.node, e.alias);
   const where = [joinCondition(e, parentAlias), ...nodeWhere(ctx, e.table, e.item.node, e.alias)];
   const node = e.item.node;
   const order = orderSql(ctx, e.table, node, e.alias);
   const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
-  return `select ${proj.cols.join(', ')} from ${qualified(e.table.name)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${order}${page}`;
+  const sql = `select ${proj.cols.join(', ')} from ${qualified(e.table.name)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
+  return { sql, names: proj.names };
 }
 
 /** `exists (...)`: the embed has at least one row for the parent row (its own filters applied). */
@@ -136,7 +179,10 @@ export function orderSql(ctx: CompileContext, table: TableMeta, node: ReadNode, 
 }
 
 function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string, o: OrderKey): string {
-  if (!o.relation) return ref(alias, resolveColumn(table, o.column).name);
+  if (!o.relation) {
+    const col = resolveColumn(table, o.column);
+    return o.path?.length ? jsonPath(col, ref(alias, col.name), o.path, ctx.p).expr : ref(alias, col.name);
+  }
   const item = node.select?.find((i): i is EmbedItem => i.type === 'embed' && embedName(i) === o.relation);
   if (!item) {
     throw new AppError('INVALID_QUERY', {
@@ -191,6 +237,14 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
   const limit = p.add(node.limit ?? defaultLimit);
   const offset = p.add(node.offset ?? 0);
   const proj = projection(ctx, table, node, 't0');
+  if (proj.aggregated) {
+    // Aggregates run over every matching row, grouped by the other selected columns; the page is of groups.
+    const group = groupSql(proj);
+    const text =
+      `with ${source ? `${source.cte}, ` : ''}page as (select ${proj.cols.join(', ')} from ${from}${whereText}${group}${order} limit ${limit} offset ${offset}) ` +
+      `select ${bodySql(opts.format ?? 'json', 'select * from page', proj.names, p)} as body, (select count(*) from (select 1 from ${from}${whereText}${group}) g) as total`;
+    return { text, values: p.values };
+  }
   // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
   const text =
     `with ${source ? `${source.cte}, ` : ''}page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +

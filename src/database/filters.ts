@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Condition, Filter, OrderKey } from './ast.js';
+import type { Condition, Filter, JsonStep, OrderKey } from './ast.js';
 import { quoteIdent, safe } from './ident.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import { cast, toParam } from './types.js';
@@ -41,9 +41,27 @@ function patternValue(op: string, v: string): string {
   return op === 'like' || op === 'ilike' ? v.replace(/\*/g, '%') : v;
 }
 
+/**
+ * `col->a->>b`: the JSON path expression and the column it acts as: text after `->>`, jsonb
+ * after `->` (a json column is read as jsonb so = and the containment operators apply).
+ */
+export function jsonPath(col: ColumnMeta, base: string, path: JsonStep[], p: Params): { expr: string; as: ColumnMeta } {
+  if (col.kind !== 'json') {
+    throw new AppError('INVALID_QUERY', { message: `"${col.name}" is not a json or jsonb column, so it has no JSON path.` });
+  }
+  let expr = col.typname === 'json' ? `${base}::jsonb` : base;
+  for (const step of path) {
+    const key = /^\d+$/.test(step.key) ? `${p.add(step.key)}::int` : `${p.add(step.key)}::text`;
+    expr = `(${expr}${step.text ? '->>' : '->'}${key})`;
+  }
+  const text = path[path.length - 1]?.text ?? false;
+  return { expr, as: { ...col, typname: text ? 'text' : 'jsonb', kind: text ? 'text' : 'json', castType: text ? 'text' : 'jsonb' } };
+}
+
 function condition(table: TableMeta, c: Condition, p: Params, alias: string | null): string {
-  const col = resolveColumn(table, c.column);
-  const r = ref(alias, col.name);
+  let col = resolveColumn(table, c.column);
+  let r = ref(alias, col.name);
+  if (c.path?.length) ({ expr: r, as: col } = jsonPath(col, r, c.path, p));
   const asText = col.kind === 'text' ? r : `${r}::text`;
   let sql: string;
   if (c.quantifier) {

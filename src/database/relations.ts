@@ -104,7 +104,7 @@ export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: str
   }
   if (!matches.length) {
     throw new AppError('RELATION_NOT_FOUND', {
-      message: `Could not find a relationship between "${parent}" and "${safe(name)}"${hint ? ` with the hint "${safe(hint)}"` : ''}.`,
+      message: `No relationship was found between "${parent}" and "${safe(name)}"${hint ? ` with the hint "${safe(hint)}"` : ''}.`,
       details: `Searched the foreign keys of schema public between "${parent}" and "${safe(name)}".`,
       hint: `Embedding needs a foreign key between the two tables (e.g. ${safe(name)}.${parent}_id references ${parent}(id)), or a hint that names one.`,
     });

@@ -86,14 +86,14 @@ function pickOverload(rows: FunctionRow[], name: string, given: string[], hasBod
   const signatures = rows.map((r) => `${name}(${inputArgs(r).map((a) => `${a.name ?? ''} ${a.castType}`.trim()).join(', ')})`);
   if (!matches.length) {
     throw new AppError('RPC_NOT_FOUND', {
-      message: `Could not find the function public.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
+      message: `No function public.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
       details: `Searched for the function public.${name} with parameters ${given.join(', ') || '(none)'}`,
       hint: `Perhaps you meant to call the function public.${signatures[0]}`,
       pgrstCode: 'PGRST202',
     });
   }
   throw new AppError('AMBIGUOUS_FUNCTION', {
-    message: `Could not choose the best candidate function between: ${signatures.join(', ')}.`,
+    message: `Cannot choose the best candidate function between: ${signatures.join(', ')}.`,
     details: signatures.join(', '),
     hint: 'Give argument names that only one overload takes, or rename or drop an overload.',
     pgrstCode: 'PGRST203',

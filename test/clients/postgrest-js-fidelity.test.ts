@@ -138,7 +138,7 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     await sql(t, `insert into public.kv values ('n', null), ('q', 7)`);
     const csv: any = await db.from('kv').select('k, v').in('k', ['n', 'q']).order('k').csv();
     expect([csv.error, csv.data]).toEqual([null, 'k,v\nn,\nq,7']);
-    const quoted: any = await db.rpc('get_username_and_status').select('username').eq('username', 'ann').csv();
+    const quoted: any = await db.rpc('get_username_and_status').eq('username', 'ann').select('username').csv();
     expect(quoted.data).toBe('username\nann');
     const stripped = await call(t, 'GET', '/api/db/kv?select=k,v&k=in.(n,q)&order=k', { headers: { ...admin(t), accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
     expect([stripped.status, stripped.headers.get('content-type'), JSON.parse(stripped.text)]).toEqual([200, 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8', [{ k: 'n' }, { k: 'q', v: 7 }]]);
