@@ -87,6 +87,8 @@ export interface EmbedItem {
   inner: boolean;
   /** `...relation(cols)`: the embedded columns go into the parent row (arrays for to-many). */
   spread?: boolean;
+  /** `relation()`: not in the output, only there to filter (with `!inner` or `relation=not.is.null`). */
+  empty?: boolean;
   node: ReadNode;
 }
 export type SelectItem = ColumnItem | StarItem | EmbedItem | AggregateItem;

@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 import { embedName, type AggregateItem, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
 import { filterSql, jsonPath, orderTerm, Params, ref, resolveColumn } from './filters.js';
 import { qualified, quoteIdent, safe } from './ident.js';
-import { resolveRelation, type ForeignKeyInfo, type Relation } from './relations.js';
+import { resolveRelation, toMany, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
 
@@ -41,6 +41,14 @@ function embedOf(ctx: CompileContext, parent: TableMeta, item: EmbedItem): Embed
 }
 
 function joinCondition(e: Embed, parentAlias: string): string {
+  const j = e.rel.junction;
+  if (j) {
+    // many-to-many: a junction row links the parent row and the embedded row.
+    const ja = `${e.alias}j`;
+    const toParent = j.toParent.map((c, i) => `${ref(ja, c)} = ${ref(parentAlias, e.rel.parentColumns[i]!)}`);
+    const toChild = j.toChild.map((c, i) => `${ref(ja, c)} = ${ref(e.alias, e.rel.childColumns[i]!)}`);
+    return `exists (select 1 from ${qualified(j.table)} ${ja} where ${[...toParent, ...toChild].join(' and ')})`;
+  }
   return e.rel.childColumns.map((c, i) => `${ref(e.alias, c)} = ${ref(parentAlias, e.rel.parentColumns[i]!)}`).join(' and ');
 }
 
@@ -74,7 +82,7 @@ function addEmbed(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias:
   const e = embedOf(ctx, table, item);
   const child = childQuery(ctx, e, alias);
   const ev = `e${e.alias}`;
-  const toOne = e.rel.kind !== 'one-to-many';
+  const toOne = !toMany(e.rel);
   if (item.spread) {
     const many = child.names.map((n) => `coalesce(json_agg(x.${quoteIdent(n)}), '[]'::json) as ${quoteIdent(n)}`).join(', ');
     joins.push(toOne ? ` left join lateral (select * from (${child.sql}) x limit 1) ${ev} on true` : ` left join lateral (select ${many} from (${child.sql}) x) ${ev} on true`);
@@ -126,7 +134,7 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
       aggregated = true;
       const { expr, name } = aggregateExpr(ctx, table, item, alias);
       add(expr, name, false);
-    } else addEmbed(ctx, table, item, alias, joins, add);
+    } else if (!item.empty) addEmbed(ctx, table, item, alias, joins, add);
   }
   if (aggregated && joins.length) {
     throw new AppError('INVALID_QUERY', { message: 'Aggregates (count(), sum(), ...) cannot be combined with embedded relations at the same level.', nextActions: 'Aggregate inside the embed instead, e.g. select=name,posts(count()).' });
@@ -191,7 +199,7 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
     });
   }
   const e = embedOf(ctx, table, item);
-  if (e.rel.kind === 'one-to-many') {
+  if (toMany(e.rel)) {
     throw new AppError('INVALID_QUERY', { message: `order=${o.relation}(...) works on a to-one relation only; "${o.relation}" is to-many.`, nextActions: `Order its rows inside the embed with ${o.relation}.order=${o.column}.asc.` });
   }
   const col = ref(e.alias, resolveColumn(e.table, o.column).name);

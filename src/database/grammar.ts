@@ -60,7 +60,7 @@ function parseEmbed(alias: string | null, head: string, body: string, depth: num
     else if (hint === null) hint = ident(m, 'relation hint');
     else throw invalid(`"${safe(head)}" has more than one hint; use <relation>!<hint>!inner.`);
   }
-  return {
+  const embed: EmbedItem = {
     type: 'embed',
     alias,
     relation: ident(relation ?? '', 'relation name'),
@@ -68,6 +68,8 @@ function parseEmbed(alias: string | null, head: string, body: string, depth: num
     inner,
     node: { select: parseItems(body, depth + 1), filters: [], order: [], limit: null, offset: null },
   };
+  if (body.trim() === '') embed.empty = true;
+  return embed;
 }
 
 function checkCast(cast: string): string {
