@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Identity } from '../auth/identity.js';
-import type { Db, Queryable } from '../db/types.js';
+import { shaped, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 import { withCaller } from './caller.js';
 import { isIdent, safe } from './ident.js';
@@ -90,7 +90,7 @@ export class RecordsService {
   }
 
   private async run(identity: Identity, op: Operation, stmt: Statement): Promise<{ rows: Record<string, unknown>[]; rowCount: number }> {
-    return this.as(identity, op, (tx) => tx.query(stmt.text, stmt.values));
+    return this.as(identity, op, (tx) => tx.query(shaped(stmt.text), stmt.values));
   }
 
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
@@ -203,7 +203,7 @@ export class RecordsService {
     let result: WriteResult | null = null;
     try {
       await this.as(identity, op, async (tx) => {
-        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(stmt.text, stmt.values);
+        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(shaped(stmt.text), stmt.values);
         const row = r.rows[0];
         const count = row?.total !== undefined ? Number(row.total) : r.rowCount;
         const body = opts.representation ? (row?.body ?? '[]') : null;

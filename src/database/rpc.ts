@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Queryable } from '../db/types.js';
+import { shaped, statement, type Queryable } from '../db/types.js';
 import { isIdent, quoteIdent, safe } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
 import { parseRecordsQuery, partitionQuery } from './query.js';
@@ -40,6 +40,8 @@ select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.proretset as retse
      where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as retcols
 from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
 where n.nspname = 'public' and p.proname = $1 and p.prokind = 'f'`;
+
+const LOOKUP = statement(LOOKUP_SQL);
 
 /** What a call asks for: arguments from the body (POST) or the query string (GET/HEAD), and the query of the result. */
 export interface RpcRequest {
@@ -149,7 +151,7 @@ function callSql(ctx: CompileContext, name: string, fn: FunctionRow, args: Recor
 export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest): Promise<RpcResult> {
   const { name } = req;
   if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
-  const { rows } = await tx.query<FunctionRow>(LOOKUP_SQL, [name]);
+  const { rows } = await tx.query<FunctionRow>(LOOKUP, [name]);
   if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema public.`, pgrstCode: 'PGRST202' });
   const source = req.body === undefined ? 'query' : 'body';
   const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));
@@ -171,7 +173,7 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
     q.limit = req.range.limit;
   }
   const stmt = compileRead(ctx, table, q, null, { source: { cte: `src as materialized (select * from ${call})`, from: 'src' }, format: fn.retset ? req.format : 'json' });
-  const r = await tx.query<{ body: string; total: number | string }>(stmt.text, stmt.values);
+  const r = await tx.query<{ body: string; total: number | string }>(shaped(stmt.text), stmt.values);
   const total = Number(r.rows[0]!.total);
   const offset = q.offset ?? 0;
   const count = Math.max(0, Math.min(q.limit ?? Infinity, total - offset));
@@ -188,7 +190,7 @@ async function scalarCall(tx: Queryable, ctx: CompileContext, fn: FunctionRow, c
       : fn.retset
         ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
         : `select coalesce(to_json(${call})::text, 'null') as body`;
-  const r = await tx.query<{ body: string }>(sql, ctx.p.values);
+  const r = await tx.query<{ body: string }>(shaped(sql), ctx.p.values);
   const body = r.rows[0]?.body ?? 'null';
   if (fn.rettype === 'void') return { kind: 'void', body: null, total: 0, offset: 0, count: 0 };
   return { kind: 'value', body, total: 1, offset: 0, count: 1 };
