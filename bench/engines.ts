@@ -79,6 +79,7 @@ async function benchEngines(): Promise<void> {
     const user = (e: Engine) => ({ url: `${servers[e].url}/api/auth/user`, headers: { authorization: `Bearer ${fx[e].token}` }, pid: servers[e].pid, ...run });
     const cases: Case[] = [
       { name: '20-row RLS read: bare node:http + pg on the embedded cluster (base) vs Plinth embedded (goal ≥ 0.7×)', baseline: { url: `${base.url}/a?owner=${fx.embedded.owner}`, headers: { authorization: `Bearer ${fx.embedded.token}` }, pid: base.pid, ...run }, subject: read('embedded') },
+      { name: 'read by id (RLS): bare node:http + pg on the embedded cluster (base) vs Plinth embedded (goal ≥ 0.85×)', baseline: { url: `${base.url}/b?id=${fx.embedded.rowId}`, headers: { authorization: `Bearer ${fx.embedded.token}` }, pid: base.pid, ...run }, subject: { url: `${servers.embedded.url}/api/db/bench_items?id=eq.${fx.embedded.rowId}`, headers: { authorization: `Bearer ${fx.embedded.token}` }, pid: servers.embedded.pid, ...run } },
       { name: '20-row RLS read: Plinth on PGlite (base) vs Plinth embedded (goal ≥ 2×)', baseline: read('pglite'), subject: read('embedded') },
       { name: '20-row RLS read: Plinth on server Postgres (base) vs Plinth embedded', baseline: read('server'), subject: read('embedded') },
       { name: 'PUT 4 KiB: Plinth on PGlite (base) vs Plinth embedded (goal ≥ 2×)', baseline: put('pglite'), subject: put('embedded') },
