@@ -28,7 +28,7 @@ function invalid(message: string): AppError {
   return new AppError('INVALID_QUERY', { message });
 }
 
-function decode(s: string): string {
+export function decode(s: string): string {
   try {
     return decodeURIComponent(s.replace(/\+/g, ' '));
   } catch {
@@ -49,24 +49,6 @@ export function splitQuery(raw: string): Array<[string, string]> {
     pairs.push([key, value]);
   }
   return pairs;
-}
-
-/**
- * Splits a raw query string into the pairs whose key `isArg` claims (decoded: a GET RPC's
- * arguments) and the raw rest (select, filters, order, ... of the result), keeping its order.
- */
-export function partitionQuery(raw: string, isArg: (key: string) => boolean): { args: Record<string, string>; rest: string } {
-  splitQuery(raw); // the bounds and the percent-encoding check
-  const args: Record<string, string> = {};
-  const rest: string[] = [];
-  for (const part of raw.split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    const key = decode(eq < 0 ? part : part.slice(0, eq));
-    if (isArg(key)) args[key] = decode(eq < 0 ? '' : part.slice(eq + 1));
-    else rest.push(part);
-  }
-  return { args, rest: rest.join('&') };
 }
 
 function column(name: string, where: string): string {

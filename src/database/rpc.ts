@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 import { shaped, statement, type Queryable } from '../db/types.js';
 import { isIdent, quoteIdent, safe } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
-import { parseRecordsQuery, partitionQuery } from './query.js';
+import { decode, parseRecordsQuery, splitQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
@@ -62,6 +62,24 @@ export interface RpcResult {
   total: number;
   offset: number;
   count: number;
+}
+
+/**
+ * Splits a raw query string into the pairs whose key `isArg` claims (decoded: a GET RPC's
+ * arguments) and the raw rest (select, filters, order, ... of the result), keeping its order.
+ */
+function partitionQuery(raw: string, isArg: (key: string) => boolean): { args: Record<string, string>; rest: string } {
+  splitQuery(raw); // the bounds and the percent-encoding check
+  const args: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = decode(eq < 0 ? part : part.slice(0, eq));
+    if (isArg(key)) args[key] = decode(eq < 0 ? '' : part.slice(eq + 1));
+    else rest.push(part);
+  }
+  return { args, rest: rest.join('&') };
 }
 
 function parseArgs(r: FunctionRow): Arg[] {
