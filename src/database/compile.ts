@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { embedName, type AggregateItem, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
-import { filterSql, jsonPath, orderTerm, Params, ref, resolveColumn } from './filters.js';
+import { colExpr, filterSql, jsonPath, orderTerm, Params, ref, resolveColumn, resolveReadable } from './filters.js';
 import { qualified, quoteIdent, safe } from './ident.js';
 import { resolveRelation, toMany, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
@@ -53,8 +53,8 @@ function joinCondition(e: Embed, parentAlias: string): string {
 }
 
 function columnExpr(ctx: CompileContext, table: TableMeta, item: ColumnItem, alias: string): { expr: string; name: string } {
-  const col = resolveColumn(table, item.name);
-  let expr = ref(alias, col.name);
+  const col = resolveReadable(table, item.name);
+  let expr = colExpr(table, alias, col);
   if (item.path.length) expr = jsonPath(col, expr, item.path, ctx.p).expr;
   if (item.cast) expr = `(${expr})::${item.cast}`;
   return { expr, name: item.alias ?? item.path[item.path.length - 1]?.key ?? col.name };
@@ -188,8 +188,8 @@ export function orderSql(ctx: CompileContext, table: TableMeta, node: ReadNode, 
 
 function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias: string, o: OrderKey): string {
   if (!o.relation) {
-    const col = resolveColumn(table, o.column);
-    return o.path?.length ? jsonPath(col, ref(alias, col.name), o.path, ctx.p).expr : ref(alias, col.name);
+    const col = resolveReadable(table, o.column);
+    return o.path?.length ? jsonPath(col, colExpr(table, alias, col), o.path, ctx.p).expr : colExpr(table, alias, col);
   }
   const item = node.select?.find((i): i is EmbedItem => i.type === 'embed' && embedName(i) === o.relation);
   if (!item) {

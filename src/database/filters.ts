@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Condition, Filter, JsonStep, OrderKey } from './ast.js';
-import { quoteIdent, safe } from './ident.js';
+import { qualified, quoteIdent, safe } from './ident.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import { cast, toParam } from './types.js';
 
@@ -24,6 +24,17 @@ export function resolveColumn(table: TableMeta, name: string): ColumnMeta {
     throw new AppError('UNKNOWN_COLUMN', { message: `Table "${table.name}" has no column "${safe(name)}".`, pgrstCode: '42703' });
   }
   return col;
+}
+
+/** A column or computed field a read may name (filters, select, order); writes use `resolveColumn`. */
+export function resolveReadable(table: TableMeta, name: string): ColumnMeta {
+  return table.columns.get(name) ?? table.computed?.get(name) ?? resolveColumn(table, name);
+}
+
+/** The expression of a column for a row `alias`: `alias."col"`, or `public."fn"(alias::public."table")` for a computed field. */
+export function colExpr(table: TableMeta, alias: string | null, col: ColumnMeta): string {
+  if (!col.computed) return ref(alias, col.name);
+  return `public.${quoteIdent(col.name)}(${alias ?? qualified(table.name)}::${qualified(table.name)})`;
 }
 
 /** `alias."col"`, or `"col"` without an alias. */
@@ -59,8 +70,8 @@ export function jsonPath(col: ColumnMeta, base: string, path: JsonStep[], p: Par
 }
 
 function condition(table: TableMeta, c: Condition, p: Params, alias: string | null): string {
-  let col = resolveColumn(table, c.column);
-  let r = ref(alias, col.name);
+  let col = resolveReadable(table, c.column);
+  let r = colExpr(table, alias, col);
   if (c.path?.length) ({ expr: r, as: col } = jsonPath(col, r, c.path, p));
   const asText = col.kind === 'text' ? r : `${r}::text`;
   let sql: string;

@@ -16,6 +16,8 @@ export interface ColumnMeta extends Typed {
   isPrimaryKey: boolean;
   unique: boolean;
   foreignKey: ForeignKey | null;
+  /** A computed field: `public.<name>(row)`, not a stored column. */
+  computed?: boolean;
 }
 
 export interface TableMeta {
@@ -23,6 +25,8 @@ export interface TableMeta {
   /** Base tables can be managed; views can only be queried. */
   isTable: boolean;
   rlsEnabled: boolean;
+  /** Computed fields: functions of schema public taking this table's row type (read-only columns, not in `*`). */
+  computed?: Map<string, ColumnMeta>;
   columns: Map<string, ColumnMeta>;
   /** In table order. */
   columnList: ColumnMeta[];
@@ -74,6 +78,29 @@ interface RawColumn {
   fk: { table: string; column: string; on_delete: string } | null;
 }
 
+// Computed fields: functions of schema public with one argument, a row type of a relation of
+// schema public, returning one value (PostgREST's computed columns).
+const COMPUTED_SQL = `
+select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType"
+from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'public'
+join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = 'public'
+join pg_type t on t.oid = p.prorettype
+where p.pronargs = 1 and p.prokind = 'f' and not p.proretset and t.typname <> 'void'`;
+
+/** Adds each table's computed fields (a real column of the same name wins). */
+async function loadComputed(db: Queryable, tables: Map<string, TableMeta>): Promise<void> {
+  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string }>(COMPUTED_SQL);
+  for (const r of rows) {
+    const t = tables.get(r.table);
+    if (!t || t.columns.has(r.name)) continue;
+    t.computed ??= new Map();
+    t.computed.set(r.name, {
+      name: r.name, typname: r.typname, kind: valueKind(r.typname), castType: r.castType, type: apiType(r.typname),
+      nullable: true, default: null, isPrimaryKey: false, unique: false, foreignKey: null, computed: true,
+    });
+  }
+}
+
 /** Reads every relation of schema public from the catalog. */
 export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>> {
   const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL);
@@ -103,6 +130,7 @@ export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>>
       primaryKey: columnList.filter((c) => c.isPrimaryKey).map((c) => c.name),
     });
   }
+  await loadComputed(db, tables);
   return tables;
 }
 

@@ -1,5 +1,5 @@
 // The select grammar of PostgREST 12/13 (issue 26, item 3) through the real postgrest-js, on
-// both backends: aggregates, spread embeds, JSON paths in filters and order.
+// both backends: aggregates, spread embeds, JSON paths in filters and order, computed fields.
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -11,6 +11,7 @@ async function fixture(t: TestApp): Promise<void> {
   const statements = [
     `create table public.customers (id int primary key, name text not null)`,
     `create table public.orders (id int primary key, customer_id int references public.customers(id), amount numeric not null, status text not null, data jsonb, meta json)`,
+    `create function public.label(o public.orders) returns text language sql stable as $$ select o.status || '#' || o.id $$`,
     `insert into public.customers values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
     `insert into public.orders values
        (1, 1, 10, 'paid', '{"color":"red","size":2}', '{"tag":"a"}'),
@@ -99,5 +100,22 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
       expect(bad.status, q).toBe(400);
       envelope(bad);
     }
+  });
+
+  it('reads computed fields (functions of the row type) in select, filters, order and embeds, never in * or writes', async () => {
+    let r: any = await db.from('orders').select('id, label').eq('label', 'paid#3');
+    expect([r.error, r.data]).toEqual([null, [{ id: 3, label: 'paid#3' }]]);
+    r = await db.from('orders').select('label').in('status', ['paid', 'open']).order('label', { ascending: false });
+    expect(r.data).toEqual([{ label: 'paid#3' }, { label: 'paid#1' }, { label: 'open#2' }]);
+    r = await db.from('customers').select('name, orders(label)').eq('id', 2);
+    expect(r.data).toEqual([{ name: 'Bob', orders: [{ label: 'paid#3' }] }]);
+    r = await db.from('orders').select('*').eq('id', 4);
+    expect(Object.keys(r.data[0])).not.toContain('label');
+    const write: any = await db.from('orders').insert({ id: 9, amount: 1, status: 'x', label: 'no' });
+    expect([write.status, write.error?.code]).toEqual([400, '42703']);
+    // A computed field created now is seen at once (the schema cache reloads after DDL).
+    await sql(t, `create function public.doubled(o public.orders) returns numeric language sql stable as $$ select o.amount * 2 $$`);
+    r = await db.from('orders').select('id, doubled').eq('id', 2);
+    expect([r.error, r.data]).toEqual([null, [{ id: 2, doubled: 40 }]]);
   });
 });
