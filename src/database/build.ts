@@ -2,7 +2,7 @@ import { AppError } from '../errors/index.js';
 import type { ReadNode, RecordsQuery } from './ast.js';
 import { compileRead, compileReturning, newContext, nodeWhere, type CompileContext, type Statement } from './compile.js';
 import { resolveColumn } from './filters.js';
-import { qualified, quoteIdent } from './ident.js';
+import { quoteIdent, tableRef } from './ident.js';
 import type { TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
 
@@ -72,12 +72,12 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
     // No values at all: every column takes its default.
     const first = table.columnList[0];
     if (!first) throw new AppError('INVALID_INPUT', { message: `Table "${table.name}" has no columns.` });
-    sql = `insert into ${qualified(table.name)} (${quoteIdent(first.name)}) values ${rows.map(() => '(default)').join(', ')}`;
+    sql = `insert into ${tableRef(table)} (${quoteIdent(first.name)}) values ${rows.map(() => '(default)').join(', ')}`;
   } else {
     const tuples = rows.map(
       (row) => `(${cols.map((c) => (Object.hasOwn(row, c.name) ? p.typed(c, row[c.name], 'body') : missing)).join(', ')})`,
     );
-    sql = `insert into ${qualified(table.name)} (${cols.map((c) => quoteIdent(c.name)).join(', ')}) values ${tuples.join(', ')}`;
+    sql = `insert into ${tableRef(table)} (${cols.map((c) => quoteIdent(c.name)).join(', ')}) values ${tuples.join(', ')}`;
   }
   if (opts.upsert) {
     const target = opts.upsert.onConflict.map((c) => quoteIdent(resolveColumn(table, c).name));
@@ -114,13 +114,13 @@ export function buildUpdate(table: TableMeta, q: RecordsQuery, patch: Record<str
     const col = resolveColumn(table, k);
     return `${quoteIdent(col.name)} = ${ctx.p.typed(col, patch[k], 'body')}`;
   });
-  const sql = `update ${qualified(table.name)} t0 set ${sets.join(', ')}${writeWhere(ctx, table, q)}`;
+  const sql = `update ${tableRef(table)} t0 set ${sets.join(', ')}${writeWhere(ctx, table, q)}`;
   return finish(ctx, table, q, sql, representation);
 }
 
 /** Deletes the rows matching the filters. */
 export function buildDelete(table: TableMeta, q: RecordsQuery, representation: boolean, ctx = soloContext(table)): Statement {
   requireFilter(q);
-  const sql = `delete from ${qualified(table.name)} t0${writeWhere(ctx, table, q)}`;
+  const sql = `delete from ${tableRef(table)} t0${writeWhere(ctx, table, q)}`;
   return finish(ctx, table, q, sql, representation);
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { embedName, type AggregateItem, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
 import { colExpr, filterSql, jsonPath, orderTerm, Params, ref, resolveColumn, resolveReadable } from './filters.js';
-import { qualified, quoteIdent, safe } from './ident.js';
+import { quoteIdent, safe, tableRef } from './ident.js';
 import { resolveRelation, toMany, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
@@ -47,7 +47,7 @@ function joinCondition(e: Embed, parentAlias: string): string {
     const ja = `${e.alias}j`;
     const toParent = j.toParent.map((c, i) => `${ref(ja, c)} = ${ref(parentAlias, e.rel.parentColumns[i]!)}`);
     const toChild = j.toChild.map((c, i) => `${ref(ja, c)} = ${ref(e.alias, e.rel.childColumns[i]!)}`);
-    return `exists (select 1 from ${qualified(j.table)} ${ja} where ${[...toParent, ...toChild].join(' and ')})`;
+    return `exists (select 1 from ${tableRef({ name: j.table, schema: e.table.schema })} ${ja} where ${[...toParent, ...toChild].join(' and ')})`;
   }
   return e.rel.childColumns.map((c, i) => `${ref(e.alias, c)} = ${ref(parentAlias, e.rel.parentColumns[i]!)}`).join(' and ');
 }
@@ -151,7 +151,7 @@ function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: 
   const node = e.item.node;
   const order = orderSql(ctx, e.table, node, e.alias);
   const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
-  const sql = `select ${proj.cols.join(', ')} from ${qualified(e.table.name)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
+  const sql = `select ${proj.cols.join(', ')} from ${tableRef(e.table)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
   return { sql, names: proj.names };
 }
 
@@ -159,7 +159,7 @@ function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: 
 function embedExists(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias: string): string {
   const e = embedOf(ctx, table, item);
   const inner = [joinCondition(e, alias), ...nodeWhere(ctx, e.table, item.node, e.alias)];
-  return `exists (select 1 from ${qualified(e.table.name)} ${e.alias} where ${inner.join(' and ')})`;
+  return `exists (select 1 from ${tableRef(e.table)} ${e.alias} where ${inner.join(' and ')})`;
 }
 
 /** `author=not.is.null` / `author=is.null` on an embed (not a column): the parent has / lacks embedded rows. */
@@ -203,7 +203,7 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
     throw new AppError('INVALID_QUERY', { message: `order=${o.relation}(...) works on a to-one relation only; "${o.relation}" is to-many.`, nextActions: `Order its rows inside the embed with ${o.relation}.order=${o.column}.asc.` });
   }
   const col = ref(e.alias, resolveColumn(e.table, o.column).name);
-  return `(select ${col} from ${qualified(e.table.name)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
+  return `(select ${col} from ${tableRef(e.table)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
 }
 
 /** The body of a read as text, built by Postgres from the projected rows `inner`, in the format asked for. */
@@ -241,7 +241,7 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
   const where = nodeWhere(ctx, table, node, 't0');
   const whereText = where.length ? ` where ${where.join(' and ')}` : '';
   const order = orderSql(ctx, table, node, 't0');
-  const from = `${source ? source.from : qualified(table.name)} t0`;
+  const from = `${source ? source.from : tableRef(table)} t0`;
   const limit = p.add(node.limit ?? defaultLimit);
   const offset = p.add(node.offset ?? 0);
   const proj = projection(ctx, table, node, 't0');

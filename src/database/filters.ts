@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Condition, Filter, JsonStep, OrderKey } from './ast.js';
-import { qualified, quoteIdent, safe } from './ident.js';
+import { quoteIdent, safe, schemaRef, tableRef } from './ident.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import { cast, toParam } from './types.js';
 
@@ -34,7 +34,7 @@ export function resolveReadable(table: TableMeta, name: string): ColumnMeta {
 /** The expression of a column for a row `alias`: `alias."col"`, or `public."fn"(alias::public."table")` for a computed field. */
 export function colExpr(table: TableMeta, alias: string | null, col: ColumnMeta): string {
   if (!col.computed) return ref(alias, col.name);
-  return `public.${quoteIdent(col.name)}(${alias ?? qualified(table.name)}::${qualified(table.name)})`;
+  return `${schemaRef(table.schema)}.${quoteIdent(col.name)}(${alias ?? tableRef(table)}::${tableRef(table)})`;
 }
 
 /** `alias."col"`, or `"col"` without an alias. */

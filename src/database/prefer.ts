@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { safe } from './ident.js';
+import { notExposed } from './scopes.js';
 
 /** The `Prefer` header of a records request (PostgREST names; unknown preferences are ignored). */
 export interface Prefer {
@@ -78,13 +79,15 @@ export function contentRange(offset: number, count: number, total: number): stri
   return count > 0 ? `${offset}-${offset + count - 1}/${total}` : `*/${total}`;
 }
 
-/** `Accept-Profile` / `Content-Profile` (postgrest-js `.schema(s)`): only `public` is served; another schema is a 406, never silently public. */
-export function checkProfile(headers: Record<string, string | string[] | undefined>): void {
-  for (const name of ['accept-profile', 'content-profile']) {
-    const v = headers[name];
-    const value = (Array.isArray(v) ? v[0] : v)?.trim();
-    if (value && value !== 'public') {
-      throw new AppError('SCHEMA_NOT_EXPOSED', { message: `Schema "${safe(value)}" is not exposed; only public is.`, pgrstCode: 'PGRST106' });
-    }
-  }
+/**
+ * The schema of a request (postgrest-js `.schema(s)`): `Accept-Profile` for GET/HEAD,
+ * `Content-Profile` for writes and POST RPC, as PostgREST. Absent: the first exposed schema
+ * (`DB_SCHEMAS`, default public); one not exposed is a 406 PGRST106, never silently public.
+ */
+export function checkProfile(headers: Record<string, string | string[] | undefined>, exposed: readonly string[] = ['public'], write = false): string {
+  const v = headers[write ? 'content-profile' : 'accept-profile'];
+  const value = (Array.isArray(v) ? v[0] : v)?.trim();
+  if (!value) return exposed[0] ?? 'public';
+  if (!exposed.includes(value)) throw notExposed(value, exposed);
+  return value;
 }

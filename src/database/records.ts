@@ -7,7 +7,7 @@ import { isIdent, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
 import { newContext, type CompileContext } from './compile.js';
-import { RelationsCache } from './relations.js';
+import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
@@ -30,6 +30,8 @@ export interface ReadOptions {
   single?: boolean;
   /** The body's format (Accept): JSON, CSV, JSON without nulls, GeoJSON (needs PostGIS). */
   format?: BodyFormat;
+  /** The exposed schema (Accept-Profile); default public. */
+  schema?: string;
 }
 
 export interface WriteOptions {
@@ -41,6 +43,8 @@ export interface WriteOptions {
   rollback?: boolean;
   /** `Prefer: handling=strict, max-affected=N` (update, delete, RPC): more rows is PGRST124, rolled back. */
   maxAffected?: number | null;
+  /** The exposed schema (Content-Profile); default public. */
+  schema?: string;
 }
 
 export interface InsertWriteOptions extends WriteOptions {
@@ -58,33 +62,36 @@ export interface WriteResult {
 
 /** The records API over the tables of schema public, run as the caller (RLS applies). */
 export class RecordsService {
-  private readonly relations: RelationsCache;
+  readonly scopes: Scopes;
 
   constructor(
     private readonly db: Db,
     readonly schema: SchemaCache,
+    /** `DB_SCHEMAS`: the schemas Accept-Profile / Content-Profile may name; the first is the default. */
+    readonly exposedSchemas: readonly string[] = ['public'],
   ) {
-    this.relations = new RelationsCache(db, schema);
+    this.scopes = new Scopes(db, schema, exposedSchemas);
   }
 
-  /** The table by its client-given name; only schema public is ever looked at. */
-  async table(name: string): Promise<TableMeta> {
-    const t = isIdent(name) ? await this.schema.get(name) : null;
+  /** The table by its client-given name, in an exposed schema (default public). */
+  async table(name: string, schemaName = 'public'): Promise<TableMeta> {
+    const t = isIdent(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
     if (!t) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
   }
 
   /** Builds a statement; an unknown column reloads the schema once (another instance may have added it). */
-  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement): Promise<Statement> {
+  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement, schemaName = 'public'): Promise<Statement> {
+    const scope = this.scopes.get(schemaName);
     const attempt = async () => {
-      const t = await this.table(name);
-      return make(t, newContext(await this.schema.all(), await this.relations.foreignKeys()));
+      const t = await this.table(name, schemaName);
+      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys()));
     };
     try {
       return await attempt();
     } catch (err) {
       const miss = err instanceof AppError && (err.code === 'UNKNOWN_COLUMN' || err.code === 'RELATION_NOT_FOUND' || err.code === 'TABLE_NOT_FOUND');
-      if (!miss || !(await this.schema.reloadOnMiss())) throw err;
+      if (!miss || !(await scope.schema.reloadOnMiss())) throw err;
       return attempt();
     }
   }
@@ -151,7 +158,7 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format));
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
     if (opts.format === 'geojson') await this.requirePostgis();
     const { rows } = await this.run(identity, 'select', stmt);
     const row = rows[0] as { body: string; total: number | string };
@@ -174,7 +181,7 @@ export class RecordsService {
     }
     const q = parseRecordsQuery(rawQuery);
     if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format));
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
     const options = [`format ${plan.as}`, ...plan.options.filter((o) => PLAN_OPTIONS.includes(o))].join(', ');
     let out = '';
     try {
@@ -243,21 +250,21 @@ export class RecordsService {
         },
         ctx,
       );
-    });
+    }, opts.schema);
     return this.write(identity, 'insert', name, stmt, opts);
   }
 
   /** PATCH: updates the rows matching the filters (at least one filter). */
   async update(identity: Identity, name: string, rawQuery: string, patch: Record<string, unknown>, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx), opts.schema);
     return this.write(identity, 'update', name, stmt, opts);
   }
 
   /** DELETE: deletes the rows matching the filters (at least one filter). */
   async delete(identity: Identity, name: string, rawQuery: string, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t, ctx) => buildDelete(t, q, opts.representation, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildDelete(t, q, opts.representation, ctx), opts.schema);
     return this.write(identity, 'delete', name, stmt, opts);
   }
 
@@ -267,7 +274,8 @@ export class RecordsService {
    * the transaction, so a refused or rolled-back call leaves nothing written.
    */
   async rpc(identity: Identity, req: RpcRequest, opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {}): Promise<RpcResult> {
-    const ctx = newContext(await this.schema.all(), await this.relations.foreignKeys());
+    const scope = this.scopes.get(req.schema);
+    const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
     let result: RpcResult | null = null;
     try {
       await this.as(identity, 'rpc', async (tx) => {

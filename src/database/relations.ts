@@ -47,8 +47,8 @@ select k.conname as name, c.relname as table, f.relname as "refTable",
   exists (select 1 from pg_constraint u where u.conrelid = k.conrelid and u.contype in ('p', 'u')
           and u.conkey @> k.conkey and k.conkey @> u.conkey) as "unique"
 from pg_constraint k
-join pg_class c on c.oid = k.conrelid join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = 'public'
-join pg_class f on f.oid = k.confrelid join pg_namespace fn on fn.oid = f.relnamespace and fn.nspname = 'public'
+join pg_class c on c.oid = k.conrelid join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = $1
+join pg_class f on f.oid = k.confrelid join pg_namespace fn on fn.oid = f.relnamespace and fn.nspname = $1
 where k.contype = 'f'
 order by k.conname`;
 
@@ -57,8 +57,8 @@ order by k.conname`;
 const VIEW_SQL = `
 select u.view_name as view, u.table_name as base, json_agg(u.column_name::text) as columns
 from information_schema.view_column_usage u
-join pg_class v on v.relname = u.view_name join pg_namespace vn on vn.oid = v.relnamespace and vn.nspname = 'public'
-where u.view_schema = 'public' and u.table_schema = 'public'
+join pg_class v on v.relname = u.view_name join pg_namespace vn on vn.oid = v.relnamespace and vn.nspname = $1
+where u.view_schema = $1 and u.table_schema = $1
   and exists (select 1 from pg_attribute a where a.attrelid = v.oid and a.attname = u.column_name and not a.attisdropped)
 group by u.view_name, u.table_name`;
 
@@ -90,7 +90,7 @@ export class RelationsCache {
     await this.schema.all();
     const version = this.schema.version;
     if (this.cached?.version !== version) {
-      const fks = Promise.all([this.db.query<ForeignKeyInfo>(FK_SQL), this.db.query<{ view: string; base: string; columns: string[] }>(VIEW_SQL)]).then(([r, v]) => {
+      const fks = Promise.all([this.db.query<ForeignKeyInfo>(FK_SQL, [this.schema.name]), this.db.query<{ view: string; base: string; columns: string[] }>(VIEW_SQL, [this.schema.name])]).then(([r, v]) => {
         const base = r.rows.map((row) => ({ ...row, columns: parse(row.columns), refColumns: parse(row.refColumns) }));
         return [...base, ...viewKeys(base, v.rows.map((row) => ({ ...row, columns: parse(row.columns) })))];
       });

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { shaped, statement, type Queryable } from '../db/types.js';
-import { isIdent, quoteIdent, safe } from './ident.js';
+import { isIdent, quoteIdent, safe, schemaRef } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
 import { decode, parseRecordsQuery, splitQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
@@ -34,12 +34,12 @@ select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.proretset as retse
       'mode', coalesce(p.proargmodes[i], 'i')) order by i)
     from generate_series(1, coalesce(array_length(p.proallargtypes, 1), p.pronargs)) i
     join pg_type t on t.oid = coalesce(p.proallargtypes[i], p.proargtypes[i - 1])), '[]') as args,
-  (select c.relname from pg_class c join pg_namespace cn on cn.oid = c.relnamespace where c.oid = rt.typrelid and cn.nspname = 'public') as retrel,
+  (select c.relname from pg_class c join pg_namespace cn on cn.oid = c.relnamespace where c.oid = rt.typrelid and cn.nspname = $2) as retrel,
   (select json_agg(json_build_object('name', a.attname, 'typname', at.typname, 'castType', format_type(a.atttypid, null)) order by a.attnum)
      from pg_attribute a join pg_type at on at.oid = a.atttypid
      where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as retcols
 from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
-where n.nspname = 'public' and p.proname = $1 and p.prokind = 'f'`;
+where n.nspname = $2 and p.proname = $1 and p.prokind = 'f'`;
 
 const LOOKUP = statement(LOOKUP_SQL);
 
@@ -53,6 +53,8 @@ export interface RpcRequest {
   range?: { offset: number; limit: number };
   /** The body format of a result of rows (Accept). */
   format?: BodyFormat;
+  /** The exposed schema of the function (Accept-/Content-Profile; default public). */
+  schema?: string;
 }
 
 /** A function's answer: a relation's page (with the total), one value, or nothing (void). */
@@ -95,7 +97,7 @@ function takesBody(r: FunctionRow): boolean {
 }
 
 /** The overload the given argument names select: 404 PGRST202 if none, 300 PGRST203 if several. */
-function pickOverload(rows: FunctionRow[], name: string, given: string[], hasBody: boolean): FunctionRow {
+function pickOverload(rows: FunctionRow[], schema: string, name: string, given: string[], hasBody: boolean): FunctionRow {
   const matches = rows.filter((r) => {
     if (hasBody && takesBody(r)) return true;
     const inputs = inputArgs(r);
@@ -106,9 +108,9 @@ function pickOverload(rows: FunctionRow[], name: string, given: string[], hasBod
   const signatures = rows.map((r) => `${name}(${inputArgs(r).map((a) => `${a.name ?? ''} ${a.castType}`.trim()).join(', ')})`);
   if (!matches.length) {
     throw new AppError('RPC_NOT_FOUND', {
-      message: `No function public.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
-      details: `Searched for the function public.${name} with parameters ${given.join(', ') || '(none)'}`,
-      hint: `Perhaps you meant to call the function public.${signatures[0]}`,
+      message: `No function ${schema}.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
+      details: `Searched for the function ${schema}.${name} with parameters ${given.join(', ') || '(none)'}`,
+      hint: `Perhaps you meant to call the function ${schema}.${signatures[0]}`,
       pgrstCode: 'PGRST202',
     });
   }
@@ -137,14 +139,14 @@ function resultTable(ctx: CompileContext, fn: FunctionRow, name: string): TableM
 }
 
 /** `public."fn"(named => $n::type, ...)`, every value a bind parameter. */
-function callSql(ctx: CompileContext, name: string, fn: FunctionRow, args: Record<string, unknown>, source: 'query' | 'body', body: unknown): string {
+function callSql(ctx: CompileContext, schema: string, name: string, fn: FunctionRow, args: Record<string, unknown>, source: 'query' | 'body', body: unknown): string {
   const p = ctx.p;
   if (source === 'body' && takesBody(fn)) {
     const arg = inputArgs(fn)[0]!;
     // text/plain and application/octet-stream arrive as bytes; a JSON body as its value.
     const value = Buffer.isBuffer(body) ? (arg.typname === 'bytea' ? body : body.toString('utf8')) : arg.typname === 'bytea' ? null : JSON.stringify(body ?? null);
     if (value === null) throw new AppError('INVALID_INPUT', { message: `Function "${name}" takes raw bytes: send them with Content-Type: application/octet-stream.` });
-    return `public.${quoteIdent(name)}(${p.add(value)}::${arg.castType})`;
+    return `${schemaRef(schema)}.${quoteIdent(name)}(${p.add(value)}::${arg.castType})`;
   }
   const named = inputArgs(fn)
     .filter((a) => a.name && Object.hasOwn(args, a.name))
@@ -157,7 +159,7 @@ function callSql(ctx: CompileContext, name: string, fn: FunctionRow, args: Recor
       }
       return `${quoteIdent(a.name!)} => ${p.add(toParam(typed, value, source))}::${a.castType}`;
     });
-  return `public.${quoteIdent(name)}(${named.join(', ')})`;
+  return `${schemaRef(schema)}.${quoteIdent(name)}(${named.join(', ')})`;
 }
 
 /**
@@ -169,15 +171,16 @@ function callSql(ctx: CompileContext, name: string, fn: FunctionRow, args: Recor
 export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest): Promise<RpcResult> {
   const { name } = req;
   if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
-  const { rows } = await tx.query<FunctionRow>(LOOKUP, [name]);
-  if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema public.`, pgrstCode: 'PGRST202' });
+  const schema = req.schema ?? 'public';
+  const { rows } = await tx.query<FunctionRow>(LOOKUP, [name, schema]);
+  if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
   const source = req.body === undefined ? 'query' : 'body';
   const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));
   const split = partitionQuery(req.rawQuery, (k) => source === 'query' && argNames.has(k));
   const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
   const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  const fn = pickOverload(rows, name, Object.keys(args), source === 'body' && req.body !== undefined);
-  const call = callSql(ctx, name, fn, args, source, req.body);
+  const fn = pickOverload(rows, schema, name, Object.keys(args), source === 'body' && req.body !== undefined);
+  const call = callSql(ctx, schema, name, fn, args, source, req.body);
   const q = parseRecordsQuery(split.rest);
   const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);
   if (!table) {

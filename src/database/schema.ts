@@ -25,6 +25,8 @@ export interface TableMeta {
   /** Base tables can be managed; views can only be queried. */
   isTable: boolean;
   rlsEnabled: boolean;
+  /** The schema it lives in (absent: public). */
+  schema?: string;
   /** Computed fields: functions of schema public taking this table's row type (read-only columns, not in `*`). */
   computed?: Map<string, ColumnMeta>;
   columns: Map<string, ColumnMeta>;
@@ -60,7 +62,7 @@ select c.relname as table, c.relkind in ('r','p') as is_table, c.relrowsecurity 
            where k.conrelid = c.oid and k.contype = 'f' and k.conkey = array[a.attnum]::int2[] limit 1)
   ) order by a.attnum) filter (where a.attnum is not null), '[]') as columns
 from pg_class c
-join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+join pg_namespace n on n.oid = c.relnamespace and n.nspname = $1
 left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
 left join pg_type t on t.oid = a.atttypid
 left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
@@ -82,14 +84,14 @@ interface RawColumn {
 // schema public, returning one value (PostgREST's computed columns).
 const COMPUTED_SQL = `
 select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType"
-from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'public'
-join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = 'public'
+from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = $1
+join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = $1
 join pg_type t on t.oid = p.prorettype
 where p.pronargs = 1 and p.prokind = 'f' and not p.proretset and t.typname <> 'void'`;
 
 /** Adds each table's computed fields (a real column of the same name wins). */
-async function loadComputed(db: Queryable, tables: Map<string, TableMeta>): Promise<void> {
-  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string }>(COMPUTED_SQL);
+async function loadComputed(db: Queryable, tables: Map<string, TableMeta>, schema: string): Promise<void> {
+  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string }>(COMPUTED_SQL, [schema]);
   for (const r of rows) {
     const t = tables.get(r.table);
     if (!t || t.columns.has(r.name)) continue;
@@ -102,8 +104,8 @@ async function loadComputed(db: Queryable, tables: Map<string, TableMeta>): Prom
 }
 
 /** Reads every relation of schema public from the catalog. */
-export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>> {
-  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL);
+export async function loadTables(db: Queryable, schema = 'public'): Promise<Map<string, TableMeta>> {
+  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL, [schema]);
   const tables = new Map<string, TableMeta>();
   for (const r of rows) {
     const raw: RawColumn[] = typeof r.columns === 'string' ? JSON.parse(r.columns) : r.columns;
@@ -123,6 +125,7 @@ export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>>
     );
     tables.set(r.table, {
       name: r.table,
+      schema,
       isTable: r.is_table,
       rlsEnabled: r.rls,
       columns: new Map(columnList.map((c) => [c.name, c])),
@@ -130,7 +133,7 @@ export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>>
       primaryKey: columnList.filter((c) => c.isPrimaryKey).map((c) => c.name),
     });
   }
-  await loadComputed(db, tables);
+  await loadComputed(db, tables, schema);
   return tables;
 }
 
@@ -147,6 +150,8 @@ export class SchemaCache {
   constructor(
     private readonly db: Queryable,
     private readonly minReloadMs = 1000,
+    /** The schema whose relations this caches. */
+    readonly name = 'public',
   ) {}
 
   /** All relations (loads on first use). */
@@ -158,7 +163,7 @@ export class SchemaCache {
   async reload(): Promise<Map<string, TableMeta>> {
     if (this.loading) return this.loading;
     const gen = this.generation;
-    const p = loadTables(this.db)
+    const p = loadTables(this.db, this.name)
       .then((t) => {
         // A load that started before an invalidate() must not install what it read.
         if (gen === this.generation) {

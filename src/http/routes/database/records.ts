@@ -48,14 +48,14 @@ function applied(reply: FastifyReply, prefer: Prefer) {
 }
 
 async function read(records: RecordsService, request: FastifyRequest, reply: FastifyReply) {
-  checkProfile(request.headers);
+  const schema = profile(records, reply, request, false);
   const media = parseAccept(request.headers.accept);
   const single = media.single;
   if (media.plan) {
-    const plan = await records.plan(request.identity, tableOf(request), rawQuery(request), media.plan, { range: range(request), single });
+    const plan = await records.plan(request.identity, tableOf(request), rawQuery(request), media.plan, { range: range(request), single, schema });
     return reply.status(200).type(media.contentType).send(plan);
   }
-  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format });
+  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema });
   const prefer = parsePrefer(request.headers.prefer);
   applied(reply, prefer);
   reply.header('X-Total-Count', String(page.total));
@@ -84,9 +84,15 @@ function answerWrite(reply: FastifyReply, prefer: Prefer, result: WriteResult, s
   return reply.status(statuses.minimal).send();
 }
 
-function writeOptions(request: FastifyRequest, prefer: Prefer) {
-  checkProfile(request.headers);
-  return { ...prefer, single: wantsObject(request) };
+/** The request's exposed schema (Accept-/Content-Profile), echoed as Content-Profile when several are exposed (PostgREST). */
+export function profile(records: RecordsService, reply: FastifyReply, request: FastifyRequest, write: boolean): string {
+  const schema = checkProfile(request.headers, records.exposedSchemas, write);
+  if (records.exposedSchemas.length > 1) reply.header('Content-Profile', schema);
+  return schema;
+}
+
+function writeOptions(records: RecordsService, request: FastifyRequest, reply: FastifyReply, prefer: Prefer) {
+  return { ...prefer, single: wantsObject(request), schema: profile(records, reply, request, true) };
 }
 
 type TableRequest = FastifyRequest;
@@ -95,7 +101,7 @@ const tableOf = (request: FastifyRequest) => (request.params as { table: string 
 async function insert(records: RecordsService, request: TableRequest, reply: FastifyReply, minimalBody: string | null) {
   const prefer = parsePrefer(request.headers.prefer);
   const rows = (Array.isArray(request.body) ? request.body : [request.body]) as Array<Record<string, unknown>>;
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.insert(request.identity, tableOf(request), rows, rawQuery(request), opts);
   // PostgREST: an upsert that inserted no row (every row merged or ignored) is 200, not 201
   // (on /api/db, its path; the spec's primary path answers 201 for every insert).
@@ -105,14 +111,14 @@ async function insert(records: RecordsService, request: TableRequest, reply: Fas
 
 async function update(records: RecordsService, request: TableRequest, reply: FastifyReply) {
   const prefer = parsePrefer(request.headers.prefer);
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.update(request.identity, tableOf(request), rawQuery(request), request.body as Record<string, unknown>, opts);
   return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
 }
 
 async function remove(records: RecordsService, request: TableRequest, reply: FastifyReply) {
   const prefer = parsePrefer(request.headers.prefer);
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.delete(request.identity, tableOf(request), rawQuery(request), opts);
   return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
 }

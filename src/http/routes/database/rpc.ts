@@ -4,7 +4,8 @@ import type { RoutePlugin } from '../../types.js';
 import type { RecordsService } from '../../../database/records.js';
 import { AppError } from '../../../errors/index.js';
 import { parseAccept } from '../../../database/media.js';
-import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied } from '../../../database/prefer.js';
+import { profile } from './records.js';
+import { contentRange, parsePrefer, parseRange, preferenceApplied } from '../../../database/prefer.js';
 
 const FnParams = Type.Object({ fn: Type.String({ maxLength: 256 }) });
 const any = { access: 'any' as const, handlerChecksSession: true, postgrest: true };
@@ -17,7 +18,7 @@ function rawQuery(request: FastifyRequest): string {
 
 /** GET/HEAD: arguments are the query parameters named like the function's arguments; POST: the JSON body. */
 async function call(records: RecordsService, request: FastifyRequest, reply: FastifyReply, source: 'query' | 'body') {
-  checkProfile(request.headers);
+  const schema = profile(records, reply, request, source === 'body');
   const prefer = parsePrefer(request.headers.prefer);
   const unit = request.headers['range-unit'];
   const range = parseRange(request.headers.range, Array.isArray(unit) ? unit[0] : unit);
@@ -26,7 +27,7 @@ async function call(records: RecordsService, request: FastifyRequest, reply: Fas
   const single = media.single;
   const result = await records.rpc(
     request.identity,
-    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range, format: media.format },
+    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range, format: media.format, schema },
     { single, rollback: prefer.rollback, maxAffected: prefer.maxAffected },
   );
   const applied = preferenceApplied({ ...prefer, return: null, missingDefault: false, resolution: null });
