@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { embedName, type AggregateItem, type ColumnItem, type EmbedItem, type Filter, type OrderKey, type ReadNode } from './ast.js';
 import { colExpr, filterSql, jsonPath, orderTerm, Params, ref, resolveColumn, resolveReadable } from './filters.js';
-import { quoteIdent, safe, tableRef } from './ident.js';
+import { quoteIdent, safe, schemaRef, tableRef } from './ident.js';
 import { resolveRelation, toMany, type ForeignKeyInfo, type Relation } from './relations.js';
 import type { TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
@@ -29,18 +29,36 @@ interface Embed {
   item: EmbedItem;
   rel: Relation;
   table: TableMeta;
+  parent: TableMeta;
   alias: string;
 }
 
-/** The relation and table an embed item names, seen from `parent`. */
+/**
+ * The relation and table an embed item names, seen from `parent`: a foreign key, or else a
+ * computed relationship (a function of the parent's row type returning rows of a table).
+ */
 function embedOf(ctx: CompileContext, parent: TableMeta, item: EmbedItem): Embed {
-  const rel = resolveRelation(ctx.fks, parent.name, item.relation, item.hint);
+  const computed = parent.relFunctions?.get(item.relation);
+  let rel: Relation;
+  try {
+    rel = resolveRelation(ctx.fks, parent.name, item.relation, item.hint);
+  } catch (err) {
+    if (!computed || !(err instanceof AppError) || err.code !== 'RELATION_NOT_FOUND') throw err;
+    rel = { kind: computed.many ? 'one-to-many' : 'many-to-one', constraint: item.relation, table: computed.table, parentColumns: [], childColumns: [], fn: item.relation };
+  }
   const table = ctx.tables.get(rel.table);
   if (!table) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(rel.table)}".` });
-  return { item, rel, table, alias: `t${++ctx.n}` };
+  return { item, rel, table, parent, alias: `t${++ctx.n}` };
+}
+
+/** `<table> tN`, or `<fn>(<parent row>) tN` for a computed relationship. */
+function embedFrom(e: Embed, parentAlias: string): string {
+  if (!e.rel.fn) return `${tableRef(e.table)} ${e.alias}`;
+  return `${schemaRef(e.parent.schema)}.${quoteIdent(e.rel.fn)}(${parentAlias}::${tableRef(e.parent)}) ${e.alias}`;
 }
 
 function joinCondition(e: Embed, parentAlias: string): string {
+  if (e.rel.fn) return 'true';
   const j = e.rel.junction;
   if (j) {
     // many-to-many: a junction row links the parent row and the embedded row.
@@ -151,7 +169,7 @@ function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: 
   const node = e.item.node;
   const order = orderSql(ctx, e.table, node, e.alias);
   const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
-  const sql = `select ${proj.cols.join(', ')} from ${tableRef(e.table)} ${e.alias}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
+  const sql = `select ${proj.cols.join(', ')} from ${embedFrom(e, parentAlias)}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
   return { sql, names: proj.names };
 }
 
@@ -159,7 +177,7 @@ function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: 
 function embedExists(ctx: CompileContext, table: TableMeta, item: EmbedItem, alias: string): string {
   const e = embedOf(ctx, table, item);
   const inner = [joinCondition(e, alias), ...nodeWhere(ctx, e.table, item.node, e.alias)];
-  return `exists (select 1 from ${tableRef(e.table)} ${e.alias} where ${inner.join(' and ')})`;
+  return `exists (select 1 from ${embedFrom(e, alias)} where ${inner.join(' and ')})`;
 }
 
 /** `author=not.is.null` / `author=is.null` on an embed (not a column): the parent has / lacks embedded rows. */
@@ -203,7 +221,7 @@ function orderExpr(ctx: CompileContext, table: TableMeta, node: ReadNode, alias:
     throw new AppError('INVALID_QUERY', { message: `order=${o.relation}(...) works on a to-one relation only; "${o.relation}" is to-many.`, nextActions: `Order its rows inside the embed with ${o.relation}.order=${o.column}.asc.` });
   }
   const col = ref(e.alias, resolveColumn(e.table, o.column).name);
-  return `(select ${col} from ${tableRef(e.table)} ${e.alias} where ${joinCondition(e, alias)} limit 1)`;
+  return `(select ${col} from ${embedFrom(e, alias)} where ${joinCondition(e, alias)} limit 1)`;
 }
 
 /** The body of a read as text, built by Postgres from the projected rows `inner`, in the format asked for. */

@@ -30,6 +30,8 @@ export interface Relation {
    * are then the parent's and child's referenced columns, `toParent`/`toChild` the junction's.
    */
   junction?: { table: string; toParent: string[]; toChild: string[] };
+  /** A computed relationship: the embedded rows are `fn(parent row)`. */
+  fn?: string;
 }
 
 /** Embeds an array (to-many) rather than one object. */

@@ -29,6 +29,8 @@ export interface TableMeta {
   schema?: string;
   /** Computed fields: functions of schema public taking this table's row type (read-only columns, not in `*`). */
   computed?: Map<string, ColumnMeta>;
+  /** Computed relationships: functions of this row type returning rows of `table` (`many`: setof), embeddable by name. */
+  relFunctions?: Map<string, { table: string; many: boolean }>;
   columns: Map<string, ColumnMeta>;
   /** In table order. */
   columnList: ColumnMeta[];
@@ -80,21 +82,28 @@ interface RawColumn {
   fk: { table: string; column: string; on_delete: string } | null;
 }
 
-// Computed fields: functions of schema public with one argument, a row type of a relation of
-// schema public, returning one value (PostgREST's computed columns).
+// Functions of the schema with one argument, a row type of a relation of the schema:
+// returning one value, a computed field; returning rows of a relation of the schema
+// (`setof` or one), a computed relationship (PostgREST's names).
 const COMPUTED_SQL = `
-select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType"
+select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType", p.proretset as retset,
+  (select rc.relname from pg_class rc where rc.reltype = p.prorettype and rc.relnamespace = n.oid) as rettable
 from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = $1
 join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = $1
 join pg_type t on t.oid = p.prorettype
-where p.pronargs = 1 and p.prokind = 'f' and not p.proretset and t.typname <> 'void'`;
+where p.pronargs = 1 and p.prokind = 'f' and t.typname <> 'void'`;
 
 /** Adds each table's computed fields (a real column of the same name wins). */
 async function loadComputed(db: Queryable, tables: Map<string, TableMeta>, schema: string): Promise<void> {
-  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string }>(COMPUTED_SQL, [schema]);
+  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string; retset: boolean; rettable: string | null }>(COMPUTED_SQL, [schema]);
   for (const r of rows) {
     const t = tables.get(r.table);
     if (!t || t.columns.has(r.name)) continue;
+    if (r.rettable) {
+      (t.relFunctions ??= new Map()).set(r.name, { table: r.rettable, many: r.retset });
+      continue;
+    }
+    if (r.retset) continue;
     t.computed ??= new Map();
     t.computed.set(r.name, {
       name: r.name, typname: r.typname, kind: valueKind(r.typname), castType: r.castType, type: apiType(r.typname),

@@ -1,6 +1,7 @@
 // Embedding resolved as PostgREST does (issue 26, item 4), through the real postgrest-js on both
 // backends: many-to-many through a junction, views through their base tables' keys, empty
-// embeds that only filter, !inner/!left, self references by hint, ambiguity as 300 PGRST201.
+// embeds that only filter, !inner/!left, self references by hint, ambiguity as 300 PGRST201,
+// computed relationships (functions of the row type returning rows).
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -16,6 +17,8 @@ async function fixture(t: TestApp): Promise<void> {
     `create view public.articles_v as select id, user_id, title from public.articles`,
     `create table public.tasks (id int primary key, name text not null, parent_id int references public.tasks(id))`,
     `create table public.letters (id int primary key, sender_id int references public.users(id), receiver_id int references public.users(id), body text)`,
+    `create function public.authored(u public.users) returns setof public.articles language sql stable as $$ select * from public.articles where user_id = u.id $$`,
+    `create function public.author_of(a public.articles) returns public.users language sql stable as $$ select * from public.users where id = a.user_id $$`,
     `insert into public.users values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
     `insert into public.roles values (1, 'admin'), (2, 'editor')`,
     `insert into public.user_roles values (1, 1), (1, 2), (2, 2)`,
@@ -88,5 +91,14 @@ describe.each(backends())('postgrest-js: embedding resolution (%s)', (backend) =
     expect(amb.error.hint).toContain('users!letters_receiver_id_fkey');
     const r: any = await db.from('letters').select('body, from:users!sender_id(name), to:users!letters_receiver_id_fkey(name)');
     expect(r.data).toEqual([{ body: 'hi bob', from: { name: 'Ann' }, to: { name: 'Bob' } }]);
+  });
+
+  it('embeds computed relationships: a function of the row type returning rows (setof: array, one: object)', async () => {
+    let r: any = await db.from('users').select('name, written:authored(title)').eq('id', 1).order('id', { referencedTable: 'written', ascending: false });
+    expect([r.error, r.data]).toEqual([null, [{ name: 'Ann', written: [{ title: 'a2' }, { title: 'a1' }] }]]);
+    r = await db.from('articles').select('title, author_of(name)').eq('id', 3);
+    expect(r.data).toEqual([{ title: 'b1', author_of: { name: 'Bob' } }]);
+    r = await db.from('users').select('name, authored!inner(title)').eq('authored.title', 'a2');
+    expect(r.data).toEqual([{ name: 'Ann', authored: [{ title: 'a2' }] }]);
   });
 });
