@@ -11,7 +11,7 @@ import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
-import { callFunction, type RpcRequest, type RpcResult } from './rpc.js';
+import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
 
@@ -63,6 +63,7 @@ export interface WriteResult {
 /** The records API over the tables of schema public, run as the caller (RLS applies). */
 export class RecordsService {
   readonly scopes: Scopes;
+  private readonly fnCache = new Map<string, { version: string; rows: FunctionRow[] }>();
 
   constructor(
     private readonly db: Db,
@@ -276,19 +277,37 @@ export class RecordsService {
   async rpc(identity: Identity, req: RpcRequest, opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {}): Promise<RpcResult> {
     const scope = this.scopes.get(req.schema);
     const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
+    const key = `${scope.schema.name}.${req.name}`;
     let result: RpcResult | null = null;
     try {
       await this.as(identity, 'rpc', async (tx) => {
-        const r = await callFunction(tx, ctx, req);
+        const r = await callFunction(tx, ctx, req, (name, schema) => this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)));
         result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
         if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
         if (opts.rollback) throw ROLLBACK;
       });
     } catch (err) {
       if (err === ROLLBACK) return result!;
+      // The function may have changed under the cache (another instance's DDL): look it up again next time.
+      const code = err instanceof AppError ? (pgErrorInfo(err.cause)?.code ?? err.code) : pgErrorInfo(err)?.code;
+      if (code && /^(RPC_NOT_FOUND|AMBIGUOUS_FUNCTION|42883|42P13|42804|0A000)$/.test(code)) this.fnCache.delete(key);
       throw err;
     }
     return result!;
+  }
+
+  /**
+   * A function's overloads, remembered per schema version (this instance's DDL forgets them;
+   * a call that fails as if the function changed forgets that one). Only found functions are
+   * kept, at most 1000 names.
+   */
+  private async functions(key: string, version: string, load: () => Promise<FunctionRow[]>): Promise<FunctionRow[]> {
+    const hit = this.fnCache.get(key);
+    if (hit && hit.version === version) return hit.rows;
+    const rows = await load();
+    if (this.fnCache.size >= 1000) this.fnCache.clear();
+    if (rows.length) this.fnCache.set(key, { version, rows });
+    return rows;
   }
 }
 

@@ -14,7 +14,7 @@ interface Arg {
   mode: string;
 }
 
-interface FunctionRow {
+export interface FunctionRow {
   args: Arg[] | string;
   nargs: number;
   ndefaults: number;
@@ -168,11 +168,16 @@ function callSql(ctx: CompileContext, schema: string, name: string, fn: Function
  * `with src as materialized (select * from fn(args)) ... where ... order ... limit`, so select,
  * filters, order, limit/offset, Range and embedding apply as on a table. A scalar answers its value.
  */
-export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest): Promise<RpcResult> {
+/** The overloads of `schema.name` (catalog rows, the same for every caller). */
+export async function lookupFunctions(db: Queryable, name: string, schema: string): Promise<FunctionRow[]> {
+  return (await db.query<FunctionRow>(LOOKUP, [name, schema])).rows;
+}
+
+export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest, lookup?: (name: string, schema: string) => Promise<FunctionRow[]>): Promise<RpcResult> {
   const { name } = req;
   if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
   const schema = req.schema ?? 'public';
-  const { rows } = await tx.query<FunctionRow>(LOOKUP, [name, schema]);
+  const rows = lookup ? await lookup(name, schema) : await lookupFunctions(tx, name, schema);
   if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
   const source = req.body === undefined ? 'query' : 'body';
   const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));

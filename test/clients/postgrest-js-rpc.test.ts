@@ -105,4 +105,16 @@ describe.each(backends())('postgrest-js: functions as relations (%s)', (backend)
     expect(bad.status).toBe(400);
     envelope(bad);
   });
+
+  it('sees a function changed by DDL: through the admin API at once, behind this instance\'s back after one miss', async () => {
+    expect((await db.rpc('pick', { x: 1, y: 2 })).data).toBe('two');
+    await sql(t, `create or replace function public.pick(x int, y int) returns text language sql as $$ select 'new two' $$`);
+    expect((await db.rpc('pick', { x: 1, y: 2 })).data).toBe('new two');
+    // Another instance (here: the database directly) adds an overload: the first call that
+    // misses it forgets the remembered overloads, the next one finds it.
+    await t.deps.db.query(`create function public.pick(z text, w text) returns text language sql as $$ select 'z' $$`);
+    const first: any = await db.rpc('pick', { z: 'a', w: 'b' });
+    const second: any = first.error ? await db.rpc('pick', { z: 'a', w: 'b' }) : first;
+    expect([second.error, second.data]).toEqual([null, 'z']);
+  });
 });
