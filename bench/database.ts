@@ -14,7 +14,9 @@ import { TokenSigner } from '../src/auth/tokens.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 import { parseRecordsQuery } from '../src/database/query.js';
 import { buildInsert, buildSelect } from '../src/database/build.js';
-import { loadTables } from '../src/database/schema.js';
+import { loadTables, type TableMeta } from '../src/database/schema.js';
+import { compileRead, newContext } from '../src/database/compile.js';
+import { Params } from '../src/database/filters.js';
 import type { Queryable } from '../src/db/types.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
@@ -51,6 +53,8 @@ export async function load(url: string) {
   });
   await sqlCall(url, 'create policy owner_all on public.bench_items for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())');
   await sqlCall(url, 'create index bench_items_owner on public.bench_items (owner)');
+  // The RPC read of the engines bench: a function's rows, filtered and paged by the request.
+  await sqlCall(url, 'create function public.bench_by_owner(o uuid) returns setof public.bench_items language sql stable as $$ select * from public.bench_items where owner = o $$');
   const users = await sqlCall(
     url,
     `insert into auth.users (email, password_hash, email_verified) select 'bench' || i || '@example.com', 'x', true from generate_series(1, $1::int) i returning id, email`,
@@ -79,7 +83,18 @@ export async function statements(db: Queryable, fx: { owner: string; rowId: stri
     a: buildSelect(table, parseRecordsQuery(`owner=eq.${fx.owner}&limit=20`)).text,
     b: buildSelect(table, parseRecordsQuery(`id=eq.${fx.rowId}`)).text,
     c: buildInsert(table, [{ name: 'bench', n: 1 }], { representation: false, select: null, upsert: null }).text,
+    // An aggregate read ($1 owner, $2 limit, $3 offset) and the RPC read Plinth builds for
+    // GET /api/db/rpc/bench_by_owner?o=<owner>&n=gt.100&limit=20 ($1 o, $2 100, $3 20, $4 0).
+    d: buildSelect(table, parseRecordsQuery(`select=count(),n.sum(),n.avg()::int&owner=eq.${fx.owner}`)).text,
+    e: rpcRead(table),
   };
+}
+
+function rpcRead(table: TableMeta): string {
+  const p = new Params();
+  p.add('owner');
+  const source = { cte: `src as materialized (select * from public."bench_by_owner"("o" => $1::uuid))`, from: 'src' };
+  return compileRead(newContext(new Map([[table.name, table]]), [], p), table, parseRecordsQuery('n=gt.100&limit=20'), null, { source }).text;
 }
 
 async function runCases(title: string, plinth: Server, base: Server, fx: { owner: string; rowId: string; token: string }, seconds: number, rounds: number) {

@@ -287,7 +287,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       },
     };
     const schema = new SchemaCache(db);
-    const records = new RecordsService(owner.db, schema);
+    const records = new RecordsService(owner.db, schema, config.dbSchemas);
     const tables = new TablesService(owner.db, schema);
     // Optional: without Redis this instance still serves (limits fail open, docs/decisions.md).
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };

@@ -59,6 +59,9 @@ describe('loadConfig', () => {
   it('parses CORS origins and AI models as lists', () => {
     const c = loadConfig({ CORS_ORIGINS: 'https://a.example, https://b.example', AI_MODELS: 'gpt-4o-mini,llama3' });
     expect(c.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+    expect(loadConfig({ DB_SCHEMAS: 'api, public,reports' }).dbSchemas).toEqual(['public', 'api', 'reports']);
+    expect(loadConfig({}).dbSchemas).toEqual(['public']);
+    expect(() => loadConfig({ DB_SCHEMAS: 'api,pg_catalog' })).toThrow(/DB_SCHEMAS/);
     expect(c.ai.models).toEqual(['gpt-4o-mini', 'llama3']);
   });
 });

@@ -17,6 +17,8 @@ export interface Config {
   trustProxy: boolean;
   bodyLimitBytes: number;
   corsOrigins: string[] | null;
+  /** `DB_SCHEMAS`: the schemas /api/db and the records paths expose (Accept-/Content-Profile); public always, first. */
+  dbSchemas: string[];
   credentials: { adminApiKey: string | null; anonKey: string | null; jwtSecret: string | null };
   auth: {
     tokenTtlSeconds: number;
@@ -109,6 +111,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     trustProxy: bool(r, 'TRUST_PROXY', false),
     bodyLimitBytes: int(r, 'BODY_LIMIT_BYTES', MIB, 1024, 100 * MIB),
     corsOrigins: list(r, 'CORS_ORIGINS'),
+    dbSchemas: schemas(r),
     credentials: {
       adminApiKey: secret(r, 'ADMIN_API_KEY', /^ik_[A-Za-z0-9]{32,128}$/, '"ik_" followed by 32-128 letters or digits'),
       anonKey: secret(r, 'ANON_KEY', /^anon_[A-Za-z0-9]{32,128}$/, '"anon_" followed by 32-128 letters or digits'),
@@ -233,4 +236,12 @@ function deepFreeze<T>(value: T): Readonly<T> {
     Object.freeze(value);
   }
   return value;
+}
+
+/** `DB_SCHEMAS=api,reporting`: schemas exposed beside public (which stays exposed and the default). */
+function schemas(r: Reader): string[] {
+  const given = list(r, 'DB_SCHEMAS') ?? [];
+  const bad = given.filter((s) => !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(s) || /^(pg_|information_schema$|auth$|system$|storage$|realtime$)/.test(s));
+  if (bad.length) r.problems.push(`DB_SCHEMAS must list schema names (letters, digits, _), not pg_*, information_schema or Plinth's own (auth, system, storage, realtime); got ${bad.join(', ')}`);
+  return ['public', ...given.filter((s) => s !== 'public' && !bad.includes(s))];
 }

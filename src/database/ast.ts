@@ -23,6 +23,14 @@ export interface Condition {
   quantifier?: 'any' | 'all';
   /** Text search configuration of `fts(english)`. */
   config?: string;
+  /** `data->a->>b=eq.x`: JSON path steps on the column (`->>` last: compared as text, else as jsonb). */
+  path?: JsonStep[];
+}
+
+/** One step of a JSON path: `->key` (json) or `->>key` (text, last only). */
+export interface JsonStep {
+  key: string;
+  text: boolean;
 }
 /** A logic tree: `or=(...)`, `and=(...)`, nested `not.or(...)`. */
 export interface Group {
@@ -34,6 +42,8 @@ export type Filter = Condition | Group;
 
 export interface OrderKey {
   column: string;
+  /** `order=data->>key`: JSON path steps on the column. */
+  path?: JsonStep[];
   dir: 'asc' | 'desc';
   nulls: 'first' | 'last' | null;
   /** `order=author(name)`: a column of a to-one embedded relation, by its alias or name. */
@@ -47,8 +57,23 @@ export interface ColumnItem {
   alias: string | null;
   cast: string | null;
   /** JSON path steps; `text` marks `->>` (the last step only). */
-  path: Array<{ key: string; text: boolean }>;
+  path: JsonStep[];
 }
+/** Aggregate functions of select (PostgREST 12). */
+export const AGGREGATES = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type AggregateFn = (typeof AGGREGATES)[number];
+
+/** `alias:col.sum()::cast` or `count()`: an aggregate; the other selected columns are grouped by. */
+export interface AggregateItem {
+  type: 'aggregate';
+  fn: AggregateFn;
+  /** null: `count()` over rows. */
+  column: ColumnItem | null;
+  alias: string | null;
+  /** Cast of the result (`.sum()::int`). */
+  cast: string | null;
+}
+
 /** `*`: every column of the table. */
 export interface StarItem {
   type: 'star';
@@ -60,9 +85,13 @@ export interface EmbedItem {
   relation: string;
   hint: string | null;
   inner: boolean;
+  /** `...relation(cols)`: the embedded columns go into the parent row (arrays for to-many). */
+  spread?: boolean;
+  /** `relation()`: not in the output, only there to filter (with `!inner` or `relation=not.is.null`). */
+  empty?: boolean;
   node: ReadNode;
 }
-export type SelectItem = ColumnItem | StarItem | EmbedItem;
+export type SelectItem = ColumnItem | StarItem | EmbedItem | AggregateItem;
 
 /** One level of a read: the top table or an embedded relation. */
 export interface ReadNode {

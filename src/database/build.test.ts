@@ -61,7 +61,9 @@ describe('records SQL builder', () => {
     );
     expect(s.values).toEqual(['a', '3', '{"x":[1]}']);
     const u = buildInsert(table, [{ id: '00000000-0000-0000-0000-000000000001', name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'merge' } });
-    expect(u.text).toBe('insert into public."people" ("id", "name") values ($1::uuid, $2::text) on conflict ("id") do update set "id" = excluded."id", "name" = excluded."name"');
+    // An upsert counts what it inserted (xmax 0), so /api/db answers 200 when it inserted nothing.
+    expect(u.text).toContain('insert into public."people" ("id", "name") values ($1::uuid, $2::text) on conflict ("id") do update set "id" = excluded."id", "name" = excluded."name" returning *, (xmax::text = \'0\') as plinth_inserted');
+    expect(u.text).toContain('(select count(*) from w where w.plinth_inserted) as inserted');
     const i = buildInsert(table, [{ name: 'b' }], { representation: false, select: null, upsert: { onConflict: ['id'], resolution: 'ignore' } });
     expect(i.text).toContain('on conflict ("id") do nothing');
     expect(buildInsert(table, [{}, {}], { representation: false, select: null, upsert: null }).text).toBe('insert into public."people" ("id") values (default), (default)');

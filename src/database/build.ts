@@ -2,8 +2,9 @@ import { AppError } from '../errors/index.js';
 import type { ReadNode, RecordsQuery } from './ast.js';
 import { compileRead, compileReturning, newContext, nodeWhere, type CompileContext, type Statement } from './compile.js';
 import { resolveColumn } from './filters.js';
-import { qualified, quoteIdent } from './ident.js';
+import { quoteIdent, tableRef } from './ident.js';
 import type { TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 
 export { resolveColumn } from './filters.js';
 export type { Statement } from './compile.js';
@@ -17,13 +18,13 @@ function soloContext(table: TableMeta): CompileContext {
 }
 
 /** Rows as a JSON array text (built by Postgres) plus the total of matching rows. */
-export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table)): Statement {
-  return compileRead(ctx, table, q, defaultLimit);
+export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table), format: BodyFormat = 'json'): Statement {
+  return compileRead(ctx, table, q, defaultLimit, { format });
 }
 
 /** A write statement, answering with the written rows (projected by `select`) when `representation`. */
-function finish(ctx: CompileContext, table: TableMeta, node: ReadNode, sql: string, representation: boolean): Statement {
-  return representation ? compileReturning(ctx, table, node, sql) : { text: sql, values: ctx.p.values };
+function finish(ctx: CompileContext, table: TableMeta, node: ReadNode, sql: string, representation: boolean, countInserted = false): Statement {
+  return representation || countInserted ? compileReturning(ctx, table, node, sql, countInserted) : { text: sql, values: ctx.p.values };
 }
 
 export interface InsertOptions {
@@ -71,12 +72,12 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
     // No values at all: every column takes its default.
     const first = table.columnList[0];
     if (!first) throw new AppError('INVALID_INPUT', { message: `Table "${table.name}" has no columns.` });
-    sql = `insert into ${qualified(table.name)} (${quoteIdent(first.name)}) values ${rows.map(() => '(default)').join(', ')}`;
+    sql = `insert into ${tableRef(table)} (${quoteIdent(first.name)}) values ${rows.map(() => '(default)').join(', ')}`;
   } else {
     const tuples = rows.map(
       (row) => `(${cols.map((c) => (Object.hasOwn(row, c.name) ? p.typed(c, row[c.name], 'body') : missing)).join(', ')})`,
     );
-    sql = `insert into ${qualified(table.name)} (${cols.map((c) => quoteIdent(c.name)).join(', ')}) values ${tuples.join(', ')}`;
+    sql = `insert into ${tableRef(table)} (${cols.map((c) => quoteIdent(c.name)).join(', ')}) values ${tuples.join(', ')}`;
   }
   if (opts.upsert) {
     const target = opts.upsert.onConflict.map((c) => quoteIdent(resolveColumn(table, c).name));
@@ -88,7 +89,7 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
         : ` on conflict (${target.join(', ')}) do nothing`;
   }
   const node: ReadNode = { select: opts.select, filters: [], order: [], limit: null, offset: null };
-  return finish(ctx, table, node, sql, opts.representation);
+  return finish(ctx, table, node, sql, opts.representation, opts.upsert !== null);
 }
 
 function requireFilter(q: RecordsQuery): void {
@@ -113,13 +114,13 @@ export function buildUpdate(table: TableMeta, q: RecordsQuery, patch: Record<str
     const col = resolveColumn(table, k);
     return `${quoteIdent(col.name)} = ${ctx.p.typed(col, patch[k], 'body')}`;
   });
-  const sql = `update ${qualified(table.name)} t0 set ${sets.join(', ')}${writeWhere(ctx, table, q)}`;
+  const sql = `update ${tableRef(table)} t0 set ${sets.join(', ')}${writeWhere(ctx, table, q)}`;
   return finish(ctx, table, q, sql, representation);
 }
 
 /** Deletes the rows matching the filters. */
 export function buildDelete(table: TableMeta, q: RecordsQuery, representation: boolean, ctx = soloContext(table)): Statement {
   requireFilter(q);
-  const sql = `delete from ${qualified(table.name)} t0${writeWhere(ctx, table, q)}`;
+  const sql = `delete from ${tableRef(table)} t0${writeWhere(ctx, table, q)}`;
   return finish(ctx, table, q, sql, representation);
 }

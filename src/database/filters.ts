@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
-import type { Condition, Filter, OrderKey } from './ast.js';
-import { quoteIdent, safe } from './ident.js';
+import type { Condition, Filter, JsonStep, OrderKey } from './ast.js';
+import { quoteIdent, safe, schemaRef, tableRef } from './ident.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import { cast, toParam } from './types.js';
 
@@ -26,6 +26,17 @@ export function resolveColumn(table: TableMeta, name: string): ColumnMeta {
   return col;
 }
 
+/** A column or computed field a read may name (filters, select, order); writes use `resolveColumn`. */
+export function resolveReadable(table: TableMeta, name: string): ColumnMeta {
+  return table.columns.get(name) ?? table.computed?.get(name) ?? resolveColumn(table, name);
+}
+
+/** The expression of a column for a row `alias`: `alias."col"`, or `public."fn"(alias::public."table")` for a computed field. */
+export function colExpr(table: TableMeta, alias: string | null, col: ColumnMeta): string {
+  if (!col.computed) return ref(alias, col.name);
+  return `${schemaRef(table.schema)}.${quoteIdent(col.name)}(${alias ?? tableRef(table)}::${tableRef(table)})`;
+}
+
 /** `alias."col"`, or `"col"` without an alias. */
 export function ref(alias: string | null, column: string): string {
   return alias ? `${alias}.${quoteIdent(column)}` : quoteIdent(column);
@@ -33,7 +44,7 @@ export function ref(alias: string | null, column: string): string {
 
 const COMPARE: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=', isdistinct: 'is distinct from' };
 const PATTERN: Record<string, string> = { like: 'like', ilike: 'ilike', match: '~', imatch: '~*' };
-const CONTAIN: Record<string, string> = { cs: '@>', cd: '<@', ov: '&&', sl: '<<', sr: '>>', nxl: '&<', nxr: '&>', adj: '-|-' };
+const CONTAIN: Record<string, string> = { cs: '@>', cd: '<@', ov: '&&', sl: '<<', sr: '>>', nxl: '&>', nxr: '&<', adj: '-|-' };
 const TSQUERY: Record<string, string> = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' };
 
 function patternValue(op: string, v: string): string {
@@ -41,9 +52,27 @@ function patternValue(op: string, v: string): string {
   return op === 'like' || op === 'ilike' ? v.replace(/\*/g, '%') : v;
 }
 
+/**
+ * `col->a->>b`: the JSON path expression and the column it acts as: text after `->>`, jsonb
+ * after `->` (a json column is read as jsonb so = and the containment operators apply).
+ */
+export function jsonPath(col: ColumnMeta, base: string, path: JsonStep[], p: Params): { expr: string; as: ColumnMeta } {
+  if (col.kind !== 'json') {
+    throw new AppError('INVALID_QUERY', { message: `"${col.name}" is not a json or jsonb column, so it has no JSON path.` });
+  }
+  let expr = col.typname === 'json' ? `${base}::jsonb` : base;
+  for (const step of path) {
+    const key = /^\d+$/.test(step.key) ? `${p.add(step.key)}::int` : `${p.add(step.key)}::text`;
+    expr = `(${expr}${step.text ? '->>' : '->'}${key})`;
+  }
+  const text = path[path.length - 1]?.text ?? false;
+  return { expr, as: { ...col, typname: text ? 'text' : 'jsonb', kind: text ? 'text' : 'json', castType: text ? 'text' : 'jsonb' } };
+}
+
 function condition(table: TableMeta, c: Condition, p: Params, alias: string | null): string {
-  const col = resolveColumn(table, c.column);
-  const r = ref(alias, col.name);
+  let col = resolveReadable(table, c.column);
+  let r = colExpr(table, alias, col);
+  if (c.path?.length) ({ expr: r, as: col } = jsonPath(col, r, c.path, p));
   const asText = col.kind === 'text' ? r : `${r}::text`;
   let sql: string;
   if (c.quantifier) {

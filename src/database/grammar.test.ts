@@ -85,13 +85,13 @@ describe('relations from foreign keys', () => {
     expect(resolveRelation(self, 'emp', 'emp', 'emp_boss_fkey')).toMatchObject({ kind: 'one-to-many', childColumns: ['boss'] });
   });
 
-  it('answers none with PGRST200 and several with a 400 listing the hints', () => {
+  it('answers none with PGRST200 and several with a 300 listing the hints', () => {
     expect(() => resolveRelation(fks, 'posts', 'reviews', null)).toThrow(expect.objectContaining({ code: 'RELATION_NOT_FOUND' }));
     try {
       resolveRelation(fks, 'profiles', 'reviews', null);
       expect.unreachable();
     } catch (e) {
-      expect(e).toMatchObject({ code: 'AMBIGUOUS_RELATION', status: 400 });
+      expect(e).toMatchObject({ code: 'AMBIGUOUS_RELATION', status: 300 });
       expect((e as AppError).hint).toContain('reviews!reviews_a_fkey');
     }
   });

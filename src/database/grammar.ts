@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { ColumnItem, EmbedItem, SelectItem } from './ast.js';
+import { AGGREGATES, type AggregateFn, type AggregateItem, type ColumnItem, type EmbedItem, type JsonStep, type SelectItem } from './ast.js';
 import { IDENT, safe } from './ident.js';
 
 /** Casts `col::type` may use in select (a fixed list: type names are not bind parameters). */
@@ -60,7 +60,7 @@ function parseEmbed(alias: string | null, head: string, body: string, depth: num
     else if (hint === null) hint = ident(m, 'relation hint');
     else throw invalid(`"${safe(head)}" has more than one hint; use <relation>!<hint>!inner.`);
   }
-  return {
+  const embed: EmbedItem = {
     type: 'embed',
     alias,
     relation: ident(relation ?? '', 'relation name'),
@@ -68,6 +68,27 @@ function parseEmbed(alias: string | null, head: string, body: string, depth: num
     inner,
     node: { select: parseItems(body, depth + 1), filters: [], order: [], limit: null, offset: null },
   };
+  if (body.trim() === '') embed.empty = true;
+  return embed;
+}
+
+function checkCast(cast: string): string {
+  if (!CASTS.has(cast)) throw invalid(`The cast "::${safe(cast)}" is not supported; use one of ${[...CASTS].join(', ')}.`);
+  return cast;
+}
+
+/** `col->a->>b` into the column and its JSON path (select, filters and order share it). */
+export function splitJsonPath(text: string): { name: string; path: JsonStep[] } {
+  const steps = text.split(/(->>?)/);
+  const name = ident(steps[0] ?? '', 'column name');
+  const path: JsonStep[] = [];
+  for (let i = 1; i < steps.length; i += 2) {
+    const key = steps[i + 1] ?? '';
+    if (!/^[A-Za-z0-9_]{1,63}$/.test(key)) throw invalid(`"${safe(key)}" is not a valid JSON key in "${safe(text)}".`);
+    if (steps[i] === '->>' && i + 2 < steps.length) throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
+    path.push({ key, text: steps[i] === '->>' });
+  }
+  return { name, path };
 }
 
 function parseColumn(alias: string | null, text: string): ColumnItem {
@@ -75,20 +96,22 @@ function parseColumn(alias: string | null, text: string): ColumnItem {
   let cast: string | null = null;
   const c = rest.indexOf('::');
   if (c >= 0) {
-    cast = rest.slice(c + 2).toLowerCase();
+    cast = checkCast(rest.slice(c + 2).toLowerCase());
     rest = rest.slice(0, c);
-    if (!CASTS.has(cast)) throw invalid(`The cast "::${safe(cast)}" is not supported; use one of ${[...CASTS].join(', ')}.`);
   }
-  const steps = rest.split(/(->>?)/);
-  const name = ident(steps[0] ?? '', 'column name');
-  const path: ColumnItem['path'] = [];
-  for (let i = 1; i < steps.length; i += 2) {
-    const key = steps[i + 1] ?? '';
-    if (!/^[A-Za-z0-9_]{1,63}$/.test(key)) throw invalid(`"${safe(key)}" is not a valid JSON key in select "${safe(text)}".`);
-    if (steps[i] === '->>' && i + 2 < steps.length) throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
-    path.push({ key, text: steps[i] === '->>' });
-  }
+  const { name, path } = splitJsonPath(rest);
   return { type: 'column', name, alias, cast, path };
+}
+
+const AGGREGATE = new RegExp(`^(?:(.+)\\.)?(${AGGREGATES.join('|')})\\(\\)(?:::([A-Za-z0-9_]+))?$`);
+
+/** `count()`, `col.sum()`, `col::int.avg()::text` (PostgREST's aggregate syntax), or null. */
+function parseAggregate(alias: string | null, text: string): AggregateItem | null {
+  const m = AGGREGATE.exec(text);
+  if (!m) return null;
+  const fn = m[2] as AggregateFn;
+  if (!m[1] && fn !== 'count') throw invalid(`${fn}() needs a column, e.g. amount.${fn}().`);
+  return { type: 'aggregate', fn, column: m[1] ? parseColumn(null, m[1]) : null, alias, cast: m[3] ? checkCast(m[3].toLowerCase()) : null };
 }
 
 function parseItems(text: string, depth: number): SelectItem[] | null {
@@ -105,11 +128,21 @@ function parseItems(text: string, depth: number): SelectItem[] | null {
       continue;
     }
     const { alias, rest } = takeAlias(part);
-    const open = rest.indexOf('(');
-    if (open >= 0) {
-      if (!rest.endsWith(')')) throw invalid(`"${safe(part)}" in select must end with ")".`);
-      items.push(parseEmbed(alias, rest.slice(0, open), rest.slice(open + 1, -1), depth));
-    } else items.push(parseColumn(alias, rest));
+    const aggregate = parseAggregate(alias, rest);
+    const spread = rest.startsWith('...');
+    const body = spread ? rest.slice(3) : rest;
+    const open = body.indexOf('(');
+    if (aggregate) items.push(aggregate);
+    else if (open >= 0) {
+      if (!body.endsWith(')')) throw invalid(`"${safe(part)}" in select must end with ")".`);
+      const embed = parseEmbed(alias, body.slice(0, open), body.slice(open + 1, -1), depth);
+      if (spread) {
+        if (alias) throw invalid(`A spread embed "${safe(part)}" takes no alias; alias its columns instead.`);
+        embed.spread = true;
+      }
+      items.push(embed);
+    } else if (spread) throw invalid(`"${safe(part)}": only an embedded relation can be spread, e.g. ...profiles(name).`);
+    else items.push(parseColumn(alias, rest));
   }
   return items;
 }

@@ -13,9 +13,19 @@ export function quoteIdent(name: string): string {
   return `"${name}"`;
 }
 
-/** A table of schema public, quoted. Other schemas are never reachable from the API. */
+/** A table of schema public, quoted. */
 export function qualified(table: string): string {
   return `public.${quoteIdent(table)}`;
+}
+
+/** A relation of an exposed schema (`DB_SCHEMAS`, default public), quoted. */
+export function tableRef(t: { name: string; schema?: string }): string {
+  return `${schemaRef(t.schema)}.${quoteIdent(t.name)}`;
+}
+
+/** A schema name for SQL: `public` as is (the SQL text of public reads stays the same), others quoted. */
+export function schemaRef(schema: string | undefined): string {
+  return !schema || schema === 'public' ? 'public' : quoteIdent(schema);
 }
 
 /** Checks a name given by a client; `what` names it in the error (e.g. "table name"). */

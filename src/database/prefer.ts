@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { safe } from './ident.js';
+import { notExposed } from './scopes.js';
 
 /** The `Prefer` header of a records request (PostgREST names; unknown preferences are ignored). */
 export interface Prefer {
@@ -15,6 +16,8 @@ export interface Prefer {
   rollback: boolean;
   /** Shorthand for `return=representation`. */
   representation: boolean;
+  /** `handling=strict` + `max-affected=N`: more affected rows than N is a 400 PGRST124 and nothing changes (lenient: ignored, as in PostgREST). */
+  maxAffected: number | null;
 }
 
 /** Parses one or more Prefer headers (`a=b, c=d`). */
@@ -35,6 +38,7 @@ export function parsePrefer(header: string | string[] | undefined): Prefer {
     resolution: resolution === 'merge-duplicates' ? 'merge' : resolution === 'ignore-duplicates' ? 'ignore' : null,
     rollback: values.get('tx') === 'rollback',
     representation: false,
+    maxAffected: values.get('handling') === 'strict' && /^\d{1,9}$/.test(values.get('max-affected') ?? '') ? Number(values.get('max-affected')) : null,
   };
   prefer.representation = prefer.return === 'representation';
   return prefer;
@@ -48,6 +52,7 @@ export function preferenceApplied(p: Prefer): string | undefined {
     p.missingDefault && 'missing=default',
     p.resolution && `resolution=${p.resolution === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`,
     p.rollback && 'tx=rollback',
+    p.maxAffected !== null && `handling=strict, max-affected=${p.maxAffected}`,
   ].filter(Boolean);
   return applied.length ? applied.join(', ') : undefined;
 }
@@ -74,13 +79,15 @@ export function contentRange(offset: number, count: number, total: number): stri
   return count > 0 ? `${offset}-${offset + count - 1}/${total}` : `*/${total}`;
 }
 
-/** `Accept-Profile` / `Content-Profile` (postgrest-js `.schema(s)`): only `public` is served; another schema is a 406, never silently public. */
-export function checkProfile(headers: Record<string, string | string[] | undefined>): void {
-  for (const name of ['accept-profile', 'content-profile']) {
-    const v = headers[name];
-    const value = (Array.isArray(v) ? v[0] : v)?.trim();
-    if (value && value !== 'public') {
-      throw new AppError('SCHEMA_NOT_EXPOSED', { message: `Schema "${safe(value)}" is not exposed; only public is.`, pgrstCode: 'PGRST106' });
-    }
-  }
+/**
+ * The schema of a request (postgrest-js `.schema(s)`): `Accept-Profile` for GET/HEAD,
+ * `Content-Profile` for writes and POST RPC, as PostgREST. Absent: the first exposed schema
+ * (`DB_SCHEMAS`, default public); one not exposed is a 406 PGRST106, never silently public.
+ */
+export function checkProfile(headers: Record<string, string | string[] | undefined>, exposed: readonly string[] = ['public'], write = false): string {
+  const v = headers[write ? 'content-profile' : 'accept-profile'];
+  const value = (Array.isArray(v) ? v[0] : v)?.trim();
+  if (!value) return exposed[0] ?? 'public';
+  if (!exposed.includes(value)) throw notExposed(value, exposed);
+  return value;
 }

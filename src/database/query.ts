@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { IDENT, safe } from './ident.js';
 import { IS_VALUES, OPERATORS, type Condition, type Filter, type Group, type Operator, type OrderKey, type ReadNode, type RecordsQuery } from './ast.js';
-import { parseSelect } from './grammar.js';
+import { parseSelect, splitJsonPath } from './grammar.js';
 
 export { OPERATORS, IS_VALUES } from './ast.js';
 export type { Operator, Condition, Group, Filter, OrderKey, RecordsQuery } from './ast.js';
@@ -28,7 +28,7 @@ function invalid(message: string): AppError {
   return new AppError('INVALID_QUERY', { message });
 }
 
-function decode(s: string): string {
+export function decode(s: string): string {
   try {
     return decodeURIComponent(s.replace(/\+/g, ' '));
   } catch {
@@ -239,7 +239,10 @@ function parseOrder(value: string): OrderKey[] {
     const m = ORDER_KEY.exec(k.trim());
     const shape = `Order "${safe(k)}" must be <column>[.asc|.desc][.nullsfirst|.nullslast] (or <relation>(<column>) for a to-one embedded relation).`;
     if (!m) throw invalid(shape);
-    const key: OrderKey = { column: column(m[2] ?? m[3] ?? '', 'order'), dir: 'asc', nulls: null };
+    const raw = m[2] ?? m[3] ?? '';
+    const json = raw.includes('->') ? splitJsonPath(raw) : null;
+    const key: OrderKey = { column: json ? json.name : column(raw, 'order'), dir: 'asc', nulls: null };
+    if (json) key.path = json.path;
     if (m[1]) key.relation = m[1];
     for (const p of m[4]!.split('.').slice(1)) {
       if (p === 'asc' || p === 'desc') key.dir = p;
@@ -289,6 +292,10 @@ function applyToNode(node: ReadNode, key: string, value: string, budget: Budget,
     const c = new Cursor(value);
     node.filters.push(parseGroupBody(c, key.endsWith('and') ? 'and' : 'or', key.startsWith('not.'), budget, 1));
     if (!c.done()) throw invalid(`Unexpected text after the ${key} tree.`);
+  } else if (key.includes('->')) {
+    // `data->a->>b=eq.x`: a filter on a JSON path of the column.
+    const { name, path } = splitJsonPath(key);
+    node.filters.push({ ...parseCondition(name, value, budget), path });
   } else node.filters.push(parseCondition(column(key, 'the query string'), value, budget));
 }
 

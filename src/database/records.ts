@@ -1,16 +1,17 @@
 import { AppError } from '../errors/index.js';
 import type { Identity } from '../auth/identity.js';
-import type { Db, Queryable } from '../db/types.js';
+import { shaped, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 import { withCaller } from './caller.js';
 import { isIdent, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
 import { newContext, type CompileContext } from './compile.js';
-import { RelationsCache } from './relations.js';
+import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
-import { callFunction } from './rpc.js';
+import type { BodyFormat } from './media.js';
+import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
 
@@ -27,6 +28,10 @@ export interface ReadOptions {
   range?: { offset: number; limit: number };
   /** `Accept: application/vnd.pgrst.object+json`: exactly one row, sent as an object. */
   single?: boolean;
+  /** The body's format (Accept): JSON, CSV, JSON without nulls, GeoJSON (needs PostGIS). */
+  format?: BodyFormat;
+  /** The exposed schema (Accept-Profile); default public. */
+  schema?: string;
 }
 
 export interface WriteOptions {
@@ -36,6 +41,10 @@ export interface WriteOptions {
   single?: boolean;
   /** `Prefer: tx=rollback`: answer as if written, then roll back. */
   rollback?: boolean;
+  /** `Prefer: handling=strict, max-affected=N` (update, delete, RPC): more rows is PGRST124, rolled back. */
+  maxAffected?: number | null;
+  /** The exposed schema (Content-Profile); default public. */
+  schema?: string;
 }
 
 export interface InsertWriteOptions extends WriteOptions {
@@ -47,43 +56,49 @@ export interface InsertWriteOptions extends WriteOptions {
 export interface WriteResult {
   body: string | null;
   count: number;
+  /** An upsert: how many of the rows were inserted (none: PostgREST answers 200, not 201). */
+  inserted?: number;
 }
 
 /** The records API over the tables of schema public, run as the caller (RLS applies). */
 export class RecordsService {
-  private readonly relations: RelationsCache;
+  readonly scopes: Scopes;
+  private readonly fnCache = new Map<string, { version: string; rows: FunctionRow[] }>();
 
   constructor(
     private readonly db: Db,
     readonly schema: SchemaCache,
+    /** `DB_SCHEMAS`: the schemas Accept-Profile / Content-Profile may name; the first is the default. */
+    readonly exposedSchemas: readonly string[] = ['public'],
   ) {
-    this.relations = new RelationsCache(db, schema);
+    this.scopes = new Scopes(db, schema, exposedSchemas);
   }
 
-  /** The table by its client-given name; only schema public is ever looked at. */
-  async table(name: string): Promise<TableMeta> {
-    const t = isIdent(name) ? await this.schema.get(name) : null;
+  /** The table by its client-given name, in an exposed schema (default public). */
+  async table(name: string, schemaName = 'public'): Promise<TableMeta> {
+    const t = isIdent(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
     if (!t) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
   }
 
   /** Builds a statement; an unknown column reloads the schema once (another instance may have added it). */
-  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement): Promise<Statement> {
+  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement, schemaName = 'public'): Promise<Statement> {
+    const scope = this.scopes.get(schemaName);
     const attempt = async () => {
-      const t = await this.table(name);
-      return make(t, newContext(await this.schema.all(), await this.relations.foreignKeys()));
+      const t = await this.table(name, schemaName);
+      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys()));
     };
     try {
       return await attempt();
     } catch (err) {
       const miss = err instanceof AppError && (err.code === 'UNKNOWN_COLUMN' || err.code === 'RELATION_NOT_FOUND' || err.code === 'TABLE_NOT_FOUND');
-      if (!miss || !(await this.schema.reloadOnMiss())) throw err;
+      if (!miss || !(await scope.schema.reloadOnMiss())) throw err;
       return attempt();
     }
   }
 
   private async run(identity: Identity, op: Operation, stmt: Statement): Promise<{ rows: Record<string, unknown>[]; rowCount: number }> {
-    return this.as(identity, op, (tx) => tx.query(stmt.text, stmt.values));
+    return this.as(identity, op, (tx) => tx.query(shaped(stmt.text), stmt.values));
   }
 
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
@@ -117,9 +132,12 @@ export class RecordsService {
       return new AppError('UNKNOWN_COLUMN', { message: 'A column of the request does not exist.', cause: err });
     }
     // RAISE EXCEPTION in a function or trigger: its message was written for the client.
+    // Its DETAIL and HINT too (RAISE ... USING DETAIL = ..., HINT = ...), as PostgREST passes them on.
     if (info.code === 'P0001') {
-      const text = err instanceof Error ? err.message : '';
-      return new AppError('INVALID_INPUT', { message: `The database function raised: ${safe(text, 300)}`, cause: err });
+      const e = err as { message?: unknown; detail?: unknown; hint?: unknown };
+      const text = typeof e.message === 'string' ? e.message : '';
+      const extra = (v: unknown) => (typeof v === 'string' ? safe(v, 300) : undefined);
+      return new AppError('INVALID_INPUT', { message: `The database function raised: ${safe(text, 300)}`, details: extra(e.detail), hint: extra(e.hint), cause: err });
     }
     if (info.code === '54001') return new AppError('INVALID_QUERY', { message: 'The query is too complex.', cause: err });
     // 0A000/55000: e.g. writing to a view that cannot be written to.
@@ -141,7 +159,8 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
+    if (opts.format === 'geojson') await this.requirePostgis();
     const { rows } = await this.run(identity, 'select', stmt);
     const row = rows[0] as { body: string; total: number | string };
     const total = Number(row.total);
@@ -152,16 +171,54 @@ export class RecordsService {
     return { body: row.body, total, offset, count };
   }
 
+  /**
+   * The execution plan of a read (`Accept: application/vnd.pgrst.plan`), for admins only:
+   * a plan shows table sizes and costs that RLS would hide, so anon and users get 406. Run in
+   * a transaction that is rolled back (`analyze` executes the statement).
+   */
+  async plan(identity: Identity, name: string, rawQuery: string, plan: { as: 'json' | 'text'; options: string[] }, opts: ReadOptions = {}): Promise<string> {
+    if (identity.kind !== 'admin') {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+    }
+    const q = parseRecordsQuery(rawQuery);
+    if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
+    const options = [`format ${plan.as}`, ...plan.options.filter((o) => PLAN_OPTIONS.includes(o))].join(', ');
+    let out = '';
+    try {
+      await this.as(identity, 'select', async (tx) => {
+        const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (${options}) ${stmt.text}`, stmt.values);
+        const cells = rows.map((r) => r['QUERY PLAN']);
+        out = plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
+        throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err !== ROLLBACK) throw err;
+    }
+    return out;
+  }
+
+  /** GeoJSON is built by PostGIS; without it the media type is not available (406). */
+  private async requirePostgis(): Promise<void> {
+    const { rows } = await this.db.query<{ ok: boolean }>(`select exists (select 1 from pg_extension where extname = 'postgis') as ok`);
+    if (!rows[0]?.ok) {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'application/geo+json needs the PostGIS extension, which this database does not have.', pgrstCode: 'PGRST107' });
+    }
+  }
+
   /** Runs a write as the caller; `.single()` and `tx=rollback` are checked inside the transaction, so a refused write is rolled back. */
   private async write(identity: Identity, op: 'insert' | 'update' | 'delete', table: string, stmt: Statement, opts: WriteOptions): Promise<WriteResult> {
     let result: WriteResult | null = null;
     try {
       await this.as(identity, op, async (tx) => {
-        const r = await tx.query<{ body: string; total: number | string }>(stmt.text, stmt.values);
-        const count = opts.representation ? Number(r.rows[0]?.total ?? 0) : r.rowCount;
-        const body = opts.representation ? (r.rows[0]?.body ?? '[]') : null;
+        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(shaped(stmt.text), stmt.values);
+        const row = r.rows[0];
+        const count = row?.total !== undefined ? Number(row.total) : r.rowCount;
+        const body = opts.representation ? (row?.body ?? '[]') : null;
         result = { body: opts.single && body !== null ? singleObject(body, count) : body, count };
+        if (row?.inserted !== undefined) result.inserted = Number(row.inserted);
         if (opts.single && !opts.representation && count !== 1) singleObject('[]', count);
+        if (op !== 'insert') checkMaxAffected(opts.maxAffected, count);
         if (opts.rollback) throw ROLLBACK;
       });
     } catch (err) {
@@ -194,31 +251,68 @@ export class RecordsService {
         },
         ctx,
       );
-    });
+    }, opts.schema);
     return this.write(identity, 'insert', name, stmt, opts);
   }
 
   /** PATCH: updates the rows matching the filters (at least one filter). */
   async update(identity: Identity, name: string, rawQuery: string, patch: Record<string, unknown>, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx), opts.schema);
     return this.write(identity, 'update', name, stmt, opts);
   }
 
   /** DELETE: deletes the rows matching the filters (at least one filter). */
   async delete(identity: Identity, name: string, rawQuery: string, opts: WriteOptions): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
-    const stmt = await this.build(name, (t, ctx) => buildDelete(t, q, opts.representation, ctx));
+    const stmt = await this.build(name, (t, ctx) => buildDelete(t, q, opts.representation, ctx), opts.schema);
     return this.write(identity, 'delete', name, stmt, opts);
   }
 
-  /** RPC: calls public.<fn> with named arguments as the caller; the result as JSON text. */
-  rpc(identity: Identity, fn: string, args: Record<string, unknown>, source: 'query' | 'body' = 'body'): Promise<string> {
-    return this.as(identity, 'rpc', (tx) => callFunction(tx, fn, args, source));
+  /**
+   * RPC: calls public.<fn> as the caller; a result of rows is read as a relation (select,
+   * filters, order, page). `.single()`, `tx=rollback` and `max-affected` are checked inside
+   * the transaction, so a refused or rolled-back call leaves nothing written.
+   */
+  async rpc(identity: Identity, req: RpcRequest, opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {}): Promise<RpcResult> {
+    const scope = this.scopes.get(req.schema);
+    const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
+    const key = `${scope.schema.name}.${req.name}`;
+    let result: RpcResult | null = null;
+    try {
+      await this.as(identity, 'rpc', async (tx) => {
+        const r = await callFunction(tx, ctx, req, (name, schema) => this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)));
+        result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
+        if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
+        if (opts.rollback) throw ROLLBACK;
+      });
+    } catch (err) {
+      if (err === ROLLBACK) return result!;
+      // The function may have changed under the cache (another instance's DDL): look it up again next time.
+      const code = err instanceof AppError ? (pgErrorInfo(err.cause)?.code ?? err.code) : pgErrorInfo(err)?.code;
+      if (code && /^(RPC_NOT_FOUND|AMBIGUOUS_FUNCTION|42883|42P13|42804|0A000)$/.test(code)) this.fnCache.delete(key);
+      throw err;
+    }
+    return result!;
+  }
+
+  /**
+   * A function's overloads, remembered per schema version (this instance's DDL forgets them;
+   * a call that fails as if the function changed forgets that one). Only found functions are
+   * kept, at most 1000 names.
+   */
+  private async functions(key: string, version: string, load: () => Promise<FunctionRow[]>): Promise<FunctionRow[]> {
+    const hit = this.fnCache.get(key);
+    if (hit && hit.version === version) return hit.rows;
+    const rows = await load();
+    if (this.fnCache.size >= 1000) this.fnCache.clear();
+    if (rows.length) this.fnCache.set(key, { version, rows });
+    return rows;
   }
 }
 
 const ROLLBACK = Symbol('rollback');
+const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'];
 
 /** The one row of a JSON array text as an object, or 406 PGRST116 when there is not exactly one. */
 function singleObject(body: string, count: number): string {
@@ -227,6 +321,13 @@ function singleObject(body: string, count: number): string {
   }
   const text = body.trim();
   return text.slice(1, -1).trim();
+}
+
+/** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
+export function checkMaxAffected(max: number | null | undefined, count: number): void {
+  if (max !== null && max !== undefined && count > max) {
+    throw new AppError('TOO_MANY_AFFECTED', { details: `The query affects ${count} rows`, pgrstCode: 'PGRST124' });
+  }
 }
 
 function assertOnly(q: RecordsQuery): void {

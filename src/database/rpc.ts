@@ -1,67 +1,223 @@
 import { AppError } from '../errors/index.js';
-import type { Queryable } from '../db/types.js';
-import { isIdent, quoteIdent, safe } from './ident.js';
-import { toParam, valueKind } from './types.js';
+import { shaped, statement, type Queryable } from '../db/types.js';
+import { isIdent, quoteIdent, safe, schemaRef } from './ident.js';
+import { toParam, valueKind, apiType } from './types.js';
+import { decode, parseRecordsQuery, splitQuery } from './query.js';
+import { compileRead, type CompileContext } from './compile.js';
+import type { ColumnMeta, TableMeta } from './schema.js';
+import type { BodyFormat } from './media.js';
 
-interface FunctionRow {
-  args: Array<{ name: string | null; typname: string; castType: string; mode: string }> | string;
+interface Arg {
+  name: string | null;
+  typname: string;
+  castType: string;
+  mode: string;
+}
+
+export interface FunctionRow {
+  args: Arg[] | string;
   nargs: number;
   ndefaults: number;
   retset: boolean;
   rettype: string;
+  /** The relation whose row type the function returns (a table, view or composite type), if any. */
+  retrel: string | null;
+  /** The attributes of that row type. */
+  retcols: Array<{ name: string; typname: string; castType: string }> | string | null;
 }
 
-// The overloads of public.<name> with their input arguments, in one query.
+// The overloads of public.<name> with their arguments and the columns of what they return, in one query.
 const LOOKUP_SQL = `
 select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.proretset as retset, p.prorettype::regtype::text as rettype,
   coalesce((select json_agg(json_build_object(
-      'name', p.proargnames[i], 'typname', t.typname, 'castType', format_type(t.oid, null),
+      'name', nullif(p.proargnames[i], ''), 'typname', t.typname, 'castType', format_type(t.oid, null),
       'mode', coalesce(p.proargmodes[i], 'i')) order by i)
     from generate_series(1, coalesce(array_length(p.proallargtypes, 1), p.pronargs)) i
-    join pg_type t on t.oid = coalesce(p.proallargtypes[i], p.proargtypes[i - 1])), '[]') as args
-from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-where n.nspname = 'public' and p.proname = $1 and p.prokind = 'f'`;
+    join pg_type t on t.oid = coalesce(p.proallargtypes[i], p.proargtypes[i - 1])), '[]') as args,
+  (select c.relname from pg_class c join pg_namespace cn on cn.oid = c.relnamespace where c.oid = rt.typrelid and cn.nspname = $2) as retrel,
+  (select json_agg(json_build_object('name', a.attname, 'typname', at.typname, 'castType', format_type(a.atttypid, null)) order by a.attnum)
+     from pg_attribute a join pg_type at on at.oid = a.atttypid
+     where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as retcols
+from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
+where n.nspname = $2 and p.proname = $1 and p.prokind = 'f'`;
+
+const LOOKUP = statement(LOOKUP_SQL);
+
+/** What a call asks for: arguments from the body (POST) or the query string (GET/HEAD), and the query of the result. */
+export interface RpcRequest {
+  name: string;
+  /** The raw query string: arguments (GET) and the result's select, filters, order, limit, offset. */
+  rawQuery: string;
+  /** POST: the JSON body (named arguments, or the one unnamed json argument). undefined on GET. */
+  body?: unknown;
+  range?: { offset: number; limit: number };
+  /** The body format of a result of rows (Accept). */
+  format?: BodyFormat;
+  /** The exposed schema of the function (Accept-/Content-Profile; default public). */
+  schema?: string;
+}
+
+/** A function's answer: a relation's page (with the total), one value, or nothing (void). */
+export interface RpcResult {
+  kind: 'rows' | 'object' | 'value' | 'void';
+  body: string | null;
+  total: number;
+  offset: number;
+  count: number;
+}
 
 /**
- * Calls public.<name> with named arguments as the caller (tx already runs as them).
- * A set-returning function gives a JSON array, a scalar one its value; JSON text either way.
+ * Splits a raw query string into the pairs whose key `isArg` claims (decoded: a GET RPC's
+ * arguments) and the raw rest (select, filters, order, ... of the result), keeping its order.
  */
-export async function callFunction(tx: Queryable, name: string, args: Record<string, unknown>, source: 'query' | 'body' = 'body'): Promise<string> {
-  if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".` });
-  const { rows } = await tx.query<FunctionRow>(LOOKUP_SQL, [name]);
-  if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema public.` });
-  const given = Object.keys(args);
-  const fn = rows.find((r) => {
+function partitionQuery(raw: string, isArg: (key: string) => boolean): { args: Record<string, string>; rest: string } {
+  splitQuery(raw); // the bounds and the percent-encoding check
+  const args: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = decode(eq < 0 ? part : part.slice(0, eq));
+    if (isArg(key)) args[key] = decode(eq < 0 ? '' : part.slice(eq + 1));
+    else rest.push(part);
+  }
+  return { args, rest: rest.join('&') };
+}
+
+function parseArgs(r: FunctionRow): Arg[] {
+  return typeof r.args === 'string' ? JSON.parse(r.args) : r.args;
+}
+const inputArgs = (r: FunctionRow) => parseArgs(r).filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v');
+const BODY_TYPES = new Set(['json', 'jsonb', 'text', 'bytea']);
+
+/** One unnamed json/jsonb/text/bytea parameter: the whole POST body is its value (PostgREST). */
+function takesBody(r: FunctionRow): boolean {
+  const inputs = inputArgs(r);
+  return inputs.length === 1 && inputs[0]!.name === null && BODY_TYPES.has(inputs[0]!.typname);
+}
+
+/** The overload the given argument names select: 404 PGRST202 if none, 300 PGRST203 if several. */
+function pickOverload(rows: FunctionRow[], schema: string, name: string, given: string[], hasBody: boolean): FunctionRow {
+  const matches = rows.filter((r) => {
+    if (hasBody && takesBody(r)) return true;
     const inputs = inputArgs(r);
     const required = inputs.slice(0, inputs.length - r.ndefaults);
     return given.every((g) => inputs.some((a) => a.name === g)) && required.every((a) => a.name && given.includes(a.name));
   });
-  if (!fn) {
-    const inputs = inputArgs(rows[0]!).map((a) => a.name ?? '?');
-    throw new AppError('INVALID_INPUT', {
-      message: `The arguments do not match function "${name}" (it takes: ${inputs.join(', ') || 'no arguments'}).`,
+  if (matches.length === 1) return matches[0]!;
+  const signatures = rows.map((r) => `${name}(${inputArgs(r).map((a) => `${a.name ?? ''} ${a.castType}`.trim()).join(', ')})`);
+  if (!matches.length) {
+    throw new AppError('RPC_NOT_FOUND', {
+      message: `No function ${schema}.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
+      details: `Searched for the function ${schema}.${name} with parameters ${given.join(', ') || '(none)'}`,
+      hint: `Perhaps you meant to call the function ${schema}.${signatures[0]}`,
+      pgrstCode: 'PGRST202',
     });
   }
-  const values: unknown[] = [];
+  throw new AppError('AMBIGUOUS_FUNCTION', {
+    message: `Cannot choose the best candidate function between: ${signatures.join(', ')}.`,
+    details: signatures.join(', '),
+    hint: 'Give argument names that only one overload takes, or rename or drop an overload.',
+    pgrstCode: 'PGRST203',
+  });
+}
+
+/** The columns of the result when it is a relation: the row type's, or the OUT/TABLE parameters. */
+function resultTable(ctx: CompileContext, fn: FunctionRow, name: string): TableMeta | null {
+  if (fn.retrel && ctx.tables.has(fn.retrel)) return ctx.tables.get(fn.retrel)!;
+  const raw = fn.retcols ? (typeof fn.retcols === 'string' ? JSON.parse(fn.retcols) : fn.retcols) : null;
+  const outs = parseArgs(fn).filter((a) => a.mode === 'o' || a.mode === 't' || a.mode === 'b');
+  const cols = (raw as Arg[] | null) ?? (fn.rettype === 'record' && outs.length ? outs : null);
+  if (!cols) return null;
+  const columnList = cols.map(
+    (c): ColumnMeta => ({
+      name: c.name ?? '', typname: c.typname, kind: valueKind(c.typname), castType: c.castType, type: apiType(c.typname),
+      nullable: true, default: null, isPrimaryKey: false, unique: false, foreignKey: null,
+    }),
+  );
+  return { name, isTable: false, rlsEnabled: false, columns: new Map(columnList.map((c) => [c.name, c])), columnList, primaryKey: [] };
+}
+
+/** `public."fn"(named => $n::type, ...)`, every value a bind parameter. */
+function callSql(ctx: CompileContext, schema: string, name: string, fn: FunctionRow, args: Record<string, unknown>, source: 'query' | 'body', body: unknown): string {
+  const p = ctx.p;
+  if (source === 'body' && takesBody(fn)) {
+    const arg = inputArgs(fn)[0]!;
+    // text/plain and application/octet-stream arrive as bytes; a JSON body as its value.
+    const value = Buffer.isBuffer(body) ? (arg.typname === 'bytea' ? body : body.toString('utf8')) : arg.typname === 'bytea' ? null : JSON.stringify(body ?? null);
+    if (value === null) throw new AppError('INVALID_INPUT', { message: `Function "${name}" takes raw bytes: send them with Content-Type: application/octet-stream.` });
+    return `${schemaRef(schema)}.${quoteIdent(name)}(${p.add(value)}::${arg.castType})`;
+  }
   const named = inputArgs(fn)
     .filter((a) => a.name && Object.hasOwn(args, a.name))
     .map((a) => {
-      values.push(toParam({ name: a.name!, kind: valueKind(a.typname), castType: a.castType }, args[a.name!], source));
-      return `${quoteIdent(a.name!)} => $${values.length}::${a.castType}`;
+      const typed = { name: a.name!, kind: valueKind(a.typname), castType: a.castType };
+      const value = args[a.name!];
+      // A table or composite row type from a JSON object (PostgREST), field by field.
+      if (typed.kind === 'other' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        return `${quoteIdent(a.name!)} => json_populate_record(null::${a.castType}, ${p.add(JSON.stringify(value))}::json)`;
+      }
+      return `${quoteIdent(a.name!)} => ${p.add(toParam(typed, value, source))}::${a.castType}`;
     });
-  const call = `public.${quoteIdent(name)}(${named.join(', ')})`;
-  const sql = fn.retset
-    ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
-    : fn.rettype === 'void'
-      ? `select 'null'::text as body from ${call} r`
-      : `select coalesce(to_json(${call})::text, 'null') as body`;
-  const r = await tx.query<{ body: string }>(sql, values);
-  return r.rows[0]?.body ?? 'null';
+  return `${schemaRef(schema)}.${quoteIdent(name)}(${named.join(', ')})`;
 }
 
-function inputArgs(r: FunctionRow): Array<{ name: string | null; typname: string; castType: string }> {
-  const all = typeof r.args === 'string' ? JSON.parse(r.args) : r.args;
-  return (all as Array<{ name: string | null; typname: string; castType: string; mode: string }>).filter(
-    (a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v',
-  );
+/**
+ * Calls public.<name> as the caller (tx already runs as them). A function returning rows
+ * (setof a table or row type, or TABLE/OUT columns) is read as a relation in ONE statement:
+ * `with src as materialized (select * from fn(args)) ... where ... order ... limit`, so select,
+ * filters, order, limit/offset, Range and embedding apply as on a table. A scalar answers its value.
+ */
+/** The overloads of `schema.name` (catalog rows, the same for every caller). */
+export async function lookupFunctions(db: Queryable, name: string, schema: string): Promise<FunctionRow[]> {
+  return (await db.query<FunctionRow>(LOOKUP, [name, schema])).rows;
+}
+
+export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest, lookup?: (name: string, schema: string) => Promise<FunctionRow[]>): Promise<RpcResult> {
+  const { name } = req;
+  if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
+  const schema = req.schema ?? 'public';
+  const rows = lookup ? await lookup(name, schema) : await lookupFunctions(tx, name, schema);
+  if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
+  const source = req.body === undefined ? 'query' : 'body';
+  const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));
+  const split = partitionQuery(req.rawQuery, (k) => source === 'query' && argNames.has(k));
+  const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
+  const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const fn = pickOverload(rows, schema, name, Object.keys(args), source === 'body' && req.body !== undefined);
+  const call = callSql(ctx, schema, name, fn, args, source, req.body);
+  const q = parseRecordsQuery(split.rest);
+  const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);
+  if (!table) {
+    if (q.select || q.filters.length || q.order.length || q.limit !== null || q.offset !== null) {
+      throw new AppError('INVALID_QUERY', { message: `Function "${name}" returns ${fn.rettype}, not rows: select, filters, order, limit and offset apply to functions that return rows.` });
+    }
+    return scalarCall(tx, ctx, fn, call);
+  }
+  if (req.range) {
+    q.offset = req.range.offset;
+    q.limit = req.range.limit;
+  }
+  const stmt = compileRead(ctx, table, q, null, { source: { cte: `src as materialized (select * from ${call})`, from: 'src' }, format: fn.retset ? req.format : 'json' });
+  const r = await tx.query<{ body: string; total: number | string }>(shaped(stmt.text), stmt.values);
+  const total = Number(r.rows[0]!.total);
+  const offset = q.offset ?? 0;
+  const count = Math.max(0, Math.min(q.limit ?? Infinity, total - offset));
+  if (fn.retset) return { kind: 'rows', body: r.rows[0]!.body, total, offset, count };
+  // One row type, not setof: the object itself (null when the function returned null).
+  const one = JSON.parse(r.rows[0]!.body) as unknown[];
+  return { kind: 'object', body: one.length ? JSON.stringify(one[0]) : 'null', total, offset, count };
+}
+
+async function scalarCall(tx: Queryable, ctx: CompileContext, fn: FunctionRow, call: string): Promise<RpcResult> {
+  const sql =
+    fn.rettype === 'void'
+      ? `select 'null'::text as body from ${call} r`
+      : fn.retset
+        ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
+        : `select coalesce(to_json(${call})::text, 'null') as body`;
+  const r = await tx.query<{ body: string }>(shaped(sql), ctx.p.values);
+  const body = r.rows[0]?.body ?? 'null';
+  if (fn.rettype === 'void') return { kind: 'void', body: null, total: 0, offset: 0, count: 0 };
+  return { kind: 'value', body, total: 1, offset: 0, count: 1 };
 }

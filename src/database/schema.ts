@@ -16,6 +16,8 @@ export interface ColumnMeta extends Typed {
   isPrimaryKey: boolean;
   unique: boolean;
   foreignKey: ForeignKey | null;
+  /** A computed field: `public.<name>(row)`, not a stored column. */
+  computed?: boolean;
 }
 
 export interface TableMeta {
@@ -23,6 +25,12 @@ export interface TableMeta {
   /** Base tables can be managed; views can only be queried. */
   isTable: boolean;
   rlsEnabled: boolean;
+  /** The schema it lives in (absent: public). */
+  schema?: string;
+  /** Computed fields: functions of schema public taking this table's row type (read-only columns, not in `*`). */
+  computed?: Map<string, ColumnMeta>;
+  /** Computed relationships: functions of this row type returning rows of `table` (`many`: setof), embeddable by name. */
+  relFunctions?: Map<string, { table: string; many: boolean }>;
   columns: Map<string, ColumnMeta>;
   /** In table order. */
   columnList: ColumnMeta[];
@@ -56,7 +64,7 @@ select c.relname as table, c.relkind in ('r','p') as is_table, c.relrowsecurity 
            where k.conrelid = c.oid and k.contype = 'f' and k.conkey = array[a.attnum]::int2[] limit 1)
   ) order by a.attnum) filter (where a.attnum is not null), '[]') as columns
 from pg_class c
-join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+join pg_namespace n on n.oid = c.relnamespace and n.nspname = $1
 left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
 left join pg_type t on t.oid = a.atttypid
 left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
@@ -74,9 +82,39 @@ interface RawColumn {
   fk: { table: string; column: string; on_delete: string } | null;
 }
 
+// Functions of the schema with one argument, a row type of a relation of the schema:
+// returning one value, a computed field; returning rows of a relation of the schema
+// (`setof` or one), a computed relationship (PostgREST's names).
+const COMPUTED_SQL = `
+select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType", p.proretset as retset,
+  (select rc.relname from pg_class rc where rc.reltype = p.prorettype and rc.relnamespace = n.oid) as rettable
+from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = $1
+join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = $1
+join pg_type t on t.oid = p.prorettype
+where p.pronargs = 1 and p.prokind = 'f' and t.typname <> 'void'`;
+
+/** Adds each table's computed fields (a real column of the same name wins). */
+async function loadComputed(db: Queryable, tables: Map<string, TableMeta>, schema: string): Promise<void> {
+  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string; retset: boolean; rettable: string | null }>(COMPUTED_SQL, [schema]);
+  for (const r of rows) {
+    const t = tables.get(r.table);
+    if (!t || t.columns.has(r.name)) continue;
+    if (r.rettable) {
+      (t.relFunctions ??= new Map()).set(r.name, { table: r.rettable, many: r.retset });
+      continue;
+    }
+    if (r.retset) continue;
+    t.computed ??= new Map();
+    t.computed.set(r.name, {
+      name: r.name, typname: r.typname, kind: valueKind(r.typname), castType: r.castType, type: apiType(r.typname),
+      nullable: true, default: null, isPrimaryKey: false, unique: false, foreignKey: null, computed: true,
+    });
+  }
+}
+
 /** Reads every relation of schema public from the catalog. */
-export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>> {
-  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL);
+export async function loadTables(db: Queryable, schema = 'public'): Promise<Map<string, TableMeta>> {
+  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL, [schema]);
   const tables = new Map<string, TableMeta>();
   for (const r of rows) {
     const raw: RawColumn[] = typeof r.columns === 'string' ? JSON.parse(r.columns) : r.columns;
@@ -96,6 +134,7 @@ export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>>
     );
     tables.set(r.table, {
       name: r.table,
+      schema,
       isTable: r.is_table,
       rlsEnabled: r.rls,
       columns: new Map(columnList.map((c) => [c.name, c])),
@@ -103,6 +142,7 @@ export async function loadTables(db: Queryable): Promise<Map<string, TableMeta>>
       primaryKey: columnList.filter((c) => c.isPrimaryKey).map((c) => c.name),
     });
   }
+  await loadComputed(db, tables, schema);
   return tables;
 }
 
@@ -119,6 +159,8 @@ export class SchemaCache {
   constructor(
     private readonly db: Queryable,
     private readonly minReloadMs = 1000,
+    /** The schema whose relations this caches. */
+    readonly name = 'public',
   ) {}
 
   /** All relations (loads on first use). */
@@ -130,7 +172,7 @@ export class SchemaCache {
   async reload(): Promise<Map<string, TableMeta>> {
     if (this.loading) return this.loading;
     const gen = this.generation;
-    const p = loadTables(this.db)
+    const p = loadTables(this.db, this.name)
       .then((t) => {
         // A load that started before an invalidate() must not install what it read.
         if (gen === this.generation) {

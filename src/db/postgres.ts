@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Queryable, QueryResult, Statement } from './types.js';
+import { SHAPES_PER_CONNECTION, type Db, type Queryable, type QueryResult, type Statement } from './types.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
 import { PgListener } from './listen.js';
@@ -19,14 +19,57 @@ function translate(err: unknown): unknown {
   return translatePgError(err);
 }
 
-/** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`. */
+// The shapes prepared on each connection, least recently used first (Map keeps insertion order).
+const shapesOf = new WeakMap<object, Map<string, true>>();
+
+/**
+ * Keeps at most SHAPES_PER_CONNECTION shapes prepared on a checked-out client: using one moves
+ * it to the end; a new one past the bound deallocates the oldest (and tells node-pg, which
+ * remembers what it parsed per connection, so the name is parsed again if it comes back).
+ */
+async function admitShape(client: pg.PoolClient, name: string): Promise<void> {
+  let shapes = shapesOf.get(client);
+  if (!shapes) shapesOf.set(client, (shapes = new Map()));
+  if (shapes.delete(name)) {
+    shapes.set(name, true);
+    return;
+  }
+  // Only a shape that ran (so is prepared) is recorded: see `query` below.
+  if (shapes.size < SHAPES_PER_CONNECTION) return;
+  const oldest = shapes.keys().next().value as string;
+  shapes.delete(oldest);
+  await client.query(`deallocate ${oldest}`);
+  const parsed = parsedOf(client);
+  if (parsed) delete parsed[oldest];
+}
+
+/** node-pg's record of the statements parsed on this connection (set once Postgres parsed one). */
+function parsedOf(client: pg.PoolClient): Record<string, string> | undefined {
+  return (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+}
+
+/** Records a shape Postgres parsed (so it is prepared), also when its execution then failed. */
+function recordShape(client: pg.PoolClient, name: string): void {
+  if (parsedOf(client)?.[name] !== undefined) shapesOf.get(client)?.set(name, true);
+}
+
+/** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a shape only on a checked-out client. */
 function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
+  const client = q instanceof pg.Pool ? null : q;
   return {
     async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       const values = params as unknown[];
-      const config = typeof sql === 'string' ? { text: sql, values } : prepare ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
+      const named = typeof sql !== 'string' && prepare && (!sql.shape || client !== null);
+      const config = typeof sql === 'string' ? { text: sql, values } : named ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
       try {
-        const res = (await q.query(config)) as pg.QueryResult | pg.QueryResult[];
+        const shape = named && client && typeof sql !== 'string' && sql.shape ? sql.name : null;
+        if (shape) await admitShape(client!, shape);
+        let res: pg.QueryResult | pg.QueryResult[];
+        try {
+          res = (await q.query(config)) as pg.QueryResult | pg.QueryResult[];
+        } finally {
+          if (shape) recordShape(client!, shape);
+        }
         // A script of several statements (no parameters) answers once per statement: keep the last.
         const r = Array.isArray(res) ? res[res.length - 1]! : res;
         return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0 };

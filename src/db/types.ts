@@ -9,11 +9,25 @@ import { createHash } from 'node:crypto';
 export interface Statement {
   readonly text: string;
   readonly name: string;
+  /**
+   * A shape: SQL built from a request whose text is a function of the request's shape (every
+   * value a parameter). Prepared where the engine allows, in a bounded per-connection cache
+   * (the least recently used shape is deallocated), since shapes are not a fixed set.
+   */
+  readonly shape?: true;
 }
 
 export function statement(text: string): Statement {
   return { text, name: `plinth_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
 }
+
+/** The shape of a request's statement (see `Statement.shape`): named by its text like `statement()`. */
+export function shaped(text: string): Statement {
+  return { text, name: `plinth_s_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`, shape: true };
+}
+
+/** Prepared shapes kept per connection before the least recently used is deallocated. */
+export const SHAPES_PER_CONNECTION = 100;
 
 /** Something that runs parameterised SQL: the database itself or an open transaction. */
 export interface Queryable {

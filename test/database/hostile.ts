@@ -100,6 +100,27 @@ export function column(r: Rng, columns: readonly string[]): string {
   return r.next() < 0.7 ? r.pick(columns) : r.pick([...HOSTILE, 'id', 'ID', 'Id"', 'pg_class', 'ctid', 'xmin', 'oid', '__plinth_total']);
 }
 
+/** A column, or often a JSON path on one (`col->a->>b`, keys sometimes hostile). */
+function jsonPathOr(r: Rng, columns: readonly string[]): string {
+  if (r.next() < 0.6) return column(r, columns);
+  const steps = Array.from({ length: 1 + r.int(3) }, () => `${r.pick(['->', '->>'])}${r.next() < 0.7 ? r.pick(['a', 'b', '0', '12']) : value(r)}`);
+  return `${column(r, columns)}${steps.join('')}`;
+}
+
+/** A select item of PostgREST 12: a column, JSON path, cast, aggregate, spread or embed. */
+function selectItem(r: Rng, columns: readonly string[]): string {
+  const col = () => column(r, columns);
+  switch (r.int(8)) {
+    case 0: return 'count()';
+    case 1: return `${col()}.${r.pick(['sum', 'avg', 'min', 'max', 'count', 'nope', value(r)])}()${r.next() < 0.3 ? '::int' : ''}`;
+    case 2: return `${r.pick(['a', 'x1', value(r)])}:${col()}::text.max()`;
+    case 3: return `...${col()}(${col()})`;
+    case 4: return jsonPathOr(r, columns);
+    case 5: return `${col()}(count)`;
+    default: return col();
+  }
+}
+
 function enc(r: Rng, s: string): string {
   // Mostly proper encoding; sometimes raw characters and broken escapes go out as they are.
   const wellFormed = s.replace(/[\ud800-\udfff]/g, '\ufffd');
@@ -112,11 +133,11 @@ export function queryString(r: Rng, columns: readonly string[]): string {
   const n = r.next() < 0.02 ? 100 : r.int(5);
   for (let i = 0; i < n; i++) {
     const k = r.int(10);
-    if (k === 0) parts.push(`select=${enc(r, Array.from({ length: 1 + r.int(3) }, () => column(r, columns)).join(','))}`);
-    else if (k === 1) parts.push(`order=${enc(r, `${column(r, columns)}.${r.pick(['asc', 'desc', 'desc.nullsfirst', 'nullslast', value(r)])}`)}`);
+    if (k === 0) parts.push(`select=${enc(r, Array.from({ length: 1 + r.int(3) }, () => selectItem(r, columns)).join(','))}`);
+    else if (k === 1) parts.push(`order=${enc(r, `${jsonPathOr(r, columns)}.${r.pick(['asc', 'desc', 'desc.nullsfirst', 'nullslast', value(r)])}`)}`);
     else if (k === 2) parts.push(`${r.pick(['limit', 'offset'])}=${enc(r, r.next() < 0.5 ? String(r.int(2000) - 10) : value(r))}`);
     else if (k === 3) parts.push(`${r.pick(['or', 'and', 'not.or', 'not.and'])}=${enc(r, `(${tree(r, columns, 0)})`)}`);
-    else if (k === 4) parts.push(`${enc(r, column(r, columns))}=${enc(r, value(r))}`);
+    else if (k === 4) parts.push(`${enc(r, jsonPathOr(r, columns))}=${enc(r, r.next() < 0.5 ? `${r.pick(OPS)}.${value(r)}` : value(r))}`);
     else {
       const op = r.pick(OPS);
       parts.push(`${enc(r, column(r, columns))}=${enc(r, `${op}.${op.endsWith('in') ? list(r, columns) : value(r)}`)}`);

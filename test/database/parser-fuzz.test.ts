@@ -25,15 +25,16 @@ const columnList: ColumnMeta[] = specs.map(([name, typname, castType]) => ({
 const table: TableMeta = { name: 't', isTable: true, rlsEnabled: false, columns: new Map(columnList.map((c) => [c.name, c])), columnList, primaryKey: ['id'] };
 const names = columnList.map((c) => c.name);
 // The only words SQL text may contain: the builder's own keywords, the table's quoted names and placeholders.
-const ALLOWED = /^(?:with|page|as|select|count|over|from|public|where|and|or|not|is|null|true|false|unknown|in|like|ilike|order|by|asc|desc|nulls|first|last|limit|offset|coalesce|json_agg|r|text|body|total|1|insert|into|values|default|on|conflict|do|update|set|excluded|nothing|returning|w|delete|t\d+|et\d+|x|row_number|row_to_json|json|lateral|left|join|exists|any|all|array|distinct|to_tsvector|to_tsquery|plainto_tsquery|phraseto_tsquery|websearch_to_tsquery|regconfig|int|@@|@>|<@|&&|<<|>>|&<|&>|-\|-|~\*?|integer|bigint|double|precision|boolean|timestamp|time|zone|date|jsonb|uuid|"[a-z_]+"|\$\d+|[()*,.=<>:'\[\]]+|<>|>=|<=|::)$/;
+const ALLOWED = /^(?:with|page|as|select|count|sum|avg|min|max|group|g|->>?|over|from|public|where|and|or|not|is|null|true|false|unknown|in|like|ilike|order|by|asc|desc|nulls|first|last|limit|offset|coalesce|json_agg|r|text|body|total|1|insert|into|values|default|on|conflict|do|update|set|excluded|nothing|returning|w|delete|t\d+|et\d+|x|row_number|row_to_json|json|lateral|left|join|exists|any|all|array|distinct|to_tsvector|to_tsquery|plainto_tsquery|phraseto_tsquery|websearch_to_tsquery|regconfig|int|@@|@>|<@|&&|<<|>>|&<|&>|-\|-|~\*?|integer|bigint|double|precision|boolean|timestamp|time|zone|date|jsonb|uuid|"[a-z_]+"|\$\d+|[()*,.=<>:'\[\]]+|<>|>=|<=|::)$/;
 
 function check(stmt: { text: string; values: unknown[] }) {
-  const tokens = stmt.text.split(/(\s+|[().,]|::)/).filter((s) => s.trim() !== '');
+  const tokens = stmt.text.split(/(\s+|[().,]|::|->>?)/).filter((s) => s.trim() !== '');
   for (const tok of tokens) {
     if (!ALLOWED.test(tok) && !/^[()*,.=<>:'\[\]]+$/.test(tok)) throw new Error(`unexpected token ${JSON.stringify(tok)} in ${stmt.text}`);
   }
   for (const m of stmt.text.matchAll(/"([^"]*)"/g)) {
-    expect([...names, 't']).toContain(m[1]);
+    // Quoted: the table's names, aggregate output names and the generator's valid aliases.
+    expect([...names, 't', 'count', 'sum', 'avg', 'min', 'max', 'a', 'x1', 'b']).toContain(m[1]);
   }
 }
 

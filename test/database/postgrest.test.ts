@@ -76,9 +76,9 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
     expect(r.body.message).toContain('not an embedded relation');
   });
 
-  it('answers an ambiguous or missing relationship with PGRST201 / PGRST200 and a hint', async () => {
+  it('answers an ambiguous or missing relationship with 300 PGRST201 / 400 PGRST200 and a hint', async () => {
     let r = await get(`${R}/profiles?select=name,reviews(stars)`);
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(300); // PostgREST's status for PGRST201
     envelope(r);
     expect(r.body).toMatchObject({ error: 'AMBIGUOUS_RELATION', code: 'PGRST201' });
     expect(r.body.hint).toContain('reviews!reviews_reviewer_id_fkey');
@@ -159,7 +159,8 @@ describe.each(backends())('PostgREST dialect (%s)', (backend) => {
   it('counts with Prefer and HEAD, pages with Range on both paths, refuses a bad Range with 416', async () => {
     for (const path of [`${R}/posts`, '/api/db/posts']) {
       let r = await get(`${path}?select=id&order=id`, { prefer: 'count=exact', range: '1-2' });
-      expect(r.status).toBe(200);
+      // A counted partial page: PostgREST's 206 on /api/db, the spec's 200 on its primary path.
+      expect(r.status).toBe(path === '/api/db/posts' ? 206 : 200);
       expect(r.body).toEqual([{ id: 2 }, { id: 3 }]);
       expect(r.headers.get('content-range')).toBe('1-2/4');
       r = await call(t, 'HEAD', `${path}?score=gt.2`, { headers: { ...admin(t), prefer: 'count=exact' } });

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/index.js';
 import type { RoutePlugin } from '../../types.js';
 import type { Page, RecordsService, WriteResult } from '../../../database/records.js';
+import { parseAccept } from '../../../database/media.js';
 import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied, type Prefer } from '../../../database/prefer.js';
 
 const Row = Type.Record(Type.String(), Type.Unknown());
@@ -11,7 +12,7 @@ const TableParams = Type.Object({ table: Type.String({ maxLength: 256 }) });
 const Headers = Type.Object({
   prefer: Type.Optional(Type.String({ description: 'return=minimal|representation|headers-only, count=exact|planned|estimated, resolution=merge-duplicates|ignore-duplicates, missing=default, tx=rollback' })),
   range: Type.Optional(Type.String({ maxLength: 64, description: 'first-last (items), e.g. 0-19; answered with Content-Range' })),
-  accept: Type.Optional(Type.String({ description: 'application/vnd.pgrst.object+json: exactly one row, as an object (else 406 PGRST116)' })),
+  accept: Type.Optional(Type.String({ description: 'application/json (default); application/vnd.pgrst.object+json: exactly one row, as an object (else 406 PGRST116); text/csv; application/vnd.pgrst.array+json;nulls=stripped; application/geo+json (PostGIS); application/vnd.pgrst.plan+json|text (admins); anything else 406 PGRST107' })),
 });
 const FILTERS =
   'PostgREST grammar (docs/database.md): filters <column>=[not.]<op>.<value> (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, fts, plfts, phfts, wfts, cs, cd, ov, sl, sr, nxl, nxr, adj); or=(...), and=(...); select with aliases, casts and embedded relations (author:profiles(name)); <relation>.<column>= filters and <relation>.order; order (col.asc|desc[.nullsfirst|.nullslast], several keys), limit (1-1000, default 100), offset.';
@@ -47,9 +48,14 @@ function applied(reply: FastifyReply, prefer: Prefer) {
 }
 
 async function read(records: RecordsService, request: FastifyRequest, reply: FastifyReply) {
-  checkProfile(request.headers);
-  const single = wantsObject(request);
-  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single });
+  const schema = profile(records, reply, request, false);
+  const media = parseAccept(request.headers.accept);
+  const single = media.single;
+  if (media.plan) {
+    const plan = await records.plan(request.identity, tableOf(request), rawQuery(request), media.plan, { range: range(request), single, schema });
+    return reply.status(200).type(media.contentType).send(plan);
+  }
+  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema });
   const prefer = parsePrefer(request.headers.prefer);
   applied(reply, prefer);
   reply.header('X-Total-Count', String(page.total));
@@ -63,7 +69,10 @@ async function read(records: RecordsService, request: FastifyRequest, reply: Fas
       headers: { 'content-range': `*/${page.total}` },
     });
   }
-  return sendJson(reply, 200, page.body, single);
+  // PostgREST: 206 when a count was asked for and the page is part of the rows (on /api/db,
+  // its path; the spec's primary path keeps 200).
+  const partial = prefer.count !== null && page.count < page.total && request.url.startsWith('/api/db/');
+  return reply.status(partial ? 206 : 200).type(media.contentType).send(page.body);
 }
 
 /** The answer of a write: the rows with representation (status `withBody`), else `minimal` (201 [] / 201 empty / 204). */
@@ -75,9 +84,15 @@ function answerWrite(reply: FastifyReply, prefer: Prefer, result: WriteResult, s
   return reply.status(statuses.minimal).send();
 }
 
-function writeOptions(request: FastifyRequest, prefer: Prefer) {
-  checkProfile(request.headers);
-  return { ...prefer, single: wantsObject(request) };
+/** The request's exposed schema (Accept-/Content-Profile), echoed as Content-Profile when several are exposed (PostgREST). */
+export function profile(records: RecordsService, reply: FastifyReply, request: FastifyRequest, write: boolean): string {
+  const schema = checkProfile(request.headers, records.exposedSchemas, write);
+  if (records.exposedSchemas.length > 1) reply.header('Content-Profile', schema);
+  return schema;
+}
+
+function writeOptions(records: RecordsService, request: FastifyRequest, reply: FastifyReply, prefer: Prefer) {
+  return { ...prefer, single: wantsObject(request), schema: profile(records, reply, request, true) };
 }
 
 type TableRequest = FastifyRequest;
@@ -86,21 +101,24 @@ const tableOf = (request: FastifyRequest) => (request.params as { table: string 
 async function insert(records: RecordsService, request: TableRequest, reply: FastifyReply, minimalBody: string | null) {
   const prefer = parsePrefer(request.headers.prefer);
   const rows = (Array.isArray(request.body) ? request.body : [request.body]) as Array<Record<string, unknown>>;
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.insert(request.identity, tableOf(request), rows, rawQuery(request), opts);
-  return answerWrite(reply, prefer, result, { withBody: 201, minimal: 201, minimalBody }, opts.single);
+  // PostgREST: an upsert that inserted no row (every row merged or ignored) is 200, not 201
+  // (on /api/db, its path; the spec's primary path answers 201 for every insert).
+  const status = result.inserted === 0 && request.url.startsWith('/api/db/') ? 200 : 201;
+  return answerWrite(reply, prefer, result, { withBody: status, minimal: status, minimalBody }, opts.single);
 }
 
 async function update(records: RecordsService, request: TableRequest, reply: FastifyReply) {
   const prefer = parsePrefer(request.headers.prefer);
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.update(request.identity, tableOf(request), rawQuery(request), request.body as Record<string, unknown>, opts);
   return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
 }
 
 async function remove(records: RecordsService, request: TableRequest, reply: FastifyReply) {
   const prefer = parsePrefer(request.headers.prefer);
-  const opts = writeOptions(request, prefer);
+  const opts = writeOptions(records, request, reply, prefer);
   const result = await records.delete(request.identity, tableOf(request), rawQuery(request), opts);
   return answerWrite(reply, prefer, result, { withBody: 200, minimal: 204, minimalBody: null }, opts.single);
 }

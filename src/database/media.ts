@@ -1,0 +1,80 @@
+import { AppError } from '../errors/index.js';
+import { safe } from './ident.js';
+
+/** How the rows of a read go out: JSON (array or one object), CSV, JSON without nulls, GeoJSON. */
+export type BodyFormat = 'json' | 'csv' | 'stripped' | 'geojson';
+
+/** What the `Accept` header of a read asks for (PostgREST's media types). */
+export interface Media {
+  format: BodyFormat;
+  /** `application/vnd.pgrst.object+json`: exactly one row, as an object. */
+  single: boolean;
+  /** `application/vnd.pgrst.plan+json|text`: the execution plan instead of the rows (admins only). */
+  plan: null | { as: 'json' | 'text'; options: string[] };
+  /** The Content-Type of the answer. */
+  contentType: string;
+}
+
+export const OBJECT = 'application/vnd.pgrst.object+json';
+const PLAN_OPTIONS = new Set(['analyze', 'verbose', 'settings', 'buffers', 'wal']);
+
+const JSON_MEDIA: Media = { format: 'json', single: false, plan: null, contentType: 'application/json; charset=utf-8' };
+
+function one(type: string, params: Map<string, string>): Media | null {
+  switch (type) {
+    case '*/*':
+    case 'application/*':
+    case 'application/json':
+      return JSON_MEDIA;
+    case OBJECT:
+      return params.get('nulls') === 'stripped'
+        ? { format: 'stripped', single: true, plan: null, contentType: `${OBJECT}; nulls=stripped; charset=utf-8` }
+        : { format: 'json', single: true, plan: null, contentType: `${OBJECT}; charset=utf-8` };
+    case 'application/vnd.pgrst.array+json':
+      return params.get('nulls') === 'stripped'
+        ? { format: 'stripped', single: false, plan: null, contentType: 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8' }
+        : JSON_MEDIA;
+    case 'text/csv':
+      return { format: 'csv', single: false, plan: null, contentType: 'text/csv; charset=utf-8' };
+    case 'application/geo+json':
+      return { format: 'geojson', single: false, plan: null, contentType: 'application/geo+json; charset=utf-8' };
+    case 'application/vnd.pgrst.plan':
+    case 'application/vnd.pgrst.plan+text':
+    case 'application/vnd.pgrst.plan+json': {
+      const as = type.endsWith('+json') ? 'json' : 'text';
+      const options = (params.get('options') ?? '').split('|').filter((o) => PLAN_OPTIONS.has(o));
+      const target = (params.get('for') ?? 'application/json').replace(/"/g, '');
+      return { format: 'json', single: target === OBJECT, plan: { as, options }, contentType: `application/vnd.pgrst.plan+${as}; for="${target === OBJECT ? OBJECT : 'application/json'}"; charset=utf-8` };
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Reads `Accept` as PostgREST does: the first media type it can answer, in the client's order
+ * (no header, or `*\/*`: JSON). None it can answer: 406 PGRST107 naming what it can.
+ */
+export function parseAccept(header: string | undefined): Media {
+  if (!header || !header.trim()) return JSON_MEDIA;
+  if (header.length > 1024) throw notAvailable(header);
+  for (const part of header.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/)) {
+    const [type, ...rest] = part.split(';');
+    const params = new Map<string, string>();
+    for (const p of rest) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim());
+    }
+    const media = one(type!.trim().toLowerCase(), params);
+    if (media) return media;
+  }
+  throw notAvailable(header);
+}
+
+export function notAvailable(header: string): AppError {
+  return new AppError('MEDIA_NOT_AVAILABLE', {
+    message: `None of these media types are available: ${safe(header, 200)}.`,
+    details: 'application/json, application/vnd.pgrst.object+json, application/vnd.pgrst.array+json;nulls=stripped, text/csv, application/geo+json (with PostGIS), application/vnd.pgrst.plan (admins)',
+    pgrstCode: 'PGRST107',
+  });
+}
