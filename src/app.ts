@@ -27,9 +27,13 @@ import { adminRoutes } from './http/routes/admin/index.js';
 import { dashboardRoutes } from './http/routes/dashboard/index.js';
 import { realtimeTableRoutes } from './http/routes/database/realtime.js';
 import { attachRealtime } from './http/realtime/server.js';
+import { advanceRoutes } from './http/routes/database/advance.js';
+import { typesRoutes } from './http/routes/database/types.js';
+import { mcpRoutes } from './http/routes/mcp/index.js';
+import { docsRoutes } from './http/routes/mcp/docs.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, dashboardRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, recordRoutes, rpcRoutes, advanceRoutes, typesRoutes, storageRoutes, functionRoutes, keyRoutes, adminRoutes, mcpRoutes, docsRoutes, dashboardRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Query parameters that may carry secrets are masked in request logs: any name that speaks of a

@@ -19,6 +19,10 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
+import { TypeGenerator } from './database/typegen.js';
+import { McpUsage } from './mcp/usage.js';
+import { AgentDocs } from './mcp/docs.js';
+import { loadDocBundle } from './mcp/docs-bundle.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -62,6 +66,12 @@ export interface Deps {
   tables: TablesService;
   /** Functions: admin CRUD, secrets, logs and invocation through the Deno runtime. */
   functions: FunctionService;
+  /** The `Database` TypeScript types of schema public (Supabase's format). */
+  typegen: TypeGenerator;
+  /** MCP tool calls per tool (Plinth's MCP server and InsForge's reporting in). */
+  mcpUsage: McpUsage;
+  /** The docs for agents (/llms.txt, /api/docs, the MCP fetch-docs tool). */
+  agentDocs: AgentDocs;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -168,6 +178,8 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const functions = buildFunctions(config, db);
     closers.push(() => functions.close());
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
+    const mcpUsage = new McpUsage(db);
+    closers.push(() => mcpUsage.flush());
     return {
       config,
       version: VERSION,
@@ -185,6 +197,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       records,
       tables,
       functions,
+      typegen: new TypeGenerator(db),
+      mcpUsage,
+      agentDocs: new AgentDocs(loadDocBundle()),
       generatedAdminKey,
       close,
     };

@@ -59,6 +59,8 @@ export interface Config {
     userDailyTokens: number | null;
     timeoutMs: number;
   };
+  /** The MCP server at /api/mcp (docs/mcp.md). */
+  mcp: { maxSessions: number; sessionIdleSeconds: number };
 }
 
 export type RateLimitPlan = 'free' | 'pro' | 'enterprise' | 'off';
@@ -116,6 +118,10 @@ export function loadConfig(env: Env): Readonly<Config> {
       allowAnon: bool(r, 'AI_ALLOW_ANON', false),
       userDailyTokens: optInt(r, 'AI_USER_DAILY_TOKENS', 1, 1_000_000_000_000),
       timeoutMs: int(r, 'AI_TIMEOUT_MS', 60_000, 100, 15 * 60_000),
+    },
+    mcp: {
+      maxSessions: int(r, 'MCP_MAX_SESSIONS', 1000, 1, 100_000),
+      sessionIdleSeconds: int(r, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 7 * 86_400),
     },
   };
   if (r.problems.length) throw new ConfigError(r.problems);

@@ -71,6 +71,7 @@ export const ERRORS = {
   SCHEMA_NOT_EXPOSED: { status: 406, message: 'Only schema public is exposed.', nextActions: 'Drop the Accept-Profile / Content-Profile header (or .schema(...) in the client), or set it to public.' },
   INVALID_RANGE: { status: 416, message: 'The Range header is not valid.', nextActions: 'Send "Range: <first>-<last>" with first <= last (e.g. "Range: 0-19", unit items), or use limit and offset in the query string.' },
   SQL_ERROR: { status: 400, message: 'The SQL statement failed.', nextActions: 'Fix the statement as the message says and send it again.' },
+  INVALID_BULK_FILE: { status: 400, message: 'The bulk-upsert file is not valid.', nextActions: 'Send multipart/form-data with "table", an optional "upsertKey" and "file": a .csv file with a header line or a .json array of objects.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
   MODEL_NOT_ALLOWED: { status: 400, message: 'This model is not allowed on this server.', nextActions: 'Use one of the models listed in AI_MODELS, or ask the operator to add it.' },
@@ -100,6 +101,11 @@ export const ERRORS = {
   FUNCTION_TIMEOUT: { status: 504, message: 'The function took too long and was stopped.', nextActions: 'Make the function finish sooner, or ask the operator to raise FUNCTION_TIMEOUT_MS.' },
   FUNCTION_RUNTIME_UNAVAILABLE: { status: 502, message: 'The function runtime could not be reached.', nextActions: 'Try again shortly; GET /api/health?checks=true shows the runtime status.' },
   SECRET_NOT_FOUND: { status: 404, message: 'No such secret.', nextActions: 'Check the name; GET /api/secrets lists secrets.' },
+  // mcp (the MCP server and the docs for agents)
+  MCP_SESSION_NOT_FOUND: { status: 404, message: 'No such MCP session: it ended or this server was restarted.', nextActions: 'Start a new session: send an initialize request without the Mcp-Session-Id header.' },
+  MCP_TOO_MANY_SESSIONS: { status: 503, message: 'Too many MCP sessions are open on this server.', nextActions: 'Close sessions you no longer use (DELETE /api/mcp with their Mcp-Session-Id) or wait for idle ones to expire, then try again.' },
+  DOC_NOT_FOUND: { status: 404, message: 'No such document.', nextActions: 'GET /api/docs lists the documents this server has.' },
+  NOT_SUPPORTED: { status: 501, message: 'Plinth does not do this.', nextActions: 'See GET /api/docs/instructions for what this server offers.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
