@@ -15,7 +15,7 @@ export const startAppPrompt = {
       '',
       '1. fetch-docs {"docType":"instructions"}, then the pages you need (database, auth, storage, functions).',
       '2. list-tables, then create the tables with run-raw-sql: one statement per call, uuid primary keys, an owner column `owner uuid default auth.uid() references auth.users(id)` where rows belong to users.',
-      '3. enable row level security on every table and write policies with run-raw-sql (e.g. `create policy own on notes using (owner = auth.uid())`).',
+      '3. grant select, insert, update, delete on each table to anon, authenticated; enable row level security on every table and write policies with run-raw-sql (e.g. `create policy own on notes using (owner = auth.uid())`).',
       '4. Try the policies: create-user twice, write-records as user A, select-records as user B (expect nothing of A\'s), as anon.',
       '5. Buckets for files (create-bucket, private when files are personal); functions for server logic (create-function, invoke-function, get-function-logs), secrets with set-secret.',
       '6. generate-typescript-types and save the result as src/database.types.ts in the app; get-anon-key for the client (@insforge/sdk or @supabase/postgrest-js).',

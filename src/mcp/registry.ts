@@ -14,6 +14,13 @@ export function errorText(err: unknown): string {
   return 'INTERNAL_ERROR (500): the call failed inside the server.\nNext: try again; if it keeps failing, the operator finds the cause in the server log.';
 }
 
+/** The schema a client sees: a property with a default is not required (TypeBox lists it as required). */
+function advertised(schema: McpTool['input']): Tool['inputSchema'] {
+  const s = schema as unknown as { properties?: Record<string, { default?: unknown }>; required?: string[] };
+  const required = (s.required ?? []).filter((name) => s.properties?.[name]?.default === undefined);
+  return { ...(schema as object), type: 'object', required } as Tool['inputSchema'];
+}
+
 /**
  * The tools of one connection mode (all, or read-only): their MCP descriptions computed once
  * (tools/list answers the same array every time), calls checked against the input schema.
@@ -28,7 +35,7 @@ export class ToolSet {
     this.listing = offered.map((t) => ({
       name: t.name,
       description: t.description,
-      inputSchema: t.input as Tool['inputSchema'],
+      inputSchema: advertised(t.input),
       annotations: { readOnlyHint: t.readOnly, destructiveHint: t.destructive ?? false, openWorldHint: false },
     }));
   }

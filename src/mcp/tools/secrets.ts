@@ -26,7 +26,7 @@ export const secretTools = [
   }),
   tool<{ name: string }>({
     name: 'delete-secret',
-    description: 'Delete a secret.',
+    description: 'Delete a function secret by name; functions stop seeing it on their next start.',
     input: Type.Object({ name: Name }),
     readOnly: false,
     destructive: true,
