@@ -20,7 +20,8 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
   });
 
   it('refuses every caller but the admin key with 401, before any tool', async () => {
-    for (const headers of [{}, { authorization: `Bearer ${t.anonKey}` }, { authorization: 'Bearer ik_wrong' }, { apikey: t.anonKey }]) {
+    const callers: Array<Record<string, string>> = [{}, { authorization: `Bearer ${t.anonKey}` }, { authorization: 'Bearer ik_wrong' }, { apikey: t.anonKey }];
+    for (const headers of callers) {
       const r = await post(t, headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(await r.json()).toMatchObject({ statusCode: 401, nextActions: expect.any(String) });
