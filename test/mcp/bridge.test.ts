@@ -54,4 +54,14 @@ describe('stdio bridge: npm run plinth -- mcp', () => {
     await expect(c.connect(transport)).rejects.toThrow(/401|admin key|Unauthorized|UNAUTHORIZED/i);
     await c.close();
   }, 30_000);
+
+  it('gen types --url --key prints the Database type of a running server', async () => {
+    const { execFile } = await import('node:child_process');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'gen', 'types', '--url', t.url, '--key', t.adminKey], { cwd: ROOT }, (err, stdout, stderr) =>
+        err ? reject(new Error(stderr)) : resolve(stdout),
+      ),
+    );
+    expect(out).toContain('export type Database = {');
+  }, 30_000);
 });
