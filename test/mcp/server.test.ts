@@ -119,6 +119,23 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
     expect((await mcp.text('delete-bucket', { bucketName: 'pics' })).isError).toBe(false);
   });
 
+  it('storage objects: list and a signed URL that downloads a private object; AI and MCP usage', async () => {
+    await mcp.text('create-bucket', { bucketName: 'docs-private', isPublic: false });
+    const form = new FormData();
+    form.append('file', new Blob(['hello agent']), 'a.txt');
+    const up = await t.fetch('/api/storage/buckets/docs-private/objects/notes/a.txt', { method: 'PUT', headers: { 'x-api-key': t.adminKey }, body: form });
+    expect(up.status).toBeLessThan(300);
+    const list = await mcp.text('list-objects', { bucketName: 'docs-private', prefix: 'notes/' });
+    expect(list.text).toContain('notes/a.txt');
+    expect(list.text).toContain('of 1');
+    const url = (await mcp.text('get-object-url', { bucketName: 'docs-private', key: 'notes/a.txt', expiresIn: 60 })).text.split('\n')[0]!;
+    expect(url).toContain('token=');
+    expect(await (await fetch(url)).text()).toBe('hello agent');
+    expect((await fetch(url.replace(/token=[^&]+/, 'token=forged'))).status).toBe(403);
+    expect((await mcp.text('get-ai-usage')).isError).toBe(false);
+    expect((await mcp.text('get-mcp-usage')).text).toContain('create-bucket');
+  });
+
   it('docs as a tool, as resources, and the start-app prompt', async () => {
     const d = await mcp.text('fetch-docs', { docType: 'instructions' });
     expect(d.text).toContain('instructions for agents');
