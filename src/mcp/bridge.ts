@@ -35,5 +35,8 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
   http.onclose = () => done();
   await http.start();
   await stdio.start();
+  // The SDK's stdio transport does not watch for the end of stdin: a client that closes its end
+  // (or a parent such as npm that goes away) must end the bridge and its session too.
+  process.stdin.once('end', () => void stdio.close());
   await closed;
 }

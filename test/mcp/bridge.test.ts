@@ -64,4 +64,29 @@ describe('stdio bridge: npm run plinth -- mcp', () => {
     );
     expect(out).toContain('export type Database = {');
   }, 30_000);
+
+  it('runs as documented, `npm run plinth -- mcp` on the built dist/cli.js (npm\'s header line on stdout is skipped by the client)', async () => {
+    const transport = new StdioClientTransport({ command: 'npm', args: ['run', 'plinth', '--', 'mcp', '--url', t.url, '--key', t.adminKey], cwd: ROOT, stderr: 'pipe' });
+    const c = new Client({ name: 'npm-run', version: '1.0.0' });
+    await c.connect(transport);
+    try {
+      expect((await c.listTools()).tools.length).toBeGreaterThan(20);
+    } finally {
+      await c.close();
+    }
+  }, 30_000);
+});
+
+describe('shutdown with MCP clients connected', () => {
+  it('closing the server ends the open sessions and their event streams instead of waiting for them', async () => {
+    const { mcpClient } = await import('./helpers.js');
+    const t = await startApp('embedded');
+    const c = await mcpClient(t);
+    await c.listTools();
+    // Give the client time to open its GET event stream.
+    await new Promise((r) => setTimeout(r, 300));
+    const closed = await Promise.race([t.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), 10_000))]);
+    expect(closed).toBe('closed');
+    await c.close().catch(() => {});
+  }, 30_000);
 });

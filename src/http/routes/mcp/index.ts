@@ -30,7 +30,8 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     idleMs: deps.config.mcp.sessionIdleSeconds * 1000,
     onToolError: (tool, err) => app.log.error({ err, tool }, 'MCP tool failed'),
   });
-  app.addHook('onClose', () => sessions.close());
+  // preClose: an open event stream (GET /api/mcp) would otherwise keep the server from closing.
+  app.addHook('preClose', () => sessions.close());
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     assertAdmin(request);
