@@ -28,6 +28,16 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
     }
   });
 
+  it('answers browsers with CORS headers that expose Mcp-Session-Id, and the request id', async () => {
+    const r = await post(t, { authorization: `Bearer ${t.adminKey}`, origin: 'http://localhost:6274' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('access-control-allow-origin')).toBe('http://localhost:6274');
+    expect(r.headers.get('access-control-expose-headers')).toContain('Mcp-Session-Id');
+    expect(r.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.headers.get('x-request-id')).toBeTruthy();
+    await r.text();
+  });
+
   it('an unknown session is a 404 with the envelope; a request without a session must be initialize', async () => {
     const r = await post(t, { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': 'nope' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
     expect(r.status).toBe(404);

@@ -42,7 +42,9 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
       readOnly,
       baseUrl: publicOrigin(request, deps.config.publicUrl),
     });
-    // From here the SDK's transport writes the answer (JSON, or the event stream of GET).
+    // From here the SDK's transport writes the answer (JSON, or the event stream of GET); the
+    // headers set so far (CORS, X-Request-Id) go on the raw response, which hijack bypasses.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string | string[]);
     reply.hijack();
     await handler(request.raw, reply.raw, request.body);
   };
