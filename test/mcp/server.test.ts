@@ -123,6 +123,12 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
     expect(JSON.parse(up.text)).toMatchObject({ success: true, rowsAffected: 2, totalRecords: 2 });
     await mcp.text('bulk-upsert', { table: 'items', format: 'json', data: '[{"sku":"a","qty":5}]', upsertKey: 'sku' });
     expect((await mcp.text('run-raw-sql', { query: "select qty from items where sku = 'a'" })).text).toContain('| 5 |');
+    // Bigger than the API's default body limit (1 MiB): the MCP endpoint takes files as text.
+    const big = `sku,qty\n${Array.from({ length: 120_000 }, (_, i) => `k${i},${i}`).join('\n')}\n`;
+    expect(big.length).toBeGreaterThan(1024 * 1024);
+    const many = await mcp.text('bulk-upsert', { table: 'items', format: 'csv', data: big });
+    expect(many.isError).toBe(true);
+    expect(many.text).toContain('at most 50000 go in one file');
     const types = await mcp.text('generate-typescript-types');
     expect(types.text).toContain('items: {');
     expect(types.text).toContain('qty: number | null');

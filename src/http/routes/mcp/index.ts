@@ -54,7 +54,8 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     querystring: Type.Object({ readonly: Type.Optional(Type.String({ maxLength: 8 })) }),
   };
   const config = { access: 'public' as const, rateLimit: false as const };
-  app.post('/api/mcp', { config, schema }, handle);
+  // Admin only, and tools take files as text (bulk-upsert up to 20 MiB, function code 1 MiB).
+  app.post('/api/mcp', { config, schema, bodyLimit: 25 * 1024 * 1024 }, handle);
   app.get('/api/mcp', { config, schema: { ...schema, summary: "The MCP server's event stream of a session" } }, handle);
   app.delete('/api/mcp', { config, schema: { ...schema, summary: 'End an MCP session' } }, handle);
 
