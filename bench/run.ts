@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 // The benchmarks run the compiled server, as `npm start` does: build the current source first.
 if (spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' }).status !== 0) process.exit(1);
 
-const AREAS = ['start', 'foundation', 'auth', 'mfa', 'oauth', 'database', 'engines', 'embed', 'storage', 'storage-breadth', 'functions', 'ai', 'realtime', 'logs', 'automation'];
+const AREAS = ['start', 'foundation', 'auth', 'mfa', 'oauth', 'database', 'engines', 'embed', 'storage', 'storage-breadth', 'functions', 'ai', 'realtime', 'logs', 'automation', 'mcp'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : AREAS;
 let failed = 0;
 for (const area of chosen) {

@@ -1,9 +1,11 @@
 // `npm run build`: compiles src/ to dist/ with tsc and copies the files tsc does not emit
-// (SQL migrations, the Deno host script) beside them, so dist/ runs on plain Node.
+// (SQL migrations, the Deno host script) beside them, so dist/ runs on plain Node, and bundles
+// docs/*.md into dist/mcp/agent-docs.json (the docs for agents the server serves).
 // `node scripts/build.mjs <dir>` builds into another folder of the project root instead (tests).
 // The dashboard (`npm run build:dashboard`, Vite) lives in <dir>/dashboard and is kept here.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -27,3 +29,7 @@ function assets(dir) {
   });
 }
 for (const file of assets(src)) cpSync(file, path.join(dist, path.relative(src, file)));
+
+// The docs for agents, made from docs/ by the same code the server uses to read them.
+const { bundleDocs } = await import(pathToFileURL(path.join(dist, 'mcp', 'docs-bundle.js')).href);
+writeFileSync(path.join(dist, 'mcp', 'agent-docs.json'), JSON.stringify(bundleDocs(path.join(root, 'docs'))));

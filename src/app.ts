@@ -37,9 +37,13 @@ import { migrationRoutes } from './http/routes/database/migrations.js';
 import { metadataRoutes } from './http/routes/metadata/index.js';
 import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
+import { advanceRoutes } from './http/routes/database/advance.js';
+import { typesRoutes } from './http/routes/database/types.js';
+import { mcpRoutes } from './http/routes/mcp/index.js';
+import { docsRoutes } from './http/routes/mcp/docs.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, advisorRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
+const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, advisorRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, advanceRoutes, typesRoutes, mcpRoutes, docsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -8,6 +8,9 @@ import { writeOfflineBackup } from './db/embedded/backup.js';
 import { restoreBackup } from './db/embedded/restore.js';
 import type { Config } from './config/index.js';
 import { MIGRATIONS_USAGE, migrationsCommand } from './database/migrations/cli.js';
+import { writeFileSync } from 'node:fs';
+import { runBridge } from './mcp/bridge.js';
+import { TypeGenerator } from './database/typegen.js';
 import { rotateAdminKey, rotateAnonKey, rotateJwtSecret, storedAnonKey } from './auth/credentials.js';
 
 const USAGE = `Usage: npm run plinth -- <command>
@@ -21,6 +24,11 @@ Commands:
   restore <file> [--force]
                          restore such a file into DATA_DIR (--force moves existing data aside)
 ${MIGRATIONS_USAGE}
+  mcp --url <url> --key <admin key> [--readonly]
+                         an MCP server on stdio relaying to <url>/api/mcp (for stdio-only clients)
+  gen types [--url <url> --key <admin key>] [--out <file>]
+                         the TypeScript Database type of schema public (Supabase's format), from a
+                         running server, or else from the configured database
 
 Running servers read the keys at start: restart them after a rotation. With the embedded
 database (no DATABASE_URL) stop the server before running a keys, backup or restore command;
@@ -66,10 +74,60 @@ function plainEvents(level: string) {
   };
 }
 
+/** `--name value` options of a command line. */
+function options(argv: string[]): Record<string, string | true> {
+  const o: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z-]+)$/.exec(argv[i]!);
+    if (!m) continue;
+    const next = argv[i + 1];
+    o[m[1]!] = next === undefined || next.startsWith('--') ? true : (i++, next);
+  }
+  return o;
+}
+
+async function mcpCommand(argv: string[]): Promise<number> {
+  const o = options(argv);
+  const url = typeof o.url === 'string' ? o.url : process.env.PLINTH_URL;
+  const key = typeof o.key === 'string' ? o.key : process.env.PLINTH_ADMIN_KEY;
+  if (!url || !key) {
+    process.stderr.write('Usage: npm run plinth -- mcp --url http://localhost:7130 --key <admin key> [--readonly]\n(or PLINTH_URL and PLINTH_ADMIN_KEY)\n');
+    return 2;
+  }
+  await runBridge({ url, key, readOnly: o.readonly === true });
+  return 0;
+}
+
+async function genTypesCommand(argv: string[]): Promise<number> {
+  const o = options(argv);
+  let types: string;
+  if (typeof o.url === 'string') {
+    if (typeof o.key !== 'string') throw new Error('--url needs --key <admin key> as well.');
+    const r = await fetch(new URL('/api/database/types/typescript', o.url), { headers: { authorization: `Bearer ${o.key}` } });
+    const body = (await r.json()) as { types?: string; message?: string; nextActions?: string };
+    if (!r.ok || typeof body.types !== 'string') throw new Error(`${r.status}: ${body.message ?? 'no types'} ${body.nextActions ?? ''}`);
+    types = body.types;
+  } else {
+    const db = await openDb(loadConfig(readEnv()));
+    try {
+      types = await new TypeGenerator(db).typescript();
+    } finally {
+      await db.close();
+    }
+  }
+  if (typeof o.out === 'string') {
+    writeFileSync(o.out, types);
+    process.stderr.write(`Types written to ${o.out}.\n`);
+  } else process.stdout.write(types);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [group, cmd] = argv;
   if (group === 'backup' || group === 'restore') return backupCommand(loadConfig(readEnv()), argv);
   if (group === 'db') return migrationsCommand(argv.slice(1), { env: readEnv(), cwd: process.cwd(), out: (line) => process.stdout.write(`${line}\n`) });
+  if (group === 'mcp') return mcpCommand(argv.slice(1));
+  if (group === 'gen' && cmd === 'types') return genTypesCommand(argv.slice(2));
   if (group !== 'keys' || !cmd || !['show', 'rotate-admin', 'rotate-anon', 'rotate-jwt'].includes(cmd)) {
     process.stdout.write(`${USAGE}\n`);
     return group === undefined || group === 'help' || group === '--help' ? 0 : 2;

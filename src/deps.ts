@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
@@ -22,7 +21,7 @@ import { EmailCodes } from './auth/codes.js';
 import { AuthService } from './auth/service.js';
 import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
-import { checkDisks } from './lib/disk.js';
+import { dataDirHealth } from './lib/disk.js';
 import { AuditedAuthService } from './auth/audit.js';
 import { LogsService, postgresLogSink } from './logs/index.js';
 import { Metrics } from './metrics/index.js';
@@ -36,6 +35,9 @@ import { operations } from './operations.js';
 import type { MetadataService } from './metadata/service.js';
 import type { AdvisorService } from './advisor/service.js';
 import { REALTIME_TRIGGER } from './realtime/tables.js';
+import type { TypeGenerator } from './database/typegen.js';
+import type { McpUsage } from './mcp/usage.js';
+import type { AgentDocs } from './mcp/docs.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
@@ -107,6 +109,12 @@ export interface Deps {
   metadata: MetadataService;
   /** The security and performance advisor (its private-URL rule reads functions and schedules). */
   advisor: AdvisorService;
+  /** The `Database` TypeScript types of schema public (Supabase's format). */
+  typegen: TypeGenerator;
+  /** MCP tool calls per tool (Plinth's MCP server and InsForge's reporting in). */
+  mcpUsage: McpUsage;
+  /** The docs for agents (/llms.txt, /api/docs, the MCP fetch-docs tool). */
+  agentDocs: AgentDocs;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -213,19 +221,6 @@ async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: 
   return { storage, resumable, images: createImages(config) };
 }
 
-/** Free space under DATA_DIR (what the embedded database and local storage write): down when a write fails. */
-function diskHealth(config: Readonly<Config>): HealthCheck {
-  const at = (sub: string, write: boolean) => ({ dir: path.join(config.dataDir, sub), write });
-  return {
-    required: true,
-    run: async () => {
-      const d = await checkDisks([at('', true), at('storage', true), at('postgres', false)], config.diskLowBytes);
-      const free = `${(d.freeBytes / 1024 / 1024).toFixed(0)} MiB`;
-      return { info: { freeBytes: d.freeBytes }, degraded: d.low ? `Only ${free} free under DATA_DIR (DISK_LOW_MB is ${config.diskLowBytes / 1024 / 1024}): free disk space before writes fail.` : undefined };
-    },
-  };
-}
-
 /** The owner role's pool (src/db/owner.ts), closed with the rest when it is a pool of its own. */
 async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>): Promise<Owner> {
   const owner = await openOwner(db);
@@ -293,7 +288,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     if (redis) healthChecks.redis = { run: async () => void (await redis!.ping()), required: false };
     const { storage, resumable, images } = await startStorage(config, opened, credentials.jwtSecret, closers);
     healthChecks.storage = { run: () => storage.driver.check(), required: true };
-    if (opened.engine !== 'postgres' || !config.storage.s3) healthChecks.disk = diskHealth(config);
+    if (opened.engine !== 'postgres' || !config.storage.s3) healthChecks.disk = { required: true, run: () => dataDirHealth(config.dataDir, config.diskLowBytes) };
     const mailer = createMailer(config.auth.smtpUrl, config.auth.mailFrom);
     closers.push(() => mailer.close());
     if (mailer instanceof SmtpMailer) healthChecks.smtp = { run: () => mailer.verify(), required: false };
@@ -307,7 +302,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
-    const ops = operations(db, oauth, auth, functions, automation.schedules, VERSION);
+    const ops = operations(db, { oauth, auth, functions, schedules: automation.schedules }, VERSION, closers);
     return {
       config,
       version: VERSION,

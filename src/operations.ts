@@ -1,4 +1,5 @@
-// Metadata and the advisor, composed for the composition root (deps.ts).
+// What agents and operators read about the backend, composed for the composition root
+// (deps.ts): metadata, the advisor, the generated types, the docs for agents, MCP usage.
 import type { Db } from './db/types.js';
 import type { AuthService } from './auth/service.js';
 import type { OAuthService } from './auth/oauth/index.js';
@@ -10,12 +11,24 @@ import { authSection, databaseSection, functionsSection, realtimeSection, schedu
 import { publicAuthConfig } from './auth/public-config.js';
 import { AdvisorService } from './advisor/service.js';
 import { functionUrls, scheduleUrls } from './advisor/urls.js';
+import { TypeGenerator } from './database/typegen.js';
+import { McpUsage } from './mcp/usage.js';
+import { AgentDocs } from './mcp/docs.js';
+import { loadDocBundle } from './mcp/docs-bundle.js';
 
 /**
  * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
  * URLs: functions, schedules), on Plinth's own connection.
  */
-export function operations(db: Db, oauth: OAuthService, auth: AuthService, functions: FunctionService, schedules: ScheduleService, version: string) {
+export function operations(
+  db: Db,
+  areas: { oauth: OAuthService; auth: AuthService; functions: FunctionService; schedules: ScheduleService },
+  version: string,
+  closers: Array<() => Promise<unknown>>,
+) {
+  const { oauth, auth, functions, schedules } = areas;
+  const mcpUsage = new McpUsage(db);
+  closers.push(() => mcpUsage.flush());
   const metadata = new MetadataService({ db, version, realtimeTrigger: REALTIME_TRIGGER }, [
     authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
     databaseSection(db, REALTIME_TRIGGER),
@@ -24,6 +37,7 @@ export function operations(db: Db, oauth: OAuthService, auth: AuthService, funct
     realtimeSection(db, REALTIME_TRIGGER),
     schedulesSection(() => schedules.list()),
   ]);
-  return { metadata, advisor: new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]) };
+  const advisor = new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]);
+  return { metadata, advisor, typegen: new TypeGenerator(db), mcpUsage, agentDocs: new AgentDocs(loadDocBundle()) };
 }
 

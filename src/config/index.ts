@@ -83,6 +83,8 @@ export interface Config {
   };
   /** Schedules, database webhooks, email, the job queue (config/automation.ts). */
   automation: AutomationConfig;
+  /** The MCP server at /api/mcp (docs/mcp.md). */
+  mcp: { maxSessions: number; sessionIdleSeconds: number };
 }
 
 export type RateLimitPlan = 'free' | 'pro' | 'enterprise' | 'off';
@@ -161,6 +163,10 @@ export function loadConfig(env: Env): Readonly<Config> {
       timeoutMs: int(r, 'AI_TIMEOUT_MS', 60_000, 100, 15 * 60_000),
     },
     automation: readAutomation(r),
+    mcp: {
+      maxSessions: int(r, 'MCP_MAX_SESSIONS', 1000, 1, 100_000),
+      sessionIdleSeconds: int(r, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 7 * 86_400),
+    },
   };
   if (r.problems.length) throw new ConfigError(r.problems);
   return deepFreeze(config);

@@ -149,18 +149,18 @@ export class TablesService {
   }
 
   /** Admin SQL: one statement with bind parameters, as the owner role, in a transaction. */
-  async sql(query: string, params: unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
+  async sql(query: string, params: unknown[]): Promise<{ rows: unknown[]; rowCount: number; fields: Array<{ name: string; dataTypeID: number }> }> {
     try {
       const r = await this.db.transaction((tx) => tx.query(query, params)).catch(async (err) => {
         // PGlite prepares every query, so a script of several statements fails with a syntax
         // error (42601); without parameters it runs as a script instead (no rows come back).
         if (params.length || pgErrorInfo(err)?.code !== '42601' || this.db.kind !== 'pglite') throw err;
         await this.db.transaction((tx) => tx.exec(query));
-        return { rows: [], rowCount: 0 };
+        return { rows: [], rowCount: 0, fields: [] };
       });
       const rows = r.rows ?? [];
       // PGlite counts only changed rows: a select reports how many it returned.
-      return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length) };
+      return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length), fields: r.fields ?? [] };
     } catch (err) {
       throw adminSqlError(err, query);
     } finally {

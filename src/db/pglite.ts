@@ -13,7 +13,7 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
     async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       try {
         const r = await q.query<T>(typeof sql === 'string' ? sql : sql.text, params as unknown[]);
-        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) };
       } catch (err) {
         throw translatePgError(err);
       }

@@ -72,7 +72,7 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
         }
         // A script of several statements (no parameters) answers once per statement: keep the last.
         const r = Array.isArray(res) ? res[res.length - 1]! : res;
-        return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0 };
+        return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0, fields: r.fields?.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) };
       } catch (err) {
         throw translate(err);
       }

@@ -40,6 +40,8 @@ export interface Queryable {
 export interface QueryResult<T> {
   rows: T[];
   rowCount: number;
+  /** The result's columns (name and type OID), where the engine reports them. */
+  fields?: Array<{ name: string; dataTypeID: number }>;
 }
 
 /** One interface over a Postgres pool (the embedded server or DATABASE_URL) and PGlite (pglite://). */

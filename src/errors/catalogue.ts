@@ -87,6 +87,7 @@ export const ERRORS = {
   INVALID_LOG_QUERY: { status: 400, message: 'The log query is not valid.', nextActions: 'Fix the parameter the message names: from and to are ISO 8601 times (from before to), level one of debug, info, warn, error, limit 1-1000, cursor as the last page returned it.' },
   LOG_SOURCE_NOT_FOUND: { status: 404, message: 'No such log source.', nextActions: 'Use a source listed by GET /api/logs/sources (api, auth, functions, realtime, postgres, …).' },
   METRICS_UNAUTHORIZED: { status: 401, message: 'The metrics need the admin API key or the metrics token.', nextActions: 'Send "Authorization: Bearer <METRICS_TOKEN>" (Prometheus: authorization.credentials) or the admin key in x-api-key.' },
+  INVALID_BULK_FILE: { status: 400, message: 'The bulk-upsert file is not valid.', nextActions: 'Send multipart/form-data with "table", an optional "upsertKey" and "file": a .csv file with a header line or a .json array of objects.' },
   // ai
   AI_NOT_CONFIGURED: { status: 503, message: 'The AI gateway is not configured on this server.', nextActions: 'The operator must set AI_BASE_URL (e.g. https://api.openai.com/v1) and AI_API_KEY, then restart Plinth; docs/ai.md shows settings for OpenAI, OpenRouter and local servers.' },
   MODEL_NOT_ALLOWED: { status: 400, message: 'This model is not allowed on this server.', nextActions: 'Use one of the models listed in AI_MODELS, or ask the operator to add it.' },
@@ -135,6 +136,11 @@ export const ERRORS = {
   EMAIL_NOT_CONFIGURED: { status: 503, message: 'Email is not configured on this server.', nextActions: 'The operator must set SMTP_URL (smtp://user:pass@host:587) and MAIL_FROM, then restart.' },
   EMAIL_NOT_ALLOWED: { status: 403, message: 'You may not send email.', nextActions: 'Send with the admin API key, or ask an admin to allow users to send (EMAIL_ALLOW_USERS=true).' },
   TEMPLATE_NOT_FOUND: { status: 404, message: 'No such email template.', nextActions: 'GET /api/email/templates lists the templates: verification, reset-password, magic-link.' },
+  // mcp (the MCP server and the docs for agents)
+  MCP_SESSION_NOT_FOUND: { status: 404, message: 'No such MCP session: it ended or this server was restarted.', nextActions: 'Start a new session: send an initialize request without the Mcp-Session-Id header.' },
+  MCP_TOO_MANY_SESSIONS: { status: 503, message: 'Too many MCP sessions are open on this server.', nextActions: 'Close sessions you no longer use (DELETE /api/mcp with their Mcp-Session-Id) or wait for idle ones to expire, then try again.' },
+  DOC_NOT_FOUND: { status: 404, message: 'No such document.', nextActions: 'GET /api/docs lists the documents this server has.' },
+  NOT_SUPPORTED: { status: 501, message: 'Plinth does not do this.', nextActions: 'See GET /api/docs/instructions for what this server offers.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -67,7 +67,8 @@ function parseJsonBody(text: string): unknown {
 export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
   try {
     // PostgREST clients send DELETE with "Content-Type: application/json" and no body at all.
-    if (request.method === 'DELETE' && body.length === 0) return done(null, undefined);
+    // InsForge's MCP server sends POST /api/auth/tokens/anon the same way (routes that allow it say so).
+    if (body.length === 0 && (request.method === 'DELETE' || request.routeOptions?.config?.emptyJsonBody === true)) return done(null, undefined);
     if (typeof body !== 'string' && !isUtf8(body)) {
       throw new AppError('INVALID_JSON', { message: 'The request body is not valid UTF-8.' });
     }

@@ -30,6 +30,8 @@ declare module 'fastify' {
      * is still refused.
      */
     ignoreEndedToken?: boolean;
+    /** An empty body sent as application/json reads as no body instead of a 400 (clients that send the header anyway). */
+    emptyJsonBody?: boolean;
     /** What a caller refused by `access` should do instead, when the general advice misleads. */
     refusalHint?: string;
   }

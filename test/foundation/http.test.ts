@@ -35,7 +35,7 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     const r = await t.fetch('/api/health');
     expect(r.status).toBe(200);
     const body = await r.json();
-    expect(body).toEqual({ status: 'ok', service: 'plinth', version: expect.stringMatching(/^\d+\.\d+\.\d+/), timestamp: expect.any(String) });
+    expect(body).toEqual({ status: 'ok', service: 'plinth', version: '1.5.1', plinthVersion: expect.stringMatching(/^\d+\.\d+\.\d+/), timestamp: expect.any(String) });
     expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(60_000);
   });
 

@@ -5,6 +5,7 @@ interface Health {
   status: string;
   service: string;
   version: string;
+  plinthVersion?: string;
   timestamp: string;
   checks?: Record<string, { status: string; message?: string }>;
 }
@@ -29,7 +30,7 @@ export function Health() {
       {h && (
         <>
           <p>
-            <span class={`badge ${h.status === 'ok' ? 'ok' : 'bad'}`}>{h.status}</span> {h.service} {h.version} · {new Date(h.timestamp).toLocaleString()}
+            <span class={`badge ${h.status === 'ok' ? 'ok' : 'bad'}`}>{h.status}</span> {h.service} {h.plinthVersion ?? h.version} · {new Date(h.timestamp).toLocaleString()}
           </p>
           <table class="grid" aria-label="Dependency checks">
             <thead>

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /** Response headers a browser app may read (DESIGN.md). */
-const EXPOSED_HEADERS = 'X-Total-Count, Content-Range, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id, Retry-After';
+const EXPOSED_HEADERS = 'X-Total-Count, Content-Range, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id, Retry-After, Mcp-Session-Id';
 const METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const MAX_AGE = '600';
 

@@ -185,4 +185,18 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
     },
     async (request) => auth.exchangeResetCode(request.body),
   );
+
+  app.post(
+    '/api/auth/tokens/anon',
+    {
+      config: { access: 'admin', emptyJsonBody: true },
+      schema: {
+        tags,
+        summary: "The anon key, under InsForge's name (its MCP server's get-anon-key); Plinth's anon key does not expire",
+        security: [{ apiKey: [] }],
+        response: { 200: Type.Object({ accessToken: Type.String(), message: Type.String() }) },
+      },
+    },
+    async () => ({ accessToken: deps.credentials.anonKey, message: 'The anon key: send it as the apikey header (or the SDK anonKey) from clients; RLS policies decide what it may do.' }),
+  );
 };

@@ -3,10 +3,18 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../../deps.js';
 import type { RoutePlugin } from '../../types.js';
 
+/**
+ * The InsForge API level Plinth implements, answered as `version`: InsForge's clients (its MCP
+ * server hides tools below 1.5.1, and reads older levels as legacy) compare it with their
+ * own minimums. Plinth's own release number is `plinthVersion` (docs/mcp.md).
+ */
+export const INSFORGE_API_LEVEL = '1.5.1';
+
 const Health = Type.Object({
   status: Type.String(),
   service: Type.String(),
-  version: Type.String(),
+  version: Type.String({ description: 'The InsForge API level this server implements' }),
+  plinthVersion: Type.String({ description: "Plinth's release" }),
   timestamp: Type.String({ format: 'date-time' }),
   checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()), freeBytes: Type.Optional(Type.Number()) }, { additionalProperties: true }))),
 });
@@ -28,7 +36,7 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
 
 /** GET /api/health: never touches the database unless `?checks=true`; never rate limited. */
 export const healthRoutes: RoutePlugin = async (app, { deps }) => {
-  const base = { service: 'plinth', version: deps.version };
+  const base = { service: 'plinth', version: INSFORGE_API_LEVEL, plinthVersion: deps.version };
   app.get(
     '/api/health',
     {

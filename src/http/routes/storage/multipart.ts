@@ -72,7 +72,8 @@ export function receiveFile<T>(
       file = stream;
       // Errors reach onFile's consumer; this keeps a destroyed, unconsumed stream from crashing.
       stream.on('error', () => {});
-      result = onFile(stream, { filename: info.filename ?? '', mimeType: info.mimeType }, { ...fields });
+      // The live object: fields sent after the file are added to it as the form is read.
+      result = onFile(stream, { filename: info.filename ?? '', mimeType: info.mimeType }, fields);
       // A failed store (too large, bucket gone) ends the request at once.
       result.catch((err) => finish(err));
     });
