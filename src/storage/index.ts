@@ -22,11 +22,14 @@ export function createStorage(config: Readonly<Config>, db: Db, jwtSecret: strin
   return new StorageService({ db, driver, signer: new UrlSigner(jwtSecret), maxUploadBytes: config.storage.maxUploadBytes });
 }
 
-/** Resumable uploads, in progress under DATA_DIR/storage/.tus (with the local driver, a finished one is linked into place). */
+/**
+ * Resumable uploads, in progress under DATA_DIR/storage/.tus with the local driver (a finished
+ * one is linked into place, same filesystem) or DATA_DIR/resumable with S3 (no local storage dir).
+ */
 export function createResumable(config: Readonly<Config>, storage: StorageService): ResumableUploads {
   return new ResumableUploads({
     storage,
-    directory: path.join(config.dataDir, 'storage', '.tus'),
+    directory: config.storage.s3 ? path.join(config.dataDir, 'resumable') : path.join(config.dataDir, 'storage', '.tus'),
     expiresMs: config.storage.resumableExpirySeconds * 1000,
   });
 }
