@@ -53,7 +53,7 @@ export async function startAutomation(
     };
     areas.metrics.setJobQueueDepth(async () => Object.fromEntries(Object.entries(await jobs.depth()).map(([queue, d]) => [queue, d.queued])));
   }
-  const schedules = new ScheduleService(db, jobs, { db: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
+  const schedules = new ScheduleService(db, jobs, { db, ownerDb: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
   const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log: log('webhooks') });
   if (jobs) {
     await schedules.start();

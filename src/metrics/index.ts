@@ -95,8 +95,8 @@ export class Metrics {
       labelNames: ['queue'],
       registers,
       async collect() {
-        if (!self.jobDepth) return;
         this.reset();
+        if (!self.jobDepth) return;
         const v = await self.jobDepth();
         if (typeof v === 'number') this.set({ queue: 'all' }, v);
         else for (const [queue, n] of Object.entries(v)) this.set({ queue }, n);

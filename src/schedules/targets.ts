@@ -10,7 +10,10 @@ export const OUTPUT_BYTES = 2048;
 const SECRET_REF = /\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]{0,127})\s*\}\}/g;
 
 export interface TargetDeps {
+  /** Plinth's own connection: the secrets that headers name. */
   db: Db;
+  /** The owner role's pool (src/db/owner.ts): a SQL target runs there, as admin SQL does. */
+  ownerDb: Db;
   functions: FunctionService;
   policy: OutboundPolicy;
   dispatcher: Dispatcher;
@@ -64,8 +67,8 @@ export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string
   const timeoutMs = s.timeoutSeconds * 1000;
   if (s.sql !== null) {
     const statement = s.sql;
-    // As the owner (the app's own connection), bounded like the run: Postgres cancels it when its time is up.
-    const r = await deps.db.transaction(async (tx) => {
+    // As the owner role, like admin SQL, bounded like the run: Postgres cancels it when its time is up.
+    const r = await deps.ownerDb.transaction(async (tx) => {
       await tx.query(`select set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
       return tx.query(statement);
     });

@@ -109,6 +109,11 @@ describe.each(backends())('schedules (%s)', (backend) => {
     await call(t, 'POST', `/api/schedules/${bad.id}/run`, { headers: admin() });
     await until(async () => (await runs(bad.id))[0]?.status === 'failed', 5000, 'the failed run');
     expect((await runs(bad.id))[0].error).toMatch(/no_such_table/);
+    // As the owner role, not the superuser: what admin SQL may not do, a schedule may not either.
+    const who = (await post({ name: 'who', cronSchedule: '0 0 1 1 *', sql: 'select current_user as u, (select rolsuper from pg_roles where rolname = current_user) as su' })).body;
+    await call(t, 'POST', `/api/schedules/${who.id}/run`, { headers: admin() });
+    await until(async () => (await runs(who.id))[0]?.status === 'succeeded', 5000, 'the owner run');
+    expect(JSON.parse((await runs(who.id))[0].output).rows[0]).toMatchObject({ u: expect.stringMatching(/^plinth_owner_/), su: false });
   });
 
   it('skips a run due while the previous one still goes, stops a run at its timeout, and retries by setting', async () => {
