@@ -273,13 +273,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const redis = config.rateLimit.redisUrl ? await connectRedis(config.rateLimit.redisUrl) : null;
     if (redis) closers.push(() => redis.quit());
     const healthChecks: Record<string, HealthCheck> = {
-      database: {
-        run: async () => {
-          await db.query('select 1');
-        },
-        required: true,
-        info: { engine: opened.engine },
-      },
+      database: { run: async () => void (await db.query('select 1')), required: true, info: { engine: opened.engine } },
     };
     const schema = new SchemaCache(db);
     const records = new RecordsService(owner.db, schema, config.dbSchemas);
