@@ -87,6 +87,7 @@ describe.each(backends())('MCP operations tools (%s)', (backend) => {
     expect(await refused('create-schedule', { name: 'bad', cronSchedule: 'every day', sql: 'select 1' })).toMatch(/\(400\)/);
     expect(await ok('delete-schedule', { id: created.id })).toContain('deleted');
     expect(await refused('run-schedule', { id: created.id })).toMatch(/\(404\)/);
+    expect(await refused('run-schedule', { id: 'not-a-uuid' })).toContain('INVALID_ARGUMENTS: /id');
   });
 
   it('logs: sources, a source, a search; an unknown source is a result with the fix', async () => {

@@ -1,8 +1,6 @@
 import { Type } from 'typebox';
-import { tool } from '../types.js';
-import type { RawEmail } from '../../email/service.js';
-import { MAX_RECIPIENTS } from '../../email/service.js';
-import type { ToolContext } from '../types.js';
+import { tool, type ToolContext } from '../types.js';
+import { MAX_RECIPIENTS, type RawEmail } from '../../email/service.js';
 
 const Address = Type.String({ format: 'email', maxLength: 320 });
 const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS });

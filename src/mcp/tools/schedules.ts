@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { tool } from '../types.js';
 import { json, table } from '../format.js';
-import type { Schedule } from '../../schedules/service.js';
-import type { ScheduleInput } from '../../schedules/service.js';
+import type { Schedule, ScheduleInput } from '../../schedules/service.js';
 
 const Id = Type.String({ format: 'uuid', description: 'The schedule id (list-schedules shows it)' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
