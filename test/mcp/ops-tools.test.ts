@@ -106,6 +106,11 @@ describe.each(backends())('MCP operations tools (%s)', (backend) => {
     const id = /"id":"([0-9a-f-]{36})"/.exec(created)![1]!;
     expect(await ok('list-webhooks')).toContain('on-items');
     expect(await ok('list-webhook-deliveries', { id })).toContain('(no rows)');
+    await ok('run-raw-sql', { query: "insert into items (label) values ('hooked')" });
+    await until(async () => /\| INSERT \| succeeded \|/.test(await ok('list-webhook-deliveries', { id })), 15_000, 'the delivery');
+    const deliveryId = /\| ([0-9a-f-]{36}) \| INSERT \| succeeded \|/.exec(await ok('list-webhook-deliveries', { id }))![1]!;
+    expect(JSON.parse(await ok('redeliver-webhook', { id, deliveryId }))).toMatchObject({ redeliveryOf: deliveryId, event: 'INSERT' });
+    expect(await refused('redeliver-webhook', { id, deliveryId: id })).toMatch(/\(404\)/);
     expect(await ok('update-webhook', { id, enabled: false })).toContain('"enabled":false');
     expect(await refused('create-webhook', { name: 'x', table: 'no_table', events: ['INSERT'], url: 'https://example.com/h' })).toMatch(/\(4\d\d\)/);
     expect(await ok('delete-webhook', { id })).toContain('deleted');
