@@ -6,6 +6,13 @@ import type { FunctionService } from '../functions/service.js';
 import type { AuthService } from '../auth/service.js';
 import type { AiGateway } from '../ai/gateway.js';
 import type { TypeGenerator } from '../database/typegen.js';
+import type { MetadataService } from '../metadata/service.js';
+import type { LogsService } from '../logs/service.js';
+import type { MigrationsService } from '../database/migrations/service.js';
+import type { AdvisorService } from '../advisor/service.js';
+import type { ScheduleService } from '../schedules/service.js';
+import type { WebhookService } from '../webhooks/service.js';
+import type { EmailService } from '../email/service.js';
 import type { AgentDocs } from './docs.js';
 import type { McpUsage } from './usage.js';
 
@@ -21,6 +28,13 @@ export interface McpServices {
   auth: AuthService;
   ai: AiGateway;
   typegen: TypeGenerator;
+  metadata: MetadataService;
+  logs: LogsService;
+  migrations: MigrationsService;
+  advisor: AdvisorService;
+  schedules: ScheduleService;
+  webhooks: WebhookService;
+  email: EmailService;
   docs: AgentDocs;
   usage: McpUsage;
   anonKey: string;

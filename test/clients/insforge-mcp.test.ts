@@ -124,22 +124,26 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
     expect(r.isError).toBe(true);
   });
 
-  // These need /api/metadata and /api/logs/{source} (issue 27, branches ops-schema and ops-logs):
-  // they run once those routes are in the app.
-  describe('after issue 27 lands (metadata, logs)', () => {
-    const has = (url: string) => t.app.hasRoute({ method: 'GET', url });
-    it('get-backend-metadata and get-table-schema', async (ctx) => {
-      if (!has('/api/metadata')) return ctx.skip();
-      await call('run-raw-sql', { query: 'create table if not exists meta_t (id int primary key)' });
-      expect((await call('get-backend-metadata')).isError).toBe(false);
-      const s = await call('get-table-schema', { tableName: 'meta_t' });
-      expect(s.isError).toBe(false);
-      expect(s.text).toContain('meta_t');
-    });
-    it('get-container-logs', async (ctx) => {
-      if (!has('/api/logs/:source')) return ctx.skip();
-      const r = await call('get-container-logs', { source: 'insforge.logs', limit: 5 });
-      expect(r.isError, r.text).toBe(false);
-    });
+  it('get-backend-metadata and get-table-schema read /api/metadata', async () => {
+    await call('run-raw-sql', { query: 'create table if not exists meta_t (id int primary key, label text not null)' });
+    const all = await call('get-backend-metadata');
+    expect(all.isError, all.text).toBe(false);
+    expect(all.text).toContain('meta_t');
+    const s = await call('get-table-schema', { tableName: 'meta_t' });
+    expect(s.isError, s.text).toBe(false);
+    expect(s.text).toContain('"tableName": "meta_t"');
+    expect(s.text).toContain('"columnName": "label"');
+    const missing = await call('get-table-schema', { tableName: 'no_such_table' });
+    expect(missing.isError).toBe(true);
+  });
+
+  it('get-container-logs reads /api/logs/{source} by InsForge\'s source names', async () => {
+    await t.fetch('/api/health');
+    await new Promise((r) => setTimeout(r, 1500));
+    const r = await call('get-container-logs', { source: 'insforge.logs', limit: 5 });
+    expect(r.isError, r.text).toBe(false);
+    expect(r.text).toContain('/api/health');
+    const pg = await call('get-container-logs', { source: 'postgres.logs', limit: 5 });
+    expect(pg.isError, pg.text).toBe(false);
   });
 });

@@ -17,17 +17,6 @@ export const databaseTools = [
       return names.length ? names.join('\n') : '(no tables yet: create one with run-raw-sql, e.g. "create table notes (...)")';
     },
   }),
-  tool<{ tableName: string }>({
-    name: 'get-table-schema',
-    description: "A table's columns (type, nullable, default, primary and foreign keys), whether RLS is on, and its RLS policies.",
-    input: Type.Object({ tableName: TableName }),
-    readOnly: true,
-    run: async ({ tableName }, ctx) => {
-      const [schema, policies] = await Promise.all([ctx.services.tables.describe(tableName), ctx.services.tables.policies(tableName)]);
-      const cols = schema.columns.map((c) => ({ ...c, foreignKey: c.foreignKey ? `${c.foreignKey.table}.${c.foreignKey.column}` : null }));
-      return `table ${schema.tableName} (RLS ${schema.rlsEnabled ? 'on' : 'off'})\n${table(cols)}\n\npolicies:\n${table(policies.policies)}`;
-    },
-  }),
   tool<{ query: string; params: unknown[] }>({
     name: 'run-raw-sql',
     description:
