@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, enc } from '../api';
+import { Grid } from '../grid/grid';
 import { Confirm, ErrorBox, Modal, Pager, useAction, useLoad } from '../ui';
+import { UserPanel } from './user-panel';
 
 interface User {
   id: string;
@@ -62,6 +64,7 @@ export function Users() {
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<User | null>(null);
   const [notice, setNotice] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
   const act = useAction();
   const { data, error, reload } = useLoad(
     () => api<{ data: User[]; pagination: { total: number } }>(`/api/auth/users?limit=${LIMIT}&offset=${offset}${search ? `&search=${enc(search)}` : ''}`),
@@ -82,43 +85,38 @@ export function Users() {
       </form>
       <ErrorBox error={error ?? act.error} />
       {notice && <p role="status">{notice}</p>}
-      <div class="grid-wrap" tabIndex={0}>
-        <table class="grid">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Verified</th>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col"><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.data.map((u) => (
-              <tr key={u.id}>
-                <td>{u.email}</td>
-                <td>{u.emailVerified ? '✓ verified' : 'not verified'}</td>
-                <td>{u.profile?.name ?? ''}</td>
-                <td><code>{u.id}</code></td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="ghost"
-                    aria-label={`End sessions of ${u.email}`}
-                    onClick={() => void act.run(async () => setNotice((await api<{ message: string }>(`/api/auth/users/${u.id}/sessions`, { method: 'DELETE' })).message))}
-                  >
-                    End sessions
-                  </button>
-                  <button type="button" class="ghost danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Grid
+        label="Users"
+        rows={data?.data ?? []}
+        rowKey={(u) => u.id}
+        empty="No users."
+        columns={[
+          { key: 'email', label: 'Email', cell: (u) => u.email },
+          { key: 'verified', label: 'Verified', cell: (u) => (u.emailVerified ? '✓ verified' : 'not verified') },
+          { key: 'name', label: 'Name', cell: (u) => u.profile?.name ?? '' },
+          { key: 'id', label: 'Id', cell: (u) => <code>{u.id}</code> },
+        ]}
+        actions={(u) => (
+          <>
+            <button type="button" class="ghost" aria-label={`Open ${u.email}`} onClick={() => setOpen(u.id)}>
+              Open
+            </button>
+            <button
+              type="button"
+              class="ghost"
+              aria-label={`End sessions of ${u.email}`}
+              onClick={() => void act.run(async () => setNotice((await api<{ message: string }>(`/api/auth/users/${u.id}/sessions`, { method: 'DELETE' })).message))}
+            >
+              End sessions
+            </button>
+            <button type="button" class="ghost danger" aria-label={`Delete ${u.email}`} onClick={() => setDeleting(u)}>
+              Delete
+            </button>
+          </>
+        )}
+      />
       {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} />}
+      {open && <UserPanel userId={open} onClose={() => setOpen(null)} onChanged={reload} />}
       {creating && <CreateUser onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
       {deleting && <Confirm what="user" name={deleting.email} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)} />}
     </section>

@@ -1,0 +1,65 @@
+// The home page: the server at a glance (health, database and storage size, tables, users,
+// AI tokens per day) and the request charts once the server has /api/logs/stats.
+import { api } from '../api';
+import { runSql } from '../lib/sql';
+import { link } from '../router';
+import { ErrorBox, useLoad } from '../ui';
+import { StackedBars } from './ai';
+import { LoadState } from './notavailable';
+import { bytes } from './tables';
+
+function Card({ label, value, href }: { label: string; value: string; href?: string }) {
+  return (
+    <div class="card">
+      <span class="big">{value}</span>
+      {href ? <a {...link(href)}>{label}</a> : label}
+    </div>
+  );
+}
+
+export function Overview() {
+  const stats = useLoad(async () => {
+    const [db, users, health] = await Promise.all([
+      runSql<{ db: string; tables: string; storage: string; objects: string }>(
+        `select pg_database_size(current_database())::bigint as db,
+          (select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p'))::bigint as tables,
+          (select coalesce(sum(size), 0) from storage.objects)::bigint as storage, (select count(*) from storage.objects)::bigint as objects`,
+      ),
+      api<{ pagination: { total: number } }>('/api/auth/users?limit=1'),
+      fetch('/api/health?checks=true').then((r) => r.json() as Promise<{ status: string }>),
+    ]);
+    const r = db.rows[0]!;
+    return { db: Number(r.db), tables: Number(r.tables), storage: Number(r.storage), objects: Number(r.objects), users: users.pagination.total, health: health.status };
+  }, []);
+  const from = new Date(Date.now() - 14 * 86400_000).toISOString();
+  const ai = useLoad(() => api<{ days: Array<{ day: string; model: string; totalTokens: number }> }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`), []);
+  const traffic = useLoad(() => api('/api/logs/stats'), []);
+  const s = stats.data;
+  const days = [...new Set(ai.data?.days.map((d) => d.day) ?? [])];
+  const models = [...new Set(ai.data?.days.map((d) => d.model) ?? [])];
+  return (
+    <section class="stack">
+      <h1>Overview</h1>
+      <ErrorBox error={stats.error} />
+      {s && (
+        <div class="cards">
+          <Card label="Health" value={s.health} href="/health" />
+          <Card label="Database size" value={bytes(s.db)} />
+          <Card label="Tables" value={String(s.tables)} href="/tables" />
+          <Card label="Users" value={String(s.users)} href="/users" />
+          <Card label={`Storage (${s.objects} objects)`} value={bytes(s.storage)} href="/storage" />
+        </div>
+      )}
+      <h2>Requests, errors and latency</h2>
+      <LoadState error={traffic.error} what="Request charts" endpoint="GET /api/logs/stats">
+        {traffic.data !== null && <pre class="snippet">{JSON.stringify(traffic.data, null, 2).slice(0, 2000)}</pre>}
+      </LoadState>
+      <h2>AI tokens, last 14 days</h2>
+      <ErrorBox error={ai.error} />
+      {ai.data && days.length === 0 && <p class="muted">No AI calls in the last 14 days.</p>}
+      {days.length > 0 && (
+        <StackedBars title="AI tokens per day, by model" days={days} series={models} value={(d, m) => (ai.data?.days ?? []).filter((x) => x.day === d && x.model === m).reduce((n, x) => n + x.totalTokens, 0)} />
+      )}
+    </section>
+  );
+}
