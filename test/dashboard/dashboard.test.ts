@@ -80,11 +80,12 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
   it('signs in with the admin key, kept in sessionStorage only', T, async () => {
     await page.getByLabel('Admin API key').fill(t.adminKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tables' }).waitFor();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(await page.evaluate(() => [Object.values(sessionStorage), localStorage.length])).toEqual([[t.adminKey], 0]);
   });
 
   it('creates a table with a JSON column', T, async () => {
+    await nav('Tables');
     await page.getByRole('button', { name: 'New table' }).click();
     await page.getByLabel('Table name').fill('notes');
     await page.getByLabel('Name', { exact: true }).fill('title');
@@ -174,7 +175,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await shot('sql');
 
     await page.goto(`${t.url}/dashboard/tables/notes/policies`);
-    await page.getByRole('cell', { name: 'notes_read' }).waitFor();
+    await page.getByRole('cell', { name: 'notes_read', exact: true }).waitFor();
     await accessible();
     await shot('policies');
   });
@@ -204,7 +205,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await page.locator('.drop').dispatchEvent('drop', { dataTransfer: drop });
     await page.getByRole('cell', { name: 'q3.csv', exact: true }).waitFor();
     await page.locator('.crumbs').getByRole('button', { name: 'files' }).click();
-    await page.getByRole('button', { name: '📁 reports/' }).waitFor();
+    await page.getByRole('button', { name: 'Open folder reports/' }).waitFor();
     const listed = await (await t.fetch('/api/storage/buckets/files/objects', { headers: { 'x-api-key': t.adminKey } })).json();
     expect(listed.data.map((o: { key: string }) => o.key).sort()).toEqual(['hello.txt', 'reports/q3.csv']);
 
@@ -257,7 +258,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
 
   it('shows health with its checks and the anon key to copy', T, async () => {
     await nav('Health');
-    await page.getByRole('table', { name: 'Dependency checks' }).getByRole('cell', { name: 'database' }).waitFor();
+    await page.getByRole('region', { name: 'Dependency checks' }).getByRole('cell', { name: 'database' }).waitFor();
     expect(await page.getByLabel('Anon key').textContent()).toBe(t.anonKey);
     await accessible();
     await shot('health');
