@@ -66,7 +66,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     const interactiveMs = await page.evaluate(() => new Promise<number>((r) => requestAnimationFrame(() => r(performance.now()))));
     const js = await scripts();
     console.log(`dashboard first page: ${js.files} JS file(s), ${(js.bytes / 1024).toFixed(1)} KiB, ${(js.gzipBytes / 1024).toFixed(1)} KiB gzipped; interactive after ${interactiveMs.toFixed(0)} ms`);
-    expect(js.gzipBytes).toBeLessThan(400 * 1024);
+    expect(js.gzipBytes).toBeLessThanOrEqual(100 * 1024);
     await accessible();
     await shot('signin');
 
