@@ -202,7 +202,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
 
   it('completes table names in SQL, never on Enter, without breaking the CSP; shows an error position once', T, async () => {
     await go('/sql', 'SQL editor');
-    await page.getByRole('button', { name: 'Insert table todos' }).waitFor({ state: 'attached' });
+    await page.getByRole('complementary', { name: 'Schema' }).getByText('todos', { exact: true }).waitFor();
     await page.locator('.cm-content').click();
     await page.keyboard.press('ControlOrMeta+a');
     await page.keyboard.press('Delete');
@@ -233,7 +233,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     promptAnswer = 'titles';
     await page.getByRole('button', { name: 'Save query' }).click();
     await page.getByRole('button', { name: 'Saved (1)' }).click();
-    await page.getByRole('list', { name: 'Saved queries' }).getByRole('button', { name: 'titles' }).waitFor();
+    await page.getByRole('list', { name: 'Saved queries' }).getByRole('button', { name: 'titles', exact: true }).waitFor();
     await page.getByText('todos', { exact: true }).first().click();
     await page.getByRole('button', { name: 'Insert column todos.title' }).waitFor();
     await accessible();

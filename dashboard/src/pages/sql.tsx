@@ -72,7 +72,7 @@ function SchemaBrowser({ schema, onPick }: { schema: SqlSchema | null; onPick: (
               <summary>{t}</summary>
               <ul class="tree">
                 <li>
-                  <button type="button" class="link" onClick={() => onPick(`public.${t}`)} aria-label={`Insert table ${t}`}>
+                  <button type="button" class="link" onClick={() => onPick(`public.${t}`)} aria-label={`Insert public.${t}`}>
                     public.{t}
                   </button>
                 </li>
