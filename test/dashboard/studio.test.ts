@@ -1,7 +1,8 @@
 // The studio (issue 30) in Chromium: each finding of the issue fixed, and the grid, security,
 // SQL, overview, settings, agents, users and storage features, against a real Plinth. axe-core
 // on every page, light and dark; any CSP violation fails the run.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
@@ -9,6 +10,7 @@ import { backends } from '../helpers/db.js';
 import { axeViolations, browserAvailable, launch } from './browser.js';
 
 const T = { timeout: 60_000 };
+const SHOTS = process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
 
 describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   let t: TestApp;
@@ -18,7 +20,12 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   const problems: string[] = [];
   let promptAnswer = '';
 
-  const accessible = async () => expect(await axeViolations(page)).toEqual([]);
+  const accessible = async (name?: string) => {
+    expect(await axeViolations(page)).toEqual([]);
+    if (!SHOTS || !name) return;
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  };
   const go = async (p: string, heading: string | RegExp) => {
     await page.goto(`${t.url}/dashboard${p}`);
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
@@ -73,7 +80,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await expect.poll(() => page.locator('.cards').textContent()).toMatch(/Database size/);
     expect(await page.locator('.cards').textContent()).toMatch(/Tables/);
     await page.getByText('Request charts is not available on this server.').waitFor();
-    await accessible();
+    await accessible('overview');
   });
 
   it('lists tables with row estimate, size, RLS and realtime', T, async () => {
@@ -82,7 +89,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await expect.poll(() => row.textContent()).toMatch(/off/);
     expect(await page.getByRole('columnheader').allTextContents()).toEqual(expect.arrayContaining(['Rows (estimate)', 'Size', 'RLS', 'Realtime']));
     expect(await row.getByRole('cell').nth(2).textContent()).toMatch(/KiB|B$/);
-    await accessible();
+    await accessible('tables-list');
   });
 
   it('turns row-level security on by default in "New table"', T, async () => {
@@ -112,7 +119,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.mouse.click(c.x + c.width / 2, c.y + c.height / 2);
     await page.getByLabel('New value of author').waitFor();
     await page.keyboard.press('Escape');
-    await accessible();
+    await accessible('grid');
   });
 
   it('edits a row in the side panel with typed inputs and the foreign-key picker', T, async () => {
@@ -127,7 +134,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await panel.locator('#edit-done').selectOption('true');
     await panel.locator('#edit-due').fill('2026-12-24');
     await panel.locator('#edit-meta').fill('{"tags": ["x"]}');
-    await accessible();
+    await accessible('row-panel');
     await panel.getByRole('button', { name: 'Save row' }).click();
     await page.getByRole('button', { name: 'Edit done: true' }).waitFor();
     const [row] = await sql(`select a.name, t.done, t.due::text as due, t.meta from public.todos t join public.authors a on a.id = t.author`);
@@ -163,7 +170,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByLabel('Type', { exact: true }).selectOption('integer');
     await page.getByRole('button', { name: 'Add column' }).click();
     expect(await page.getByLabel('SQL to run').textContent()).toBe('alter table public."todos" add column "priority" bigint;');
-    await accessible();
+    await accessible('schema-sql');
     await page.getByRole('button', { name: 'Run SQL' }).click();
     await page.getByRole('cell', { name: 'priority', exact: true }).waitFor();
     // The actions column is a table cell like the others (aligned), on every grid page.
@@ -189,7 +196,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByLabel('Run as').selectOption({ label: 'grace@example.com' });
     await page.getByRole('button', { name: 'Run as user' }).click();
     await page.getByRole('status').filter({ hasText: 'As authenticated' }).waitFor();
-    await accessible();
+    await accessible('security');
   });
 
   it('offers a ready-to-copy API snippet per table', T, async () => {
@@ -197,7 +204,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await page.getByLabel('@insforge/sdk').textContent()).toContain(`from('todos')`);
     expect(await page.getByLabel('curl').textContent()).toContain(`${t.url}/api/database/records/todos`);
     expect(await page.getByLabel('postgrest-js').textContent()).toContain('PostgrestClient');
-    await accessible();
+    await accessible('api');
   });
 
   it('completes table names in SQL, never on Enter, without breaking the CSP; shows an error position once', T, async () => {
@@ -236,7 +243,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByRole('list', { name: 'Saved queries' }).getByRole('button', { name: 'titles', exact: true }).waitFor();
     await page.getByText('todos', { exact: true }).first().click();
     await page.getByRole('button', { name: 'Insert column todos.title' }).waitFor();
-    await accessible();
+    await accessible('sql-studio');
   });
 
   it('edits a user, marks them verified, lists their sessions, signs them out everywhere', T, async () => {
@@ -250,7 +257,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await panel.getByRole('status').filter({ hasText: 'Name saved.' }).waitFor();
     await panel.getByRole('button', { name: 'Mark verified' }).click();
     await panel.getByText('✓ verified').waitFor();
-    await accessible();
+    await accessible('user-panel');
     await panel.getByRole('button', { name: 'Sign out everywhere' }).click();
     await panel.getByText('No live sessions.').waitFor();
     const [u] = await sql(`select email_verified, profile->>'name' as name from auth.users where id = $1`, [userId]);
@@ -281,7 +288,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await folder.locator('svg').boundingBox()).not.toBeNull();
     expect(await page.getByRole('navigation', { name: 'Pages' }).textContent()).toContain('1–3 of 3 objects');
     expect(await page.getByText(/Shown as 1 folder and 2 files/).count()).toBe(1);
-    await accessible();
+    await accessible('storage-folders');
   });
 
   it('says AI is not configured, and how to configure it, instead of "No AI calls"', T, async () => {
@@ -306,6 +313,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
           if (p === '/agents') expect(await page.getByLabel('Claude Code config').textContent()).toContain(`${t.url}/api/mcp`);
           expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
           expect(await axeViolations(page), `${p} ${scheme} ${width}px`).toEqual([]);
+          if (SHOTS && width === 1280 && (scheme === 'light' || p === '/tables/todos')) await page.screenshot({ path: path.join(SHOTS, `${p.slice(1).replace('/', '-')}${scheme === 'dark' ? '-dark' : ''}.png`), fullPage: true });
         }
       }
     }
