@@ -16,7 +16,7 @@ const NAV: Array<{ path: string; label: string; load: Loader }> = [
   { path: '/functions', label: 'Functions', load: () => import('./pages/functions').then((m) => m.Functions) },
   { path: '/ai', label: 'AI usage', load: () => import('./pages/ai').then((m) => m.Ai) },
   { path: '/logs', label: 'Logs', load: () => import('./pages/ops').then((m) => m.Logs) },
-  { path: '/schedules', label: 'Schedules', load: () => import('./pages/ops').then((m) => m.Schedules) },
+  { path: '/schedules', label: 'Schedules', load: () => import('./pages/schedules').then((m) => m.Schedules) },
   { path: '/webhooks', label: 'Webhooks', load: () => import('./pages/ops').then((m) => m.Webhooks) },
   { path: '/migrations', label: 'Migrations', load: () => import('./pages/ops').then((m) => m.Migrations) },
   { path: '/advisor', label: 'Advisor', load: () => import('./pages/ops').then((m) => m.Advisor) },

@@ -291,6 +291,28 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('storage-folders');
   });
 
+  it('creates a schedule with a cron helper showing the next runs (issue 28 shapes, the API faked)', T, async () => {
+    let posted: unknown = null;
+    await page.route('**/api/schedules', (r) => {
+      if (r.request().method() === 'POST') posted = r.request().postDataJSON();
+      return r.fulfill({ status: r.request().method() === 'POST' ? 201 : 200, contentType: 'application/json', body: JSON.stringify(posted ? [{ id: 's1', ...(posted as object) }] : []) });
+    });
+    await go('/schedules', 'Schedules');
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('nightly');
+    await page.getByLabel('Cron expression').fill('0 3 * * *');
+    await expect.poll(() => page.locator('#s-next').textContent()).toMatch(/^Next runs: .*3:00/);
+    await page.getByLabel('Cron expression').fill('61 * * * *');
+    await expect.poll(() => page.locator('#s-next').textContent()).toContain('Not a cron expression');
+    await page.getByRole('button', { name: 'daily at 03:00' }).click();
+    await page.getByLabel('Function slug').fill('cleanup');
+    await accessible('schedules-create');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('cell', { name: 'nightly', exact: true }).waitFor();
+    expect(posted).toEqual({ name: 'nightly', cronSchedule: '0 3 * * *', timezone: 'UTC', enabled: true, functionSlug: 'cleanup' });
+    await page.unroute('**/api/schedules');
+  });
+
   it('says AI is not configured, and how to configure it, instead of "No AI calls"', T, async () => {
     await go('/ai', 'AI usage');
     await expect.poll(() => page.getByRole('status').textContent()).toContain('not configured');

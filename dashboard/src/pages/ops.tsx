@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, request } from '../api';
 import { Grid } from '../grid/grid';
 import { SqlConfirm } from '../lib/confirm-sql';
-import { ErrorBox, cellText, useAction, useLoad } from '../ui';
+import { ErrorBox, Modal, cellText, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 type Rec = Record<string, unknown>;
@@ -50,26 +50,38 @@ export function Logs() {
   );
 }
 
-export function Schedules() {
-  const { data, error } = useLoad(() => api('/api/schedules'), []);
+function Deliveries({ hook, onClose }: { hook: Rec; onClose: () => void }) {
+  const path = `/api/database/webhooks/${encodeURIComponent(String(hook.id))}/deliveries`;
+  const { data, error } = useLoad(() => api(path), [path]);
   return (
-    <section class="stack">
-      <h1>Schedules</h1>
-      <LoadState error={error} what="Schedules" endpoint="GET /api/schedules">
-        {data !== null && <AutoGrid label="Schedules" rows={list(data)} />}
+    <Modal title={`Deliveries of ${String(hook.name ?? hook.id)}`} onClose={onClose}>
+      <LoadState error={error} what="The delivery log" endpoint={`GET ${path}`}>
+        {data !== null && <AutoGrid label="Deliveries" rows={list(data)} />}
       </LoadState>
-    </section>
+    </Modal>
   );
 }
 
 export function Webhooks() {
   const { data, error } = useLoad(() => api('/api/database/webhooks'), []);
+  const [hook, setHook] = useState<Rec | null>(null);
   return (
     <section class="stack">
       <h1>Webhooks</h1>
       <LoadState error={error} what="Webhooks" endpoint="GET /api/database/webhooks">
-        {data !== null && <AutoGrid label="Webhooks" rows={list(data)} />}
+        {data !== null && (
+          <AutoGrid
+            label="Webhooks"
+            rows={list(data)}
+            actions={(r) => (
+              <button type="button" class="ghost" aria-label={`Deliveries of ${String(r.name ?? r.id)}`} onClick={() => setHook(r)}>
+                Deliveries
+              </button>
+            )}
+          />
+        )}
       </LoadState>
+      {hook && <Deliveries hook={hook} onClose={() => setHook(null)} />}
     </section>
   );
 }
