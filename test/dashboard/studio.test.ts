@@ -323,6 +323,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     const pages: Array<[string, string]> = [
       ['/settings', 'Settings'], ['/agents', 'Agents'], ['/backups', 'Backups'], ['/logs', 'Logs'], ['/schedules', 'Schedules'],
       ['/webhooks', 'Webhooks'], ['/migrations', 'Migrations'], ['/advisor', 'Advisor'], ['/overview', 'Overview'], ['/tables/todos', 'todos'],
+      ['/sql', 'SQL editor'], ['/users', 'Users'], ['/storage/media', 'media'], ['/tables', 'Tables'], ['/health', 'Health'],
     ];
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });

@@ -75,7 +75,7 @@ export function Rows({ table, columns }: { table: string; columns: Column[] }) {
     key: c.name,
     label: c.name,
     type: c.foreignKey ? `${c.type} → ${c.foreignKey.table}` : c.type,
-    cellClass: (r) => (r[c.name] === null ? 'null' : c.type === 'json' ? 'json' : undefined),
+    cellClass: (r) => (r[c.name] === null ? 'null' : c.type === 'json' ? 'json' : c.type === 'uuid' || c.type === 'datetime' ? 'nowrap' : undefined),
     cell: (r) => <Cell table={table} col={c} row={r} pk={pk} onSaved={reload} />,
   }));
   const del = (r: Row) =>
