@@ -173,6 +173,9 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('schema-sql');
     await page.getByRole('button', { name: 'Run SQL' }).click();
     await page.getByRole('cell', { name: 'priority', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Drop foreign key of author' }).click();
+    expect(await page.getByLabel('SQL to run').textContent()).toBe('alter table public."todos" drop constraint "todos_author_fkey";');
+    await page.getByRole('button', { name: 'Cancel' }).click();
     // The actions column is a table cell like the others (aligned), on every grid page.
     expect(await page.locator('table.grid tbody td:last-child').first().evaluate((e) => getComputedStyle(e).display)).toBe('table-cell');
   });

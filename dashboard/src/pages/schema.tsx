@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { enc } from '../api';
 import { Grid } from '../grid/grid';
 import { SqlConfirm } from '../lib/confirm-sql';
-import { alterSql, table as qtable, ident, type ColumnChange } from '../lib/sql';
+import { alterSql, table as qtable, ident, runSql, type ColumnChange } from '../lib/sql';
 import { navigate } from '../router';
 import { ErrorBox } from '../ui';
 import type { Column, Schema } from './table';
@@ -69,6 +69,19 @@ export function SchemaEditor({ schema, onChanged }: { schema: Schema; onChanged:
       setError(e);
     }
   };
+  // The constraint's name comes from pg_constraint: the schema API gives the reference only.
+  const dropFk = async (column: string) => {
+    try {
+      const r = await runSql<{ name: string }>(
+        `select c.conname::text as name from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attnum = any (c.conkey)
+          where c.conrelid = to_regclass($1) and c.contype = 'f' and a.attname = $2`,
+        [qtable(t), column],
+      );
+      setPending({ title: `Drop the foreign key of ${column}`, sql: r.rows.map((x) => `alter table ${qtable(t)} drop constraint ${ident(x.name)};`).join('\n') });
+    } catch (err) {
+      setError(err);
+    }
+  };
   const renameTable = (e: Event) => {
     e.preventDefault();
     const n = String(new FormData(e.currentTarget as HTMLFormElement).get('newName'));
@@ -100,6 +113,11 @@ export function SchemaEditor({ schema, onChanged }: { schema: Schema; onChanged:
               <button type="button" class="ghost" aria-label={`Change type of ${c.name}`} onClick={() => { const n = prompt(`New type for ${c.name} (${TYPES.join(', ')} or any Postgres type)`, c.type); if (n && n !== c.type) propose({ op: 'type', column: c.name, type: n }); }}>
                 Type
               </button>
+              {c.foreignKey && (
+                <button type="button" class="ghost" aria-label={`Drop foreign key of ${c.name}`} onClick={() => void dropFk(c.name)}>
+                  Drop foreign key
+                </button>
+              )}
               <button type="button" class="ghost danger" aria-label={`Drop column ${c.name}`} onClick={() => propose({ op: 'drop', column: c.name })}>
                 Drop
               </button>
