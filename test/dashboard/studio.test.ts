@@ -56,6 +56,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await sql(`insert into public.authors (name) values ('Ada Lovelace'), ('Grace Hopper')`);
     await sql(`create table public.todos (id uuid primary key default gen_random_uuid(), created_at timestamptz not null default now(), author uuid references public.authors (id),
       title text, done boolean not null default false, due date, meta jsonb, note_one text, note_two text, note_three text)`);
+    await sql(`create type public.mood as enum ('happy', 'sad')`);
+    await sql(`alter table public.todos add column mood public.mood`);
     const [ada] = await sql(`select id from public.authors where name = 'Ada Lovelace'`);
     const long = 'a rather long piece of text that makes the column wide';
     await sql(`insert into public.todos (author, title, note_one, note_two, note_three) values ($1, 'first', $2, $2, $2)`, [ada.id, long]);
@@ -129,6 +131,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await panel.locator('#edit-due').getAttribute('type')).toBe('date');
     expect(await panel.locator('#edit-created_at').getAttribute('type')).toBe('datetime-local');
     expect(await panel.locator('#edit-meta').evaluate((e) => e.tagName)).toBe('TEXTAREA');
+    await expect.poll(() => panel.locator('#edit-mood option').allTextContents()).toEqual(['NULL', 'happy', 'sad']);
+    await panel.locator('#edit-mood').selectOption('sad');
     await panel.getByLabel('Search authors').fill('grace');
     await panel.getByRole('button', { name: /^Grace Hopper/ }).click();
     await panel.locator('#edit-done').selectOption('true');
@@ -137,8 +141,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('row-panel');
     await panel.getByRole('button', { name: 'Save row' }).click();
     await page.getByRole('button', { name: 'Edit done: true' }).waitFor();
-    const [row] = await sql(`select a.name, t.done, t.due::text as due, t.meta from public.todos t join public.authors a on a.id = t.author`);
-    expect(row).toEqual({ name: 'Grace Hopper', done: true, due: '2026-12-24', meta: { tags: ['x'] } });
+    const [row] = await sql(`select a.name, t.done, t.due::text as due, t.meta, t.mood::text as mood from public.todos t join public.authors a on a.id = t.author`);
+    expect(row).toEqual({ name: 'Grace Hopper', done: true, due: '2026-12-24', meta: { tags: ['x'] }, mood: 'sad' });
   });
 
   it('moves between cells with the arrow keys', T, async () => {

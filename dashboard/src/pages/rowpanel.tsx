@@ -15,7 +15,7 @@ export function useEnums(columns: Column[]) {
   const { data } = useLoad(async () => {
     if (!names.length) return {};
     const r = await runSql<{ t: string; labels: string[] }>(
-      `select t.typname as t, array_agg(e.enumlabel order by e.enumsortorder) as labels from pg_enum e join pg_type t on t.oid = e.enumtypid where t.typname in (${names.map(literal).join(', ')}) group by t.typname`,
+      `select t.typname::text as t, array_agg(e.enumlabel::text order by e.enumsortorder) as labels from pg_enum e join pg_type t on t.oid = e.enumtypid where t.typname in (${names.map(literal).join(', ')}) group by t.typname`,
     );
     return Object.fromEntries(r.rows.map((x) => [x.t, x.labels])) as Record<string, string[]>;
   }, [names.join()]);
