@@ -17,7 +17,7 @@ interface Day {
 const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 
 /** Stacked bars: one bar per day, one colour per series; an SVG with a table beside it for screen readers. */
-export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number }) {
+export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number; tick?: (day: string) => string }) {
   const { days, series, value } = props;
   const totals = days.map((d) => series.reduce((n, s) => n + value(d, s), 0));
   const max = Math.max(1, ...totals);
@@ -46,7 +46,7 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
                   </rect>
                 ) : null;
               })}
-              <text x={x} y={h + 14} class="tick">{d.slice(5)}</text>
+              {i % Math.ceil(days.length / 12) === 0 && <text x={x} y={h + 14} class="tick">{props.tick ? props.tick(d) : d.slice(5)}</text>}
             </g>
           );
         })}

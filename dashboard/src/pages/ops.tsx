@@ -8,7 +8,13 @@ import { ErrorBox, Modal, cellText, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 type Rec = Record<string, unknown>;
-const list = (d: unknown): Rec[] => (Array.isArray(d) ? d : ((d as { data?: Rec[] })?.data ?? (d as { items?: Rec[] })?.items ?? [])) as Rec[];
+/** The rows of a list answer, whatever its key (`data`, `logs`, `issues`, `migrations`, …). */
+const KEYS = ['data', 'items', 'logs', 'issues', 'migrations', 'schedules', 'webhooks', 'deliveries', 'runs'];
+const list = (d: unknown): Rec[] => {
+  if (Array.isArray(d)) return d as Rec[];
+  const o = (d ?? {}) as Record<string, unknown>;
+  return (KEYS.map((k) => o[k]).find(Array.isArray) ?? []) as Rec[];
+};
 
 /** A grid of whatever objects an endpoint lists, columns from their keys. */
 function AutoGrid({ label, rows, actions }: { label: string; rows: Rec[]; actions?: (r: Rec) => preact.ComponentChildren }) {
@@ -16,35 +22,57 @@ function AutoGrid({ label, rows, actions }: { label: string; rows: Rec[]; action
   return <Grid<Rec> label={label} rows={rows} rowKey={(r, i) => String(r.id ?? i)} empty="Nothing yet." actions={actions} columns={keys.map((k) => ({ key: k, label: k, cell: (r) => cellText(r[k]) }))} />;
 }
 
-const SOURCES = ['http', 'database', 'functions', 'auth', 'realtime'];
+const LEVELS = ['debug', 'info', 'warn', 'error'];
 
+/** Logs (issue 27's /api/logs): a source, the lowest level, text to find, live tail. */
 export function Logs() {
-  const [source, setSource] = useState('http');
-  const [search, setSearch] = useState('');
+  const sources = useLoad(() => api<{ sources: Array<{ name: string; count: number }> }>('/api/logs/sources'), []);
+  const [source, setSource] = useState('api');
+  const [level, setLevel] = useState('info');
+  const [q, setQ] = useState('');
   const [live, setLive] = useState(false);
-  const { data, error, reload } = useLoad(() => api(`/api/logs/${source}?limit=100${search ? `&search=${encodeURIComponent(search)}` : ''}`), [source, search]);
+  const query = `limit=100&level=${level}${q ? `&q=${encodeURIComponent(q)}` : ''}`;
+  const { data, error, reload } = useLoad(() => api(`/api/logs/${encodeURIComponent(source)}?${query}`), [source, query]);
   useEffect(() => {
     if (!live) return;
     const id = setInterval(() => document.visibilityState === 'visible' && reload(), 3000);
     return () => clearInterval(id);
   }, [live]);
+  const names = sources.data?.sources.map((x) => x.name) ?? ['api'];
   return (
     <section class="stack">
       <h1>Logs</h1>
-      <form class="inline" role="search" onSubmit={(e) => (e.preventDefault(), setSearch(String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? '')))}>
-        <label for="log-source">Source</label>
-        <select id="log-source" value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-          {SOURCES.map((s) => <option key={s}>{s}</option>)}
-        </select>
-        <label for="log-q">Contains</label>
-        <input id="log-q" name="q" type="search" />
-        <button type="submit">Filter</button>
-        <label class="check">
-          <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live tail
-        </label>
-      </form>
-      <LoadState error={error} what="The logs explorer" endpoint={`GET /api/logs/${source}`}>
-        {data !== null && <AutoGrid label="Log lines" rows={list(data)} />}
+      <LoadState error={sources.error} what="The logs explorer" endpoint="GET /api/logs/sources">
+        <form class="inline" role="search" onSubmit={(e) => (e.preventDefault(), setQ(String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? '')))}>
+          <label for="log-source">Source</label>
+          <select id="log-source" value={source} onChange={(e) => setSource(e.currentTarget.value)}>
+            {names.map((n) => <option key={n}>{n}</option>)}
+          </select>
+          <label for="log-level">Level</label>
+          <select id="log-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>
+            {LEVELS.map((n) => <option key={n}>{n}</option>)}
+          </select>
+          <label for="log-q">Contains</label>
+          <input id="log-q" name="q" type="search" />
+          <button type="submit">Filter</button>
+          <label class="check">
+            <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live tail
+          </label>
+        </form>
+        <ErrorBox error={error} />
+        {data !== null && (
+          <Grid<Rec>
+            label="Log lines"
+            rows={list(data)}
+            rowKey={(r, i) => String(r.id ?? i)}
+            empty="No lines match."
+            columns={[
+              { key: 'timestamp', label: 'Time', cell: (r) => new Date(String(r.timestamp)).toLocaleString(), cellClass: () => 'nowrap' },
+              { key: 'level', label: 'Level', cell: (r) => cellText(r.level) },
+              { key: 'message', label: 'Message', cell: (r) => cellText(r.eventMessage), cellClass: () => 'json' },
+            ]}
+          />
+        )}
       </LoadState>
     </section>
   );
@@ -52,11 +80,23 @@ export function Logs() {
 
 function Deliveries({ hook, onClose }: { hook: Rec; onClose: () => void }) {
   const path = `/api/database/webhooks/${encodeURIComponent(String(hook.id))}/deliveries`;
-  const { data, error } = useLoad(() => api(path), [path]);
+  const { data, error, reload } = useLoad(() => api(path), [path]);
+  const act = useAction();
   return (
     <Modal title={`Deliveries of ${String(hook.name ?? hook.id)}`} onClose={onClose}>
       <LoadState error={error} what="The delivery log" endpoint={`GET ${path}`}>
-        {data !== null && <AutoGrid label="Deliveries" rows={list(data)} />}
+        {data !== null && (
+          <AutoGrid
+            label="Deliveries"
+            rows={list(data)}
+            actions={(d) => (
+              <button type="button" class="ghost" aria-label={`Redeliver ${String(d.id)}`} onClick={() => void act.run(() => api(`${path}/${encodeURIComponent(String(d.id))}/redeliver`, { method: 'POST' }).then(reload))}>
+                Redeliver
+              </button>
+            )}
+          />
+        )}
+        <ErrorBox error={act.error} />
       </LoadState>
     </Modal>
   );
@@ -101,19 +141,31 @@ export function Migrations() {
 export function Advisor() {
   const { data, error, reload } = useLoad(() => api('/api/advisor/issues'), []);
   const [fix, setFix] = useState<string | null>(null);
+  const act = useAction();
   return (
     <section class="stack">
-      <h1>Advisor</h1>
-      <LoadState error={error} what="The advisor" endpoint="GET /api/advisor/issues">
+      <div class="row">
+        <h1>Advisor</h1>
+        {!error && <button type="button" disabled={act.busy} onClick={() => void act.run(() => api('/api/advisor/scan', { method: 'POST' }).then(reload))}>Scan now</button>}
+      </div>
+      <LoadState error={error ?? act.error} what="The advisor" endpoint="GET /api/advisor/issues">
         {data !== null && (
-          <AutoGrid
+          <Grid<Rec>
             label="Findings"
             rows={list(data)}
-            actions={(r) => (typeof r.fixSql === 'string' || typeof r.fix === 'string' ? <button type="button" onClick={() => setFix(String(r.fixSql ?? r.fix))}>Fix</button> : null)}
+            rowKey={(r, i) => String(r.key ?? i)}
+            empty="No findings: nothing to fix."
+            columns={[
+              { key: 'severity', label: 'Severity', cell: (r) => <span class={r.severity === 'info' ? 'badge' : 'badge bad'}>{cellText(r.severity)}</span> },
+              { key: 'title', label: 'Finding', cell: (r) => cellText(r.title) },
+              { key: 'object', label: 'Object', cell: (r) => cellText((r.object as { name?: string } | undefined)?.name ?? '') },
+              { key: 'why', label: 'Why it matters', cell: (r) => cellText(r.why ?? '') },
+            ]}
+            actions={(r) => (typeof r.fixSql === 'string' ? <button type="button" aria-label={`Fix ${String(r.key)}`} onClick={() => setFix(String(r.fixSql))}>Fix</button> : null)}
           />
         )}
       </LoadState>
-      {fix && <SqlConfirm title="Apply the fix" sql={fix} onClose={() => setFix(null)} onDone={() => (setFix(null), reload())} />}
+      {fix && <SqlConfirm title="Apply the fix" sql={fix} onClose={() => setFix(null)} onDone={() => (setFix(null), void api('/api/advisor/scan', { method: 'POST' }).then(reload, reload))} />}
     </section>
   );
 }

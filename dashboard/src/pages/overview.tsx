@@ -17,6 +17,66 @@ function Card({ label, value, href }: { label: string; value: string; href?: str
   );
 }
 
+interface Stat {
+  minute: string;
+  count: number;
+  errors: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Lines over time: one polyline per series, a table of the values for screen readers. */
+function Lines({ title, xs, series }: { title: string; xs: string[]; series: Array<{ name: string; values: number[]; cls: string }> }) {
+  const w = 640;
+  const h = 160;
+  const max = Math.max(1, ...series.flatMap((s) => s.values));
+  const x = (i: number) => 36 + (i * (w - 44)) / Math.max(1, xs.length - 1);
+  const y = (v: number) => h - (v / max) * (h - 10);
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${w} ${h + 24}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} up to ${Math.max(0, ...s.values).toFixed(0)}`).join(', ')}`}>
+        <line x1="30" y1={h} x2={w} y2={h} class="axis" />
+        <text x="0" y="12" class="tick">{max.toFixed(0)}</text>
+        <text x="0" y={h} class="tick">0</text>
+        {xs.length > 0 && <text x="36" y={h + 16} class="tick">{xs[0]}</text>}
+        {xs.length > 1 && <text x={w - 40} y={h + 16} class="tick">{xs.at(-1)}</text>}
+        {series.map((s) => (
+          <polyline key={s.name} class={`line ${s.cls}`} fill="none" points={s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')} />
+        ))}
+      </svg>
+      <ul class="legend">
+        {series.map((s) => (
+          <li key={s.name}>
+            <span class={`swatch ${s.cls}`} /> {s.name}
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}
+
+/** Requests, errors and latency per minute over every route (issue 27's /api/logs/stats). */
+function Traffic({ stats }: { stats: Stat[] }) {
+  const minutes = [...new Set(stats.map((s) => s.minute))].sort();
+  const at = (m: string) => stats.filter((s) => s.minute === m);
+  const sum = (m: string, k: 'count' | 'errors') => at(m).reduce((n, s) => n + Number(s[k]), 0);
+  const p50 = (m: string) => {
+    const rows = at(m);
+    const n = rows.reduce((a, s) => a + Number(s.count), 0);
+    return n ? rows.reduce((a, s) => a + Number(s.p50Ms) * Number(s.count), 0) / n : 0;
+  };
+  const p99 = (m: string) => Math.max(0, ...at(m).map((s) => Number(s.p99Ms)));
+  const label = (m: string) => new Date(m).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  if (!minutes.length) return <p class="muted">No API requests in the last hour.</p>;
+  return (
+    <div class="two">
+      <StackedBars title="Requests per minute (5xx in the second colour)" days={minutes} series={['ok', '5xx']} tick={label} value={(m, s) => (s === 'ok' ? sum(m, 'count') - sum(m, 'errors') : sum(m, 'errors'))} />
+      <Lines title="Latency per minute, ms" xs={minutes.map(label)} series={[{ name: 'p50 (weighted)', values: minutes.map(p50), cls: 's0' }, { name: 'p99 (worst route)', values: minutes.map(p99), cls: 's1' }]} />
+    </div>
+  );
+}
+
 export function Overview() {
   const stats = useLoad(async () => {
     const [db, users, health] = await Promise.all([
@@ -33,7 +93,7 @@ export function Overview() {
   }, []);
   const from = new Date(Date.now() - 14 * 86400_000).toISOString();
   const ai = useLoad(() => api<{ days: Array<{ day: string; model: string; totalTokens: number }> }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`), []);
-  const traffic = useLoad(() => api('/api/logs/stats'), []);
+  const traffic = useLoad(() => api<{ stats: Stat[] }>('/api/logs/stats'), []);
   const s = stats.data;
   const days = [...new Set(ai.data?.days.map((d) => d.day) ?? [])];
   const models = [...new Set(ai.data?.days.map((d) => d.model) ?? [])];
@@ -52,7 +112,7 @@ export function Overview() {
       )}
       <h2>Requests, errors and latency</h2>
       <LoadState error={traffic.error} what="Request charts" endpoint="GET /api/logs/stats">
-        {traffic.data !== null && <pre class="snippet">{JSON.stringify(traffic.data, null, 2).slice(0, 2000)}</pre>}
+        {traffic.data && <Traffic stats={traffic.data.stats} />}
       </LoadState>
       <h2>AI tokens, last 14 days</h2>
       <ErrorBox error={ai.error} />
