@@ -1,10 +1,29 @@
 import { AppError } from '../errors/index.js';
+import { pgErrorInfo, translatePgError } from '../db/errors.js';
 import type { Db } from '../db/types.js';
 import { withCaller } from './caller.js';
-import { sqlError } from './tables.js';
+import { safe } from './ident.js';
+import { sqlPosition } from './sql-position.js';
 
 /** Who a query runs as: a user (by id and email) or the anon key. */
 export type ActAs = { userId: string; email: string } | null;
+
+/**
+ * A failed statement as the admin who wrote it needs it: the database's own message and
+ * position, as admin SQL answers (SQL_ERROR, 400). A permission denial is one of those: it is
+ * what that caller would meet, not a refusal of the admin.
+ */
+function asError(query: string, err: unknown): unknown {
+  const cause = err instanceof AppError && err.cause ? err.cause : err;
+  const info = pgErrorInfo(cause);
+  if (!info) return err;
+  // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
+  if (info.code === '53100') return translatePgError(cause);
+  const position = sqlPosition(query, (cause as { position?: unknown }).position);
+  const where = position ? ` (line ${position.line}, column ${position.column})` : '';
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause, ...(position ? { position } : {}) });
+}
 
 /** Carries the result out of the transaction that is then rolled back. */
 class Rollback {
@@ -26,8 +45,7 @@ export async function runAs(db: Db, query: string, who: ActAs): Promise<{ rows: 
     });
     throw new Error('unreachable: the statement ends in a rollback');
   } catch (err) {
-    // A denial is what this caller would meet: the database's own message, as admin SQL errors say it.
-    if (!(err instanceof Rollback)) throw sqlError(query, err instanceof AppError && err.cause ? err.cause : err);
+    if (!(err instanceof Rollback)) throw asError(query, err);
     const rows = err.result.rows ?? [];
     return { rows, rowCount: Math.max(err.result.rowCount ?? 0, rows.length), role: who ? 'authenticated' : 'anon', rolledBack: true };
   }

@@ -162,23 +162,18 @@ export class TablesService {
       // PGlite counts only changed rows: a select reports how many it returned.
       return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length) };
     } catch (err) {
-      throw sqlError(query, err);
+      if (err instanceof AppError) throw err;
+      const info = pgErrorInfo(err);
+      if (!info) throw err;
+      // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
+      if (info.code === '53100') throw translatePgError(err);
+      // The admin wrote this SQL: the database's own message is what they need to fix it.
+      const text = err instanceof Error ? err.message : String(err);
+      const position = sqlPosition(query, (err as { position?: unknown }).position);
+      const where = position ? ` (line ${position.line}, column ${position.column})` : '';
+      throw new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause: err, ...(position ? { position } : {}) });
     } finally {
       this.schema.invalidate();
     }
   }
-}
-
-/** An error of admin-written SQL as the API answers it: the database's message and position. */
-export function sqlError(query: string, err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  const info = pgErrorInfo(err);
-  if (!info) return err;
-  // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
-  if (info.code === '53100') return translatePgError(err);
-  // The admin wrote this SQL: the database's own message is what they need to fix it.
-  const text = err instanceof Error ? err.message : String(err);
-  const position = sqlPosition(query, (err as { position?: unknown }).position);
-  const where = position ? ` (line ${position.line}, column ${position.column})` : '';
-  return new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause: err, ...(position ? { position } : {}) });
 }
