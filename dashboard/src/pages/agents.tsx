@@ -15,31 +15,28 @@ function Block({ title, code, note }: { title: string; code: string; note: strin
 }
 
 export function Agents() {
-  const url = `${location.origin}/api/mcp`;
-  const masked = '$PLINTH_ADMIN_KEY';
+  const origin = location.origin;
+  const url = `${origin}/api/mcp`;
   return (
     <section class="stack">
       <h1>Agents</h1>
       <p>
-        Coding agents manage this project (tables, policies, SQL, functions, storage) through its MCP server at <code>{url}</code>, authenticated with the
-        admin key. Keep the key in an environment variable (<code>PLINTH_ADMIN_KEY</code>), never in a committed file.
+        Coding agents manage this project (tables, policies, SQL, functions, storage) through its MCP server at <code>{url}</code>. It takes the admin key
+        as <code>Authorization: Bearer</code>; keep the key in an environment variable (<code>PLINTH_ADMIN_KEY</code>), never in a committed file. Add{' '}
+        <code>?readonly=1</code> to the URL for an agent that may only read.
       </p>
-      <Block
-        title="Claude Code"
-        note="Run in a terminal, in your project:"
-        code={`claude mcp add --transport http plinth ${url} --header "x-api-key: ${masked}"`}
-      />
+      <Block title="Claude Code" note="Run in a terminal, in your project:" code={`claude mcp add --transport http plinth ${url} --header "Authorization: Bearer $PLINTH_ADMIN_KEY"`} />
       <Block
         title="Cursor"
         note="In .cursor/mcp.json (Cursor expands ${env:…}):"
-        code={JSON.stringify({ mcpServers: { plinth: { url, headers: { 'x-api-key': '${env:PLINTH_ADMIN_KEY}' } } } }, null, 2)}
+        code={JSON.stringify({ mcpServers: { plinth: { url, headers: { Authorization: 'Bearer ${env:PLINTH_ADMIN_KEY}' } } } }, null, 2)}
       />
       <Block
         title="Codex"
-        note="In ~/.codex/config.toml:"
-        code={`[mcp_servers.plinth]\nurl = "${url}"\nenv_http_headers = { "x-api-key" = "PLINTH_ADMIN_KEY" }`}
+        note="In ~/.codex/config.toml: Codex starts stdio servers, so it runs Plinth's bridge (from a checkout of Plinth), which reads the key from PLINTH_ADMIN_KEY (this file is yours, outside any repository):"
+        code={`[mcp_servers.plinth]\ncommand = "node"\nargs = ["/path/to/plinth/dist/cli.js", "mcp", "--url", "${origin}"]\nenv = { PLINTH_ADMIN_KEY = "ik_..." }`}
       />
-      <p class="muted">The MCP endpoint comes with Plinth's Agents release; on an older server the clients report that {url} is not found.</p>
+      <p class="muted">On a server older than the MCP endpoint, the clients report that {url} is not found.</p>
     </section>
   );
 }
