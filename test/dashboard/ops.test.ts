@@ -39,6 +39,11 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
     await page.route('**/api/database/webhooks', (r) => json(r, [{ id: 'h1', name: 'orders', table: 'notes', events: ['INSERT'] }]));
     await page.route('**/api/database/webhooks/h1/deliveries', (r) => json(r, [{ id: 'd1', status: 'failed', attempts: 5, responseStatus: 500 }]));
     await page.route('**/api/database/webhooks/h1/deliveries/d1/redeliver', (r) => (calls.push('redeliver'), json(r, { id: 'd2' }, 202)));
+    await page.route('**/api/database/migrations', (r) => json(r, { migrations: [{ version: '20261126', name: 'init', checksum: 'ab'.repeat(32), statements: 3, appliedAt: minute(0) }] }));
+    await page.route('**/api/database/migrations/dry-run', (r) => {
+      calls.push(JSON.stringify(r.request().postDataJSON()));
+      return json(r, { riskLevel: 'high', reasons: ['drops a column'], statements: [{ sql: 'alter table a drop column b', kind: 'alter', riskLevel: 'high', reasons: ['drops a column'] }], checksum: 'x', version: '20261126', status: 'drift' });
+    });
     await page.goto(`${t.url}/dashboard/`);
     await page.getByLabel('Admin API key').fill(t.adminKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -78,6 +83,17 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
     await expect.poll(() => calls.includes('scan')).toBe(true);
     const schema = await (await t.fetch('/api/database/tables/notes/schema', { headers: { 'x-api-key': t.adminKey } })).json();
     expect(schema.rlsEnabled).toBe(true);
+  });
+
+  it('lists applied migrations and checks one for risk and drift', T, async () => {
+    await page.goto(`${t.url}/dashboard/migrations`);
+    await page.getByRole('cell', { name: 'init', exact: true }).waitFor();
+    await page.getByLabel('Version (to compare with the applied one)').fill('20261126');
+    await page.getByLabel('SQL', { exact: true }).fill('alter table a drop column b');
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Risk high; drift');
+    expect(calls.at(-1)).toBe(JSON.stringify({ sql: 'alter table a drop column b', version: '20261126' }));
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   it('lists a webhook\'s deliveries and redelivers one', T, async () => {

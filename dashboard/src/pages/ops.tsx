@@ -126,13 +126,81 @@ export function Webhooks() {
   );
 }
 
+interface DryRun {
+  riskLevel: string;
+  reasons: string[];
+  status?: string;
+  statements: Array<{ sql: string; kind: string; riskLevel: string; reasons: string[] }>;
+}
+
+/** A migration file checked without running it: its risk, and drift against what was applied. */
+function DryRunForm() {
+  const [result, setResult] = useState<DryRun | null>(null);
+  const act = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    const version = String(f.get('version') ?? '').trim();
+    void act.run(async () => setResult(await api('/api/database/migrations/dry-run', { method: 'POST', body: { sql: String(f.get('sql')), ...(version ? { version } : {}) } })));
+  };
+  return (
+    <form class="stack" aria-label="Check a migration" onSubmit={submit}>
+      <h2>Check a migration (dry run, drift)</h2>
+      <label for="mig-version">Version (to compare with the applied one)</label>
+      <input id="mig-version" name="version" />
+      <label for="mig-sql">SQL</label>
+      <textarea id="mig-sql" name="sql" class="mono" rows={4} required spellcheck={false} />
+      <div class="actions">
+        <button type="submit" disabled={act.busy}>Check</button>
+      </div>
+      <ErrorBox error={act.error} />
+      {result && (
+        <p role="status">
+          Risk {result.riskLevel}
+          {result.status ? `; ${result.status === 'drift' ? 'drift: the applied migration of this version had other SQL' : result.status}` : ''}
+          {result.reasons.length ? `: ${result.reasons.join('; ')}` : ''}
+        </p>
+      )}
+      {result && (
+        <Grid<DryRun['statements'][number]>
+          label="Statements"
+          rows={result.statements}
+          rowKey={(_, i) => String(i)}
+          columns={[
+            { key: 'sql', label: 'Statement', cell: (r) => <code>{r.sql}</code> },
+            { key: 'kind', label: 'Kind', cell: (r) => r.kind },
+            { key: 'risk', label: 'Risk', cell: (r) => `${r.riskLevel}${r.reasons.length ? `: ${r.reasons.join('; ')}` : ''}` },
+          ]}
+        />
+      )}
+    </form>
+  );
+}
+
 export function Migrations() {
   const { data, error } = useLoad(() => api('/api/database/migrations'), []);
   return (
     <section class="stack">
       <h1>Migrations</h1>
       <LoadState error={error} what="Migration history" endpoint="GET /api/database/migrations">
-        {data !== null && <AutoGrid label="Migrations" rows={list(data)} />}
+        {data !== null && (
+          <>
+            <Grid<Rec>
+              label="Applied migrations"
+              rows={list(data)}
+              rowKey={(r, i) => String(r.version ?? i)}
+              empty="No migrations applied yet."
+              columns={[
+                { key: 'version', label: 'Version', cell: (r) => cellText(r.version) },
+                { key: 'name', label: 'Name', cell: (r) => cellText(r.name) },
+                { key: 'statements', label: 'Statements', cell: (r) => cellText(r.statements), cellClass: () => 'num' },
+                { key: 'checksum', label: 'Checksum', cell: (r) => <code>{String(r.checksum ?? '').slice(0, 12)}</code> },
+                { key: 'appliedAt', label: 'Applied', cell: (r) => (r.appliedAt ? new Date(String(r.appliedAt)).toLocaleString() : '') },
+              ]}
+            />
+            <DryRunForm />
+          </>
+        )}
       </LoadState>
     </section>
   );
