@@ -116,6 +116,65 @@ function Uploader({ bucket, prefix, onDone }: { bucket: string; prefix: string; 
   );
 }
 
+interface FilesProps {
+  bucket: string;
+  prefix: string;
+  folders: string[];
+  files: StoredObject[];
+  listed: number;
+  open: (p: string) => void;
+  onPreview: (o: StoredObject) => void;
+  act: ReturnType<typeof useAction>;
+  sign: (key: string) => unknown;
+  reload: () => void;
+}
+
+/** The folders and files of one prefix in the grid, and what the count below them counts. */
+function Files({ bucket, prefix, folders, files, listed, open, onPreview: setPreviewing, act, sign, reload }: FilesProps) {
+  return (
+    <>
+      <Grid
+        label="Files"
+        rows={files}
+        rowKey={(o) => o.key}
+        empty={folders.length ? undefined : 'No files here yet.'}
+        before={folders.map((f) => (
+          <SpanRow key={f} span={5}>
+            <button type="button" class="link" aria-label={`Open folder ${f}`} onClick={() => open(prefix + f)}>
+              <FolderIcon /> {f}
+            </button>
+          </SpanRow>
+        ))}
+        columns={[
+          { key: 'name', label: 'Name', cell: (o) => <button type="button" class="link" title="Preview" onClick={() => setPreviewing(o)}>{o.key.slice(prefix.length)}</button> },
+          { key: 'size', label: 'Size', cell: (o) => size(o.size), cellClass: () => 'num' },
+          { key: 'type', label: 'Type', cell: (o) => o.mimeType },
+          { key: 'uploaded', label: 'Uploaded', cell: (o) => new Date(o.uploadedAt).toLocaleString() },
+        ]}
+        actions={(o) => (
+          <>
+            <button type="button" class="ghost" aria-label={`Download ${o.key}`} onClick={() => void act.run(() => download(bucket, o.key))}>Download</button>
+            <button type="button" class="ghost" aria-label={`Signed link to ${o.key}`} onClick={() => void sign(o.key)}>Link</button>
+            <button
+              type="button"
+              class="ghost danger"
+              aria-label={`Delete ${o.key}`}
+              onClick={() => confirm(`Delete ${o.key}?`) && void act.run(() => api(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(o.key)}`, { method: 'DELETE' }).then(reload))}
+            >
+              Delete
+            </button>
+          </>
+        )}
+      />
+      {(folders.length > 0 || files.length !== listed) && (
+        <p class="muted">
+          Shown as {folders.length} folder{folders.length === 1 ? '' : 's'} and {files.length} file{files.length === 1 ? '' : 's'}; the count below is of objects (a folder holds one or more).
+        </p>
+      )}
+    </>
+  );
+}
+
 /** One bucket: folders from "/" in keys, upload, download, delete, signed links. */
 export function Bucket({ bucket }: { bucket: string }) {
   const [prefix, setPrefix] = useState('');
@@ -170,44 +229,7 @@ export function Bucket({ bucket }: { bucket: string }) {
           Link to {signed.key} (1 hour): <code class="url">{signed.url}</code> <CopyButton text={signed.url} label="Copy link" />
         </p>
       )}
-      <Grid
-        label="Files"
-        rows={files}
-        rowKey={(o) => o.key}
-        empty={folders.length ? undefined : 'No files here yet.'}
-        before={folders.map((f) => (
-          <SpanRow key={f} span={5}>
-            <button type="button" class="link" aria-label={`Open folder ${f}`} onClick={() => open(prefix + f)}>
-              <FolderIcon /> {f}
-            </button>
-          </SpanRow>
-        ))}
-        columns={[
-          { key: 'name', label: 'Name', cell: (o) => <button type="button" class="link" title="Preview" onClick={() => setPreviewing(o)}>{o.key.slice(prefix.length)}</button> },
-          { key: 'size', label: 'Size', cell: (o) => size(o.size), cellClass: () => 'num' },
-          { key: 'type', label: 'Type', cell: (o) => o.mimeType },
-          { key: 'uploaded', label: 'Uploaded', cell: (o) => new Date(o.uploadedAt).toLocaleString() },
-        ]}
-        actions={(o) => (
-          <>
-            <button type="button" class="ghost" aria-label={`Download ${o.key}`} onClick={() => void act.run(() => download(bucket, o.key))}>Download</button>
-            <button type="button" class="ghost" aria-label={`Signed link to ${o.key}`} onClick={() => void sign(o.key)}>Link</button>
-            <button
-              type="button"
-              class="ghost danger"
-              aria-label={`Delete ${o.key}`}
-              onClick={() => confirm(`Delete ${o.key}?`) && void act.run(() => api(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(o.key)}`, { method: 'DELETE' }).then(reload))}
-            >
-              Delete
-            </button>
-          </>
-        )}
-      />
-      {data && (folders.length > 0 || files.length !== data.data.length) && (
-        <p class="muted">
-          Shown as {folders.length} folder{folders.length === 1 ? '' : 's'} and {files.length} file{files.length === 1 ? '' : 's'}; the count below is of objects (a folder holds one or more).
-        </p>
-      )}
+      <Files bucket={bucket} prefix={prefix} folders={folders} files={files} listed={data?.data.length ?? 0} open={open} onPreview={setPreviewing} act={act} sign={sign} reload={reload} />
       {previewing && <Preview bucket={bucket} obj={previewing} onClose={() => setPreviewing(null)} />}
       {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} noun="objects" />}
     </section>

@@ -2,7 +2,7 @@
 // the table. Every change first shows the SQL it will run.
 import { useState } from 'preact/hooks';
 import { enc } from '../api';
-import { Grid } from '../grid/grid';
+import { Grid, type GridColumn } from '../grid/grid';
 import { SqlConfirm } from '../lib/confirm-sql';
 import { alterSql, table as qtable, ident, runSql, type ColumnChange } from '../lib/sql';
 import { navigate } from '../router';
@@ -11,6 +11,14 @@ import type { Column, Schema } from './table';
 import { ON_DELETE, TYPES } from './tables';
 
 type Pending = { title: string; sql: string; after?: () => void };
+
+const COLUMNS: GridColumn<Column>[] = [
+  { key: 'name', label: 'Column', cell: (c) => `${c.name}${c.isPrimaryKey ? ' (primary key)' : c.unique ? ' (unique)' : ''}` },
+  { key: 'type', label: 'Type', cell: (c) => <code>{c.type}</code> },
+  { key: 'nullable', label: 'Nullable', cell: (c) => (c.nullable ? 'yes' : 'no') },
+  { key: 'default', label: 'Default', cell: (c) => <code>{c.default ?? ''}</code> },
+  { key: 'ref', label: 'References', cell: (c) => (c.foreignKey ? `${c.foreignKey.table}.${c.foreignKey.column} (${c.foreignKey.on_delete})` : '') },
+];
 
 function AddColumn({ propose }: { propose: (c: ColumnChange) => void }) {
   const [add, setAdd] = useState({ column: '', type: 'string', nullable: true, defaultValue: '' });
@@ -97,13 +105,7 @@ export function SchemaEditor({ schema, onChanged }: { schema: Schema; onChanged:
         label={`Columns of ${t}`}
         rows={schema.columns}
         rowKey={(c) => c.name}
-        columns={[
-          { key: 'name', label: 'Column', cell: (c) => `${c.name}${c.isPrimaryKey ? ' (primary key)' : c.unique ? ' (unique)' : ''}` },
-          { key: 'type', label: 'Type', cell: (c) => <code>{c.type}</code> },
-          { key: 'nullable', label: 'Nullable', cell: (c) => (c.nullable ? 'yes' : 'no') },
-          { key: 'default', label: 'Default', cell: (c) => <code>{c.default ?? ''}</code> },
-          { key: 'ref', label: 'References', cell: (c) => (c.foreignKey ? `${c.foreignKey.table}.${c.foreignKey.column} (${c.foreignKey.on_delete})` : '') },
-        ]}
+        columns={COLUMNS}
         actions={(c) =>
           c.isPrimaryKey ? null : (
             <>
