@@ -1,7 +1,8 @@
 // CodeMirror 6, loaded only by the pages that edit code (a chunk of its own).
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
-import { EditorSelection, Prec } from '@codemirror/state';
+import { Compartment, EditorSelection, Prec, type Extension } from '@codemirror/state';
+import { acceptCompletion, closeCompletion, completeFromList, completionStatus } from '@codemirror/autocomplete';
 import { javascript } from '@codemirror/lang-javascript';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
@@ -25,17 +26,42 @@ export interface Editor {
   set(text: string): void;
   /** Puts the cursor at a 1-based line and column and focuses the editor. */
   goTo(line: number, column: number): void;
+  /** Inserts text at the cursor (a name picked in the schema browser). */
+  insert(text: string): void;
+  /** The tables, columns and functions SQL completion offers. */
+  setSchema(schema: SqlSchema): void;
   destroy(): void;
 }
 
+export interface SqlSchema {
+  tables: Record<string, string[]>;
+  functions: string[];
+}
+
+/** SQL with completion of this database's tables, columns and functions (and keywords). */
+function sqlSupport(schema: SqlSchema): Extension {
+  const fns = completeFromList(schema.functions.map((label) => ({ label, type: 'function', apply: `${label}()`, boost: 1 })));
+  return [sql({ dialect: PostgreSQL, schema: schema.tables, defaultSchema: 'public' }), PostgreSQL.language.data.of({ autocomplete: fns })];
+}
+
+// Enter never accepts a completion (it closes the popup and makes the new line): Tab does.
+const completionKeys = Prec.highest(
+  keymap.of([
+    { key: 'Enter', run: (view) => (completionStatus(view.state) === 'active' && closeCompletion(view), false) },
+    { key: 'Tab', run: acceptCompletion },
+  ]),
+);
+
 export function createEditor(opts: { parent: HTMLElement; doc: string; lang: 'sql' | 'typescript'; label: string; onRun?: () => void }): Editor {
   const run = opts.onRun;
+  const language = new Compartment();
   const view = new EditorView({
     doc: opts.doc,
     parent: opts.parent,
     extensions: [
       basicSetup,
-      opts.lang === 'sql' ? sql({ dialect: PostgreSQL }) : javascript({ typescript: true }),
+      language.of(opts.lang === 'sql' ? sqlSupport({ tables: {}, functions: [] }) : javascript({ typescript: true })),
+      completionKeys,
       syntaxHighlighting(readable),
       // Long lines wrap: no sideways scrolling on a phone.
       EditorView.lineWrapping,
@@ -54,6 +80,11 @@ export function createEditor(opts: { parent: HTMLElement; doc: string; lang: 'sq
       view.dispatch({ selection: EditorSelection.cursor(pos), scrollIntoView: true });
       view.focus();
     },
+    insert: (text) => {
+      view.dispatch(view.state.replaceSelection(text));
+      view.focus();
+    },
+    setSchema: (schema) => view.dispatch({ effects: language.reconfigure(sqlSupport(schema)) }),
     destroy: () => view.destroy(),
   };
 }

@@ -15,7 +15,12 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await api('/api/keys/anon', { key });
+      await api('/api/keys/anon', { key }).catch((e) => {
+        // The API's hint speaks to API clients; here the admin key itself is what is missing.
+        if (e instanceof ApiError && e.status === 401)
+          throw new ApiError(e.status, e.code, e.message, 'Use the admin key (ik_…) that the server printed at its first start, or its ADMIN_API_KEY. Lost it? On the server run "npm run plinth -- keys rotate-admin" and restart: it prints a new one.');
+        throw e;
+      });
       session.set(key);
       onSignedIn();
     } catch (err) {

@@ -5,7 +5,7 @@ const BASE = '/dashboard';
 /** The app path under /dashboard, e.g. "/tables/notes". */
 export function currentPath(): string {
   const p = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
-  return p === '' || p === '/' ? '/tables' : p.replace(/\/$/, '');
+  return p === '' || p === '/' ? '/overview' : p.replace(/\/$/, '');
 }
 
 export function navigate(path: string): void {

@@ -9,7 +9,7 @@ export function ErrorBox({ error }: { error: unknown }) {
   return (
     <div class="error" role="alert">
       <strong>{e ? e.message : String((error as Error).message ?? error)}</strong>
-      {e?.position && (
+      {e?.position && !e.message.includes(`line ${e.position.line}, column ${e.position.column}`) && (
         <span class="pos">
           {' '}
           (line {e.position.line}, column {e.position.column})
@@ -112,7 +112,7 @@ export function Confirm(props: { what: string; name: string; onConfirm: () => Pr
 }
 
 /** Previous/next over a total, `limit` at a time. */
-export function Pager(props: { offset: number; limit: number; total: number; onOffset: (o: number) => void }) {
+export function Pager(props: { offset: number; limit: number; total: number; onOffset: (o: number) => void; noun?: string }) {
   const { offset, limit, total } = props;
   const end = Math.min(offset + limit, total);
   return (
@@ -121,7 +121,7 @@ export function Pager(props: { offset: number; limit: number; total: number; onO
         ← Previous
       </button>
       <span aria-live="polite">
-        {total === 0 ? 'No rows' : `${offset + 1}–${end} of ${total}`}
+        {total === 0 ? `No ${props.noun ?? 'rows'}` : `${offset + 1}–${end} of ${total}${props.noun ? ` ${props.noun}` : ''}`}
       </span>
       <button type="button" disabled={end >= total} onClick={() => props.onOffset(offset + limit)}>
         Next →

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { ApiError, api } from '../api';
+import { Grid } from '../grid/grid';
 import { ErrorBox, useLoad } from '../ui';
 
 interface Day {
@@ -16,7 +17,7 @@ interface Day {
 const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 
 /** Stacked bars: one bar per day, one colour per series; an SVG with a table beside it for screen readers. */
-export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number }) {
+export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number; tick?: (day: string) => string }) {
   const { days, series, value } = props;
   const totals = days.map((d) => series.reduce((n, s) => n + value(d, s), 0));
   const max = Math.max(1, ...totals);
@@ -45,7 +46,7 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
                   </rect>
                 ) : null;
               })}
-              <text x={x} y={h + 14} class="tick">{d.slice(5)}</text>
+              {i % Math.ceil(days.length / 12) === 0 && <text x={x} y={h + 14} class="tick">{props.tick ? props.tick(d) : d.slice(5)}</text>}
             </g>
           );
         })}
@@ -59,6 +60,23 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
       </ul>
     </figure>
   );
+}
+
+/** Why there is nothing to chart: AI not configured (and how to configure it), or no calls yet. */
+function NoCalls() {
+  // GET /api/ai/models answers AI_NOT_CONFIGURED (503) with what to set when the gateway is off.
+  const probe = useLoad(() => api('/api/ai/models').then(() => null, (e) => (e instanceof ApiError && e.code === 'AI_NOT_CONFIGURED' ? e : null)), []);
+  const off = probe.data;
+  if (off)
+    return (
+      <div class="warn" role="status">
+        <p>
+          <strong>{off.message}</strong>
+        </p>
+        <p>{off.nextActions} Calls made then are charted here.</p>
+      </div>
+    );
+  return <p class="muted">No AI calls in this period. Calls to /api/ai/* made with any key appear here.</p>;
 }
 
 /** AI usage per day, model and user (the last N days). */
@@ -84,34 +102,24 @@ export function Ai() {
         </select>
       </div>
       <ErrorBox error={error} />
-      {data && rows.length === 0 && <p class="muted">No AI calls in this period.</p>}
+      {data && rows.length === 0 && <NoCalls />}
       {rows.length > 0 && (
         <>
           <StackedBars title="Tokens per day, by model" days={dayList} series={models} value={(d, m) => sum((r) => r.day === d && r.model === m, 'totalTokens')} />
           <StackedBars title="Requests per day, by user" days={dayList} series={users} value={(d, u) => sum((r) => r.day === d && who(r) === u, 'requests')} />
-          <div class="grid-wrap" tabIndex={0}>
-            <table class="grid" aria-label="Usage per day, model and user">
-              <thead>
-                <tr>
-                  {['Day', 'Model', 'User', 'Requests', 'Tokens', 'Images'].map((h) => (
-                    <th key={h} scope="col">{h}</th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((r, i) => (
-                  <tr key={i}>
-                    <td>{r.day}</td>
-                    <td>{r.model}</td>
-                    <td>{who(r)}</td>
-                    <td>{r.requests}</td>
-                    <td>{r.totalTokens}</td>
-                    <td>{r.images}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Grid
+            label="Usage per day, model and user"
+            rows={rows}
+            rowKey={(_, i) => String(i)}
+            columns={[
+              { key: 'day', label: 'Day', cell: (r) => r.day },
+              { key: 'model', label: 'Model', cell: (r) => r.model },
+              { key: 'user', label: 'User', cell: (r) => who(r) },
+              { key: 'requests', label: 'Requests', cell: (r) => r.requests, cellClass: () => 'num' },
+              { key: 'tokens', label: 'Tokens', cell: (r) => r.totalTokens, cellClass: () => 'num' },
+              { key: 'images', label: 'Images', cell: (r) => r.images, cellClass: () => 'num' },
+            ]}
+          />
         </>
       )}
     </section>

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, enc, encKey, request, session } from '../api';
 import { link } from '../router';
-import { CopyButton, ErrorBox, Pager, useAction, useLoad } from '../ui';
+import { Grid, SpanRow } from '../grid/grid';
+import { CopyButton, ErrorBox, Modal, Pager, useAction, useLoad } from '../ui';
 
 interface StoredObject {
   key: string;
@@ -80,17 +81,48 @@ function Thumb({ bucket, o }: { bucket: string; o: StoredObject }) {
   return src ? <img class="thumb" src={src} width={48} height={48} alt={`Preview of ${o.key}`} /> : null;
 }
 
+const FolderIcon = () => (
+  <svg class="icon" viewBox="0 0 24 24" aria-hidden="true">
+    <path d="M3 6.5A2.5 2.5 0 0 1 5.5 4h4l2 2h7A2.5 2.5 0 0 1 21 8.5v9a2.5 2.5 0 0 1-2.5 2.5h-13A2.5 2.5 0 0 1 3 17.5z" />
+  </svg>
+);
+
+/** Shows an image or the start of a text file (fetched with the admin key). */
+function Preview({ bucket, obj, onClose }: { bucket: string; obj: StoredObject; onClose: () => void }) {
+  const { data, error } = useLoad(async () => {
+    const r = await request(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(obj.key)}`);
+    const blob = await r.blob();
+    if (obj.mimeType.startsWith('image/')) return { img: URL.createObjectURL(blob) };
+    if (/^text\/|json|xml|csv|javascript/.test(obj.mimeType)) return { text: await blob.slice(0, 65536).text() };
+    return { none: true };
+  }, [obj.key]);
+  return (
+    <Modal title={`Preview of ${obj.key}`} onClose={onClose}>
+      <ErrorBox error={error} />
+      <div class="preview">
+        {data?.img && <img src={data.img} alt={obj.key} />}
+        {data?.text !== undefined && <pre tabIndex={0} aria-label="File contents">{data.text}</pre>}
+        {data?.none && <p class="muted">No preview for {obj.mimeType}: download it instead.</p>}
+      </div>
+    </Modal>
+  );
+}
+
 function Uploader({ bucket, prefix, onDone }: { bucket: string; prefix: string; onDone: () => void }) {
   const [progress, setProgress] = useState<number | null>(null);
+  const [current, setCurrent] = useState('');
   const [over, setOver] = useState(false);
   const act = useAction();
   const send = async (files: FileList | null) => {
     if (!files?.length) return;
     await act.run(async () => {
-      for (const f of Array.from(files)) {
+      const list = Array.from(files);
+      for (const [i, f] of list.entries()) {
         setProgress(0);
+        setCurrent(`Uploading ${i + 1} of ${list.length}: ${f.name}`);
         await upload(bucket, prefix + f.name, f, setProgress);
       }
+      setCurrent(`${list.length} file(s) uploaded.`);
     });
     setProgress(null);
     onDone();
@@ -105,8 +137,77 @@ function Uploader({ bucket, prefix, onDone }: { bucket: string; prefix: string; 
       <label for="upload">Upload files to {prefix || 'the bucket root'} (or drop them here)</label>
       <input id="upload" type="file" multiple onChange={(e) => void send(e.currentTarget.files)} />
       {progress !== null && <progress aria-label="Upload progress" max={1} value={progress} />}
+      {current && <span role="status">{current}</span>}
       <ErrorBox error={act.error} />
     </div>
+  );
+}
+
+interface FilesProps {
+  bucket: string;
+  prefix: string;
+  folders: string[];
+  files: StoredObject[];
+  listed: number;
+  open: (p: string) => void;
+  onPreview: (o: StoredObject) => void;
+  act: ReturnType<typeof useAction>;
+  sign: (key: string) => unknown;
+  reload: () => void;
+}
+
+/** The folders and files of one prefix in the grid, and what the count below them counts. */
+function Files({ bucket, prefix, folders, files, listed, open, onPreview: setPreviewing, act, sign, reload }: FilesProps) {
+  return (
+    <>
+      <Grid
+        label="Files"
+        rows={files}
+        rowKey={(o) => o.key}
+        empty={folders.length ? undefined : 'No files here yet.'}
+        before={folders.map((f) => (
+          <SpanRow key={f} span={5}>
+            <button type="button" class="link" aria-label={`Open folder ${f}`} onClick={() => open(prefix + f)}>
+              <FolderIcon /> {f}
+            </button>
+          </SpanRow>
+        ))}
+        columns={[
+          {
+            key: 'name',
+            label: 'Name',
+            cell: (o) => (
+              <>
+                <Thumb bucket={bucket} o={o} />{' '}
+                <button type="button" class="link" title="Preview" onClick={() => setPreviewing(o)}>{o.key.slice(prefix.length)}</button>
+              </>
+            ),
+          },
+          { key: 'size', label: 'Size', cell: (o) => size(o.size), cellClass: () => 'num' },
+          { key: 'type', label: 'Type', cell: (o) => o.mimeType },
+          { key: 'uploaded', label: 'Uploaded', cell: (o) => new Date(o.uploadedAt).toLocaleString() },
+        ]}
+        actions={(o) => (
+          <>
+            <button type="button" class="ghost" aria-label={`Download ${o.key}`} onClick={() => void act.run(() => download(bucket, o.key))}>Download</button>
+            <button type="button" class="ghost" aria-label={`Signed link to ${o.key}`} onClick={() => void sign(o.key)}>Link</button>
+            <button
+              type="button"
+              class="ghost danger"
+              aria-label={`Delete ${o.key}`}
+              onClick={() => confirm(`Delete ${o.key}?`) && void act.run(() => api(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(o.key)}`, { method: 'DELETE' }).then(reload))}
+            >
+              Delete
+            </button>
+          </>
+        )}
+      />
+      {(folders.length > 0 || files.length !== listed) && (
+        <p class="muted">
+          Shown as {folders.length} folder{folders.length === 1 ? '' : 's'} and {files.length} file{files.length === 1 ? '' : 's'}; the count below is of objects (a folder holds one or more).
+        </p>
+      )}
+    </>
   );
 }
 
@@ -115,6 +216,7 @@ export function Bucket({ bucket }: { bucket: string }) {
   const [prefix, setPrefix] = useState('');
   const [offset, setOffset] = useState(0);
   const [signed, setSigned] = useState<{ key: string; url: string } | null>(null);
+  const [previewing, setPreviewing] = useState<StoredObject | null>(null);
   const act = useAction();
   const { data, error, reload } = useLoad(
     () => api<{ data: StoredObject[]; pagination: { total: number } }>(`/api/storage/buckets/${enc(bucket)}/objects?limit=${LIMIT}&offset=${offset}&prefix=${enc(prefix)}`),
@@ -163,51 +265,9 @@ export function Bucket({ bucket }: { bucket: string }) {
           Link to {signed.key} (1 hour): <code class="url">{signed.url}</code> <CopyButton text={signed.url} label="Copy link" />
         </p>
       )}
-      <div class="grid-wrap" tabIndex={0}>
-        <table class="grid" aria-label="Files">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Size</th>
-              <th scope="col">Type</th>
-              <th scope="col">Uploaded</th>
-              <th scope="col"><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {folders.map((f) => (
-              <tr key={f}>
-                <td colSpan={5}>
-                  <button type="button" class="link" onClick={() => open(prefix + f)}>📁 {f}</button>
-                </td>
-              </tr>
-            ))}
-            {files.map((o) => (
-              <tr key={o.key}>
-                <td>
-                  <Thumb bucket={bucket} o={o} /> {o.key.slice(prefix.length)}
-                </td>
-                <td>{size(o.size)}</td>
-                <td>{o.mimeType}</td>
-                <td>{new Date(o.uploadedAt).toLocaleString()}</td>
-                <td class="actions">
-                  <button type="button" class="ghost" aria-label={`Download ${o.key}`} onClick={() => void act.run(() => download(bucket, o.key))}>Download</button>
-                  <button type="button" class="ghost" aria-label={`Signed link to ${o.key}`} onClick={() => void sign(o.key)}>Link</button>
-                  <button
-                    type="button"
-                    class="ghost danger"
-                    aria-label={`Delete ${o.key}`}
-                    onClick={() => confirm(`Delete ${o.key}?`) && void act.run(() => api(`/api/storage/buckets/${enc(bucket)}/objects/${encKey(o.key)}`, { method: 'DELETE' }).then(reload))}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} />}
+      <Files bucket={bucket} prefix={prefix} folders={folders} files={files} listed={data?.data.length ?? 0} open={open} onPreview={setPreviewing} act={act} sign={sign} reload={reload} />
+      {previewing && <Preview bucket={bucket} obj={previewing} onClose={() => setPreviewing(null)} />}
+      {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} noun="objects" />}
     </section>
   );
 }

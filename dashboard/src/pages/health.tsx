@@ -1,4 +1,5 @@
 import { api } from '../api';
+import { Grid } from '../grid/grid';
 import { CopyButton, ErrorBox, useLoad } from '../ui';
 
 interface Health {
@@ -32,26 +33,16 @@ export function Health() {
           <p>
             <span class={`badge ${h.status === 'ok' ? 'ok' : 'bad'}`}>{h.status}</span> {h.service} {h.plinthVersion ?? h.version} · {new Date(h.timestamp).toLocaleString()}
           </p>
-          <table class="grid" aria-label="Dependency checks">
-            <thead>
-              <tr>
-                <th scope="col">Dependency</th>
-                <th scope="col">Status</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {Object.entries(h.checks ?? {}).map(([name, c]) => (
-                <tr key={name}>
-                  <td>{name}</td>
-                  <td>
-                    <span class={`badge ${c.status === 'ok' ? 'ok' : 'bad'}`}>{c.status}</span>
-                  </td>
-                  <td>{c.message ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Grid
+            label="Dependency checks"
+            rows={Object.entries(h.checks ?? {})}
+            rowKey={([name]) => name}
+            columns={[
+              { key: 'name', label: 'Dependency', cell: ([name]) => name },
+              { key: 'status', label: 'Status', cell: ([, c]) => <span class={`badge ${c.status === 'ok' ? 'ok' : 'bad'}`}>{c.status}</span> },
+              { key: 'message', label: 'Message', cell: ([, c]) => c.message ?? '' },
+            ]}
+          />
         </>
       )}
       <h2>Anon key</h2>

@@ -3,6 +3,9 @@ import { api, enc } from '../api';
 import { link } from '../router';
 import { Confirm, ErrorBox, Modal, useAction, useLoad } from '../ui';
 import { Bucket } from './bucket';
+import { Grid } from '../grid/grid';
+import { runSql } from '../lib/sql';
+import { bytes } from './tables';
 
 interface BucketInfo {
   bucket: string;
@@ -45,6 +48,10 @@ function CreateBucket({ onClose, onDone }: { onClose: () => void; onDone: () => 
 
 function Buckets() {
   const { data, error, reload } = useLoad(loadBuckets, []);
+  const sizes = useLoad(async () => {
+    const r = await runSql<{ bucket: string; objects: string; bytes: string }>('select bucket, count(*)::bigint as objects, coalesce(sum(size), 0)::bigint as bytes from storage.objects group by bucket');
+    return Object.fromEntries(r.rows.map((x) => [x.bucket, { objects: Number(x.objects), bytes: Number(x.bytes) }]));
+  }, [data]);
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<string | null>(null);
   const act = useAction();
@@ -58,21 +65,28 @@ function Buckets() {
         </button>
       </div>
       <ErrorBox error={error ?? act.error} />
-      {data?.length === 0 && <p class="muted">No buckets yet.</p>}
-      <ul class="list">
-        {data?.map((b) => (
-          <li key={b.bucket} class="row">
-            <a {...link(`/storage/${enc(b.bucket)}`)}>{b.bucket}</a>
-            <span class={b.isPublic ? 'badge' : 'badge private'}>{b.isPublic ? 'public' : 'private'}</span>
-            <button type="button" class="ghost" aria-label={`Make ${b.isPublic ? "private" : "public"} (${b.bucket})`} onClick={() => void toggle(b)}>
+      <Grid
+        label="Buckets"
+        rows={data ?? []}
+        rowKey={(b) => b.bucket}
+        empty="No buckets yet."
+        columns={[
+          { key: 'name', label: 'Bucket', cell: (b) => <a {...link(`/storage/${enc(b.bucket)}`)}>{b.bucket}</a> },
+          { key: 'access', label: 'Access', cell: (b) => <span class={b.isPublic ? 'badge' : 'badge private'}>{b.isPublic ? 'public' : 'private'}</span> },
+          { key: 'objects', label: 'Objects', cell: (b) => String(sizes.data?.[b.bucket]?.objects ?? 0), cellClass: () => 'num' },
+          { key: 'size', label: 'Size', cell: (b) => bytes(sizes.data?.[b.bucket]?.bytes ?? 0), cellClass: () => 'num' },
+        ]}
+        actions={(b) => (
+          <>
+            <button type="button" class="ghost" aria-label={`Make ${b.isPublic ? 'private' : 'public'} (${b.bucket})`} onClick={() => void toggle(b)}>
               Make {b.isPublic ? 'private' : 'public'}
             </button>
             <button type="button" class="ghost danger" aria-label={`Delete bucket ${b.bucket}`} onClick={() => setDeleting(b.bucket)}>
               Delete
             </button>
-          </li>
-        ))}
-      </ul>
+          </>
+        )}
+      />
       {creating && <CreateBucket onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
       {deleting && <Confirm what="bucket" name={deleting} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/storage/buckets/${enc(deleting)}`, { method: 'DELETE' }).then(reload)} />}
     </section>

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { link, navigate } from '../router';
+import { Grid } from '../grid/grid';
+import { runSql } from '../lib/sql';
 import { Confirm, ErrorBox, Modal, useAction, useLoad } from '../ui';
 
 export const TYPES = ['string', 'integer', 'float', 'boolean', 'uuid', 'datetime', 'date', 'json'];
@@ -80,7 +82,7 @@ function ColumnRow(props: { c: ColumnDraft; i: number; tables: string[]; set: (c
 
 function CreateTable(props: { tables: string[]; onClose: () => void }) {
   const [name, setName] = useState('');
-  const [rls, setRls] = useState(false);
+  const [rls, setRls] = useState(true);
   const [cols, setCols] = useState<ColumnDraft[]>([blank()]);
   const act = useAction();
   const submit = async (e: Event) => {
@@ -94,7 +96,7 @@ function CreateTable(props: { tables: string[]; onClose: () => void }) {
         <label for="table-name">Table name</label>
         <input id="table-name" value={name} required pattern="[A-Za-z_][A-Za-z0-9_]*" onInput={(e) => setName(e.currentTarget.value)} />
         <label class="check">
-          <input type="checkbox" checked={rls} onChange={(e) => setRls(e.currentTarget.checked)} /> Row-level security on
+          <input type="checkbox" checked={rls} onChange={(e) => setRls(e.currentTarget.checked)} /> Row-level security on (recommended: without it the anon key reads and writes every row)
         </label>
         <p class="muted">id (uuid), created_at and updated_at are added for you.</p>
         {cols.map((c, i) => (
@@ -114,13 +116,31 @@ function CreateTable(props: { tables: string[]; onClose: () => void }) {
   );
 }
 
-/** The tables of schema public: open, create, drop. */
+interface TableStat {
+  name: string;
+  rows: number;
+  bytes: number;
+  rls: boolean;
+  realtime: boolean;
+}
+
+/** Row estimate, size, RLS and realtime of every table of schema public, in one query. */
+const STATS = `select c.relname::text as name, greatest(c.reltuples, 0)::bigint as rows, pg_total_relation_size(c.oid) as bytes,
+  c.relrowsecurity as rls, exists (select 1 from pg_trigger g where g.tgrelid = c.oid and g.tgname = 'plinth_realtime') as realtime
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`;
+
+export function bytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : n < 1073741824 ? `${(n / 1048576).toFixed(1)} MiB` : `${(n / 1073741824).toFixed(2)} GiB`;
+}
+
+/** The tables of schema public with their size and security: open, create, drop. */
 export function Tables() {
-  const { data, error, reload } = useLoad(() => api<string[]>('/api/database/tables'), []);
+  const { data, error, reload } = useLoad(async () => (await runSql<TableStat>(STATS)).rows.map((r) => ({ ...r, rows: Number(r.rows), bytes: Number(r.bytes) })), []);
   const [creating, setCreating] = useState(false);
   const [dropping, setDropping] = useState<string | null>(null);
   return (
-    <section>
+    <section class="stack">
       <div class="row">
         <h1>Tables</h1>
         <button type="button" class="primary" onClick={() => setCreating(true)}>
@@ -128,18 +148,25 @@ export function Tables() {
         </button>
       </div>
       <ErrorBox error={error} />
-      {data && data.length === 0 && <p class="muted">No tables yet. Create one, or run CREATE TABLE in the SQL editor.</p>}
-      <ul class="list">
-        {data?.map((t) => (
-          <li key={t} class="row">
-            <a {...link(`/tables/${enc(t)}`)}>{t}</a>
-            <button type="button" class="ghost danger" aria-label={`Drop table ${t}`} onClick={() => setDropping(t)}>
-              Drop
-            </button>
-          </li>
-        ))}
-      </ul>
-      {creating && <CreateTable tables={data ?? []} onClose={() => setCreating(false)} />}
+      <Grid
+        label="Tables"
+        rows={data ?? []}
+        rowKey={(t) => t.name}
+        empty="No tables yet. Create one, or run CREATE TABLE in the SQL editor."
+        columns={[
+          { key: 'name', label: 'Table', cell: (t) => <a {...link(`/tables/${enc(t.name)}`)}>{t.name}</a> },
+          { key: 'rows', label: 'Rows (estimate)', cell: (t) => t.rows.toLocaleString('en'), cellClass: () => 'num' },
+          { key: 'size', label: 'Size', cell: (t) => bytes(t.bytes), cellClass: () => 'num' },
+          { key: 'rls', label: 'RLS', cell: (t) => <span class={t.rls ? 'badge' : 'badge bad'}>{t.rls ? 'on' : 'off'}</span> },
+          { key: 'realtime', label: 'Realtime', cell: (t) => (t.realtime ? 'on' : 'off') },
+        ]}
+        actions={(t) => (
+          <button type="button" class="ghost danger" aria-label={`Drop table ${t.name}`} onClick={() => setDropping(t.name)}>
+            Drop
+          </button>
+        )}
+      />
+      {creating && <CreateTable tables={data?.map((t) => t.name) ?? []} onClose={() => setCreating(false)} />}
       {dropping && (
         <Confirm
           what="table"

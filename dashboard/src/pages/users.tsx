@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, enc } from '../api';
+import { Grid } from '../grid/grid';
 import { Confirm, ErrorBox, Modal, Pager, useAction, useLoad } from '../ui';
+import { UserPanel } from './user-panel';
 
 interface User {
   id: string;
@@ -44,30 +46,27 @@ function AnonymousCleanup({ onDone }: { onDone: (message: string) => void }) {
   );
 }
 
-function UserRow({ u, act, onNotice, onDelete }: { u: User; act: ReturnType<typeof useAction>; onNotice: (m: string) => void; onDelete: () => void }) {
+/** A user's actions: reset MFA (when enrolled), open the panel, end sessions, delete. */
+function UserActions({ u, act, onNotice, onOpen, onDelete }: { u: User; act: ReturnType<typeof useAction>; onNotice: (m: string) => void; onOpen: () => void; onDelete: () => void }) {
   const name = label(u);
   const message = async (path: string) => onNotice((await api<{ message: string }>(path, { method: 'DELETE' })).message);
   return (
-    <tr>
-      <td>{u.isAnonymous ? <em>anonymous</em> : u.email}</td>
-      <td>{u.isAnonymous ? '–' : u.emailVerified ? '✓ verified' : 'not verified'}</td>
-      <td>{mfaOf(u)}</td>
-      <td>{u.profile?.name ?? ''}</td>
-      <td><code>{u.id}</code></td>
-      <td class="actions">
-        {(u.factors ?? []).length > 0 && (
-          <button type="button" class="ghost" aria-label={`Reset MFA of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/factors`))}>
-            Reset MFA
-          </button>
-        )}
-        <button type="button" class="ghost" aria-label={`End sessions of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/sessions`))}>
-          End sessions
+    <>
+      {(u.factors ?? []).length > 0 && (
+        <button type="button" class="ghost" aria-label={`Reset MFA of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/factors`))}>
+          Reset MFA
         </button>
-        <button type="button" class="ghost danger" aria-label={`Delete ${name}`} onClick={onDelete}>
-          Delete
-        </button>
-      </td>
-    </tr>
+      )}
+      <button type="button" class="ghost" aria-label={`Open ${name}`} onClick={onOpen}>
+        Open
+      </button>
+      <button type="button" class="ghost" aria-label={`End sessions of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/sessions`))}>
+        End sessions
+      </button>
+      <button type="button" class="ghost danger" aria-label={`Delete ${name}`} onClick={onDelete}>
+        Delete
+      </button>
+    </>
   );
 }
 
@@ -123,6 +122,7 @@ export function Users() {
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<User | null>(null);
   const [notice, setNotice] = useState('');
+  const [open, setOpen] = useState<string | null>(null);
   const act = useAction();
   const { data, error, reload } = useLoad(
     () => api<{ data: User[]; pagination: { total: number } }>(`/api/auth/users?limit=${LIMIT}&offset=${offset}${search ? `&search=${enc(search)}` : ''}`),
@@ -143,27 +143,23 @@ export function Users() {
       </form>
       <ErrorBox error={error ?? act.error} />
       {notice && <p role="status">{notice}</p>}
-      <div class="grid-wrap" tabIndex={0}>
-        <table class="grid">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Verified</th>
-              <th scope="col">MFA</th>
-              <th scope="col">Name</th>
-              <th scope="col">Id</th>
-              <th scope="col"><span class="sr-only">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {data?.data.map((u) => (
-              <UserRow key={u.id} u={u} act={act} onNotice={(m) => (setNotice(m), reload())} onDelete={() => setDeleting(u)} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Grid
+        label="Users"
+        rows={data?.data ?? []}
+        rowKey={(u) => u.id}
+        empty="No users."
+        columns={[
+          { key: 'email', label: 'Email', cell: (u) => (u.isAnonymous ? <em>anonymous</em> : u.email) },
+          { key: 'verified', label: 'Verified', cell: (u) => (u.isAnonymous ? '–' : u.emailVerified ? '✓ verified' : 'not verified') },
+          { key: 'mfa', label: 'MFA', cell: (u) => mfaOf(u) },
+          { key: 'name', label: 'Name', cell: (u) => u.profile?.name ?? '' },
+          { key: 'id', label: 'Id', cell: (u) => <code>{u.id}</code> },
+        ]}
+        actions={(u) => <UserActions u={u} act={act} onNotice={(m) => (setNotice(m), reload())} onOpen={() => setOpen(u.id)} onDelete={() => setDeleting(u)} />}
+      />
       {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} />}
       <AnonymousCleanup onDone={(m) => (setNotice(m), reload())} />
+      {open && <UserPanel userId={open} onClose={() => setOpen(null)} onChanged={reload} />}
       {creating && <CreateUser onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
       {deleting && <Confirm what="user" name={label(deleting)} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)} />}
     </section>

@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { RealtimeTables } from '../../../realtime/tables.js';
+import { sqlAsRoutes } from './sql-as.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 63, description: 'letters, digits and _, starting with a letter or _' });
 const ForeignKey = Type.Object({
@@ -72,6 +73,7 @@ const admin = { access: 'admin' as const };
 export const tableRoutes: RoutePlugin = async (app, { deps }) => {
   const { tables } = deps;
   const realtime = new RealtimeTables(deps.db);
+  await sqlAsRoutes(app, { deps });
 
   app.get(
     '/api/database/tables',

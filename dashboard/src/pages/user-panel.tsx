@@ -1,0 +1,95 @@
+// One user in a side panel: identities and sessions, edit the name, mark verified, send a
+// verification or password-reset email, sign out everywhere. What the admin user API lacks
+// (identities, sessions, the name, the verified flag) goes through the admin SQL endpoint
+// with bind parameters.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api';
+import { Grid } from '../grid/grid';
+import { runSql } from '../lib/sql';
+import { ErrorBox, useAction, useLoad } from '../ui';
+
+interface Detail {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  profile?: { name?: string };
+  providers?: string[];
+  createdAt?: string;
+}
+
+export function UserPanel({ userId, onClose, onChanged }: { userId: string; onClose: () => void; onChanged: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => ref.current?.showModal(), []);
+  const [notice, setNotice] = useState('');
+  const act = useAction();
+  const user = useLoad(() => api<{ user: Detail }>(`/api/auth/users/${userId}`), [userId]);
+  const extra = useLoad(async () => {
+    const [ids, sessions] = await Promise.all([
+      runSql<{ provider: string; email: string | null; last_sign_in_at: string }>('select provider, email, last_sign_in_at from auth.identities where user_id = $1 order by created_at', [userId]),
+      runSql<{ id: string; created_at: string; expires_at: string }>('select id, created_at, expires_at from auth.sessions where user_id = $1 and revoked_at is null and expires_at > now() order by created_at desc', [userId]),
+    ]);
+    return { ids: ids.rows, sessions: sessions.rows };
+  }, [userId]);
+  const u = user.data?.user;
+  const done = (msg: string) => (setNotice(msg), user.reload(), extra.reload(), onChanged());
+  const save = (e: Event) => {
+    e.preventDefault();
+    const name = String(new FormData(e.currentTarget as HTMLFormElement).get('name') ?? '');
+    void act.run(() => runSql(`update auth.users set profile = jsonb_set(coalesce(profile, '{}'::jsonb), '{name}', to_jsonb($2::text)), updated_at = now() where id = $1`, [userId, name]).then(() => done('Name saved.')));
+  };
+  return (
+    <dialog ref={ref} class="side" aria-label="User" onClose={onClose} onCancel={onClose}>
+      <header class="row">
+        <h2>{u?.email ?? 'User'}</h2>
+        <button type="button" class="ghost" aria-label="Close" onClick={onClose}>✕</button>
+      </header>
+      <ErrorBox error={user.error ?? extra.error ?? act.error} />
+      {notice && <p role="status">{notice}</p>}
+      {u && (
+        <div class="stack">
+          <p>
+            <code>{u.id}</code> · {u.emailVerified ? '✓ verified' : 'not verified'} · created {u.createdAt ? new Date(u.createdAt).toLocaleString() : ''}
+          </p>
+          <form class="inline" onSubmit={save} aria-label="Edit user">
+            <label for="user-name">Name</label>
+            <input id="user-name" name="name" defaultValue={u.profile?.name ?? ''} />
+            <button type="submit" disabled={act.busy}>Save</button>
+          </form>
+          <div class="actions">
+            {!u.emailVerified && (
+              <button type="button" onClick={() => void act.run(() => runSql('update auth.users set email_verified = true, updated_at = now() where id = $1', [userId]).then(() => done('Marked verified.')))}>
+                Mark verified
+              </button>
+            )}
+            {!u.emailVerified && (
+              <button type="button" onClick={() => void act.run(() => api('/api/auth/email/send-verification', { method: 'POST', body: { email: u.email } }).then(() => done('Verification email sent.')))}>
+                Send verification email
+              </button>
+            )}
+            <button type="button" onClick={() => void act.run(() => api('/api/auth/email/send-reset-password', { method: 'POST', body: { email: u.email } }).then(() => done('Password reset email sent.')))}>
+              Send password reset
+            </button>
+            <button type="button" onClick={() => void act.run(async () => done((await api<{ message: string }>(`/api/auth/users/${userId}/sessions`, { method: 'DELETE' })).message))}>
+              Sign out everywhere
+            </button>
+          </div>
+          <h3>Identities</h3>
+          <Grid label="Identities" rows={extra.data?.ids ?? []} rowKey={(i) => i.provider} empty={`Password account only (${(u.providers ?? []).join(', ') || 'email'}).`}
+            columns={[
+              { key: 'p', label: 'Provider', cell: (i) => i.provider },
+              { key: 'e', label: 'Email', cell: (i) => i.email ?? '' },
+              { key: 'l', label: 'Last sign-in', cell: (i) => new Date(i.last_sign_in_at).toLocaleString() },
+            ]}
+          />
+          <h3>Sessions</h3>
+          <Grid label="Sessions" rows={extra.data?.sessions ?? []} rowKey={(s) => s.id} empty="No live sessions."
+            columns={[
+              { key: 'c', label: 'Started', cell: (s) => new Date(s.created_at).toLocaleString() },
+              { key: 'x', label: 'Expires', cell: (s) => new Date(s.expires_at).toLocaleString() },
+            ]}
+          />
+        </div>
+      )}
+    </dialog>
+  );
+}
