@@ -1,24 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
-import { MAX_RECIPIENTS } from '../../../email/service.js';
 import { TEMPLATE_KEYS } from '../../../email/templates.js';
+import { SendRawBody } from '../../../email/schema.js';
 
 const tags = ['email'];
-const Address = Type.String({ format: 'email', maxLength: 320 });
-const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS });
-const SendRaw = Type.Object(
-  {
-    to: Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })]),
-    cc: Type.Optional(Recipients),
-    bcc: Type.Optional(Recipients),
-    subject: Type.String({ minLength: 1, maxLength: 998 }),
-    html: Type.Optional(Type.String({ maxLength: 1_000_000 })),
-    text: Type.Optional(Type.String({ maxLength: 1_000_000 })),
-    from: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Display name; the address is MAIL_FROM' })),
-    replyTo: Type.Optional(Address),
-  },
-  { additionalProperties: false },
-);
+const SendRaw = SendRawBody;
 const Template = Type.Object({
   key: Type.String(),
   subject: Type.String(),
