@@ -3,7 +3,7 @@ import type { Identity } from '../auth/identity.js';
 import { shaped, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 import { withCaller } from './caller.js';
-import { isIdent, safe } from './ident.js';
+import { isName, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
 import { newContext, type CompileContext } from './compile.js';
@@ -76,7 +76,7 @@ export class RecordsService {
 
   /** The table by its client-given name, in an exposed schema (default public). */
   async table(name: string, schemaName = 'public'): Promise<TableMeta> {
-    const t = isIdent(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
+    const t = isName(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
     if (!t) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
   }

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { shaped, statement, type Queryable } from '../db/types.js';
-import { isIdent, quoteIdent, safe, schemaRef } from './ident.js';
+import { isName, quoteIdent, safe, schemaRef } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
 import { decode, parseRecordsQuery, splitQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
@@ -175,7 +175,7 @@ export async function lookupFunctions(db: Queryable, name: string, schema: strin
 
 export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest, lookup?: (name: string, schema: string) => Promise<FunctionRow[]>): Promise<RpcResult> {
   const { name } = req;
-  if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
+  if (!isName(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
   const schema = req.schema ?? 'public';
   const rows = lookup ? await lookup(name, schema) : await lookupFunctions(tx, name, schema);
   if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
