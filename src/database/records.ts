@@ -11,6 +11,7 @@ import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
+import { raisedError } from './raised.js';
 import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
@@ -133,6 +134,8 @@ export class RecordsService {
     }
     // RAISE EXCEPTION in a function or trigger: its message was written for the client.
     // Its DETAIL and HINT too (RAISE ... USING DETAIL = ..., HINT = ...), as PostgREST passes them on.
+    const raised = raisedError(err, info.code);
+    if (raised) return raised;
     if (info.code === 'P0001') {
       const e = err as { message?: unknown; detail?: unknown; hint?: unknown };
       const text = typeof e.message === 'string' ? e.message : '';

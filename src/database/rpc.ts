@@ -20,6 +20,8 @@ export interface FunctionRow {
   ndefaults: number;
   retset: boolean;
   rettype: string;
+  /** `v`olatile, `s`table or `i`mmutable: only the last two may be called with GET/HEAD (PostgREST). */
+  volatility: string;
   /** The relation whose row type the function returns (a table, view or composite type), if any. */
   retrel: string | null;
   /** The attributes of that row type. */
@@ -28,7 +30,7 @@ export interface FunctionRow {
 
 // The overloads of public.<name> with their arguments and the columns of what they return, in one query.
 const LOOKUP_SQL = `
-select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.proretset as retset, p.prorettype::regtype::text as rettype,
+select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.provolatile as volatility, p.proretset as retset, p.prorettype::regtype::text as rettype,
   coalesce((select json_agg(json_build_object(
       'name', nullif(p.proargnames[i], ''), 'typname', t.typname, 'castType', format_type(t.oid, null),
       'mode', coalesce(p.proargmodes[i], 'i')) order by i)
@@ -185,6 +187,9 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
   const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
   const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const fn = pickOverload(rows, schema, name, Object.keys(args), source === 'body' && req.body !== undefined);
+  if (source === 'query' && fn.volatility === 'v') {
+    throw new AppError('READ_ONLY_CALL', { message: `Function "${name}" is VOLATILE (it may change data), so GET and HEAD cannot call it; use POST.`, pgrstCode: '25006' });
+  }
   const call = callSql(ctx, schema, name, fn, args, source, req.body);
   const q = parseRecordsQuery(split.rest);
   const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);
