@@ -10,7 +10,7 @@ import { newContext, type CompileContext } from './compile.js';
 import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
-import type { BodyFormat } from './media.js';
+import { csvJsonCells, type BodyFormat } from './media.js';
 import { raisedError } from './raised.js';
 import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
@@ -51,6 +51,8 @@ export interface WriteOptions {
 export interface InsertWriteOptions extends WriteOptions {
   resolution: 'merge' | 'ignore' | null;
   missingDefault?: boolean;
+  /** The rows came from a text/csv body: json/jsonb cells are JSON text. */
+  csv?: boolean;
 }
 
 /** What a write answers: the rows as JSON text (with representation) and how many were written. */
@@ -242,7 +244,7 @@ export class RecordsService {
       }
       return buildInsert(
         t,
-        rows,
+        opts.csv ? csvJsonCells(t, rows) : rows,
         {
           representation: opts.representation,
           select: q.select,
@@ -281,13 +283,16 @@ export class RecordsService {
     const scope = this.scopes.get(req.schema);
     const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
     const key = `${scope.schema.name}.${req.name}`;
+    if (req.plan && identity.kind !== 'admin') {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+    }
     let result: RpcResult | null = null;
     try {
       await this.as(identity, 'rpc', async (tx) => {
         const r = await callFunction(tx, ctx, req, (name, schema) => this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)));
         result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
         if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
-        if (opts.rollback) throw ROLLBACK;
+        if (opts.rollback || req.plan) throw ROLLBACK;
       });
     } catch (err) {
       if (err === ROLLBACK) return result!;
