@@ -6,7 +6,8 @@ import { withCaller } from './caller.js';
 import { isName, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
-import { newContext, type CompileContext } from './compile.js';
+import { newContext, type CompileContext, type CountKind } from './compile.js';
+import { pageOf, singleObject, type Page } from './page.js';
 import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
@@ -17,13 +18,7 @@ import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
 
 /** A page of records as JSON text built by Postgres, with the total of matching rows. */
-export interface Page {
-  body: string;
-  total: number;
-  offset: number;
-  /** Rows in this page. */
-  count: number;
-}
+export type { Page } from './page.js';
 
 export interface ReadOptions {
   range?: { offset: number; limit: number };
@@ -33,6 +28,8 @@ export interface ReadOptions {
   format?: BodyFormat;
   /** The exposed schema (Accept-Profile); default public. */
   schema?: string;
+  /** `Prefer: count=planned|estimated`: the total may be the planner's estimate (docs/database.md). */
+  count?: CountKind | null;
 }
 
 export interface WriteOptions {
@@ -164,16 +161,13 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined), opts.schema);
     if (opts.format === 'geojson') await this.requirePostgis();
-    const { rows } = await this.run(identity, 'select', stmt);
-    const row = rows[0] as { body: string; total: number | string };
-    const total = Number(row.total);
-    const offset = q.offset ?? 0;
-    const limit = q.limit ?? 100;
-    const count = Math.max(0, Math.min(limit, total - offset));
-    if (opts.single) return { body: singleObject(row.body, count), total, offset, count };
-    return { body: row.body, total, offset, count };
+    const page = await this.as(identity, 'select', async (tx) => {
+      const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(shaped(stmt.text), stmt.values);
+      return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
+    });
+    return opts.single ? { ...page, body: singleObject(page.body, page.count) } : page;
   }
 
   /**
@@ -321,15 +315,6 @@ export class RecordsService {
 
 const ROLLBACK = Symbol('rollback');
 const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'];
-
-/** The one row of a JSON array text as an object, or 406 PGRST116 when there is not exactly one. */
-function singleObject(body: string, count: number): string {
-  if (count !== 1) {
-    throw new AppError('NOT_SINGLE_ROW', { details: `The result contains ${count} rows`, pgrstCode: 'PGRST116' });
-  }
-  const text = body.trim();
-  return text.slice(1, -1).trim();
-}
 
 /** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
 export function checkMaxAffected(max: number | null | undefined, count: number): void {

@@ -55,8 +55,8 @@ async function read(records: RecordsService, request: FastifyRequest, reply: Fas
     const plan = await records.plan(request.identity, tableOf(request), rawQuery(request), media.plan, { range: range(request), single, schema });
     return reply.status(200).type(media.contentType).send(plan);
   }
-  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema });
   const prefer = parsePrefer(request.headers.prefer);
+  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema, count: prefer.count });
   applied(reply, prefer);
   reply.header('X-Total-Count', String(page.total));
   reply.header('Content-Range', contentRange(page.offset, page.count, page.total));
