@@ -97,10 +97,6 @@ export class RecordsService {
     }
   }
 
-  private async run(identity: Identity, op: Operation, stmt: Statement): Promise<{ rows: Record<string, unknown>[]; rowCount: number }> {
-    return this.as(identity, op, (tx) => tx.query(shaped(stmt.text), stmt.values));
-  }
-
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
   async as<T>(identity: Identity, op: Operation, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
