@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { ReadNode, RecordsQuery } from './ast.js';
-import { compileRead, compileReturning, newContext, nodeWhere, type CompileContext, type Statement } from './compile.js';
+import { compileRead, compileReturning, newContext, nodeWhere, type CompileContext, type CountKind, type Statement } from './compile.js';
 import { resolveColumn } from './filters.js';
 import { quoteIdent, tableRef } from './ident.js';
 import type { TableMeta } from './schema.js';
@@ -18,8 +18,8 @@ function soloContext(table: TableMeta): CompileContext {
 }
 
 /** Rows as a JSON array text (built by Postgres) plus the total of matching rows. */
-export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table), format: BodyFormat = 'json'): Statement {
-  return compileRead(ctx, table, q, defaultLimit, { format });
+export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table), format: BodyFormat = 'json', count?: CountKind): Statement {
+  return compileRead(ctx, table, q, defaultLimit, { format, count });
 }
 
 /** A write statement, answering with the written rows (projected by `select`) when `representation`. */

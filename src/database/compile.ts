@@ -10,7 +10,14 @@ import type { BodyFormat } from './media.js';
 export interface Statement {
   text: string;
   values: unknown[];
+  /** `count=planned|estimated`: the statement whose planner estimate is the total (EXPLAIN it as the caller). */
+  estimate?: Statement;
 }
+
+/** `Prefer: count=`: exact (a count), planned (the planner's estimate), estimated (exact up to ESTIMATE_FROM rows, planned past it). */
+export type CountKind = 'exact' | 'planned' | 'estimated';
+/** `count=estimated` counts exactly up to this many rows (the largest page, PostgREST's db-max-rows). */
+export const ESTIMATE_FROM = 1000;
 
 /** What compiling needs: the tables and foreign keys of schema public, and the parameters. */
 export interface CompileContext {
@@ -253,11 +260,12 @@ export interface ReadSource {
  * `defaultLimit` null: no limit unless the request gives one. `source`: rows from a CTE
  * (materialized, so a function is called once), not the table.
  */
-export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit: number | null = 100, opts: { source?: ReadSource; format?: BodyFormat } = {}): Statement {
+export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNode, defaultLimit: number | null = 100, opts: { source?: ReadSource; format?: BodyFormat; count?: CountKind } = {}): Statement {
   const { p } = ctx;
   const { source } = opts;
   const where = nodeWhere(ctx, table, node, 't0');
   const whereText = where.length ? ` where ${where.join(' and ')}` : '';
+  const whereParams = p.values.length;
   const order = orderSql(ctx, table, node, 't0');
   const from = `${source ? source.from : tableRef(table)} t0`;
   const limit = p.add(node.limit ?? defaultLimit);
@@ -272,11 +280,22 @@ export function compileRead(ctx: CompileContext, table: TableMeta, node: ReadNod
     return { text, values: p.values };
   }
   // The outer query orders the page again by the same keys (they name t0's columns, which the page keeps).
+  const kind = opts.count ?? 'exact';
   const text =
     `with ${source ? `${source.cte}, ` : ''}page as (select t0.* from ${from}${whereText}${order} limit ${limit} offset ${offset}) ` +
     `select ${bodySql(opts.format ?? 'json', `select ${proj.cols.join(', ')} from page t0${proj.joins.join('')}${order}`, proj.names, p)} as body, ` +
-    `(select count(*) from ${from}${whereText}) as total`;
-  return { text, values: p.values };
+    totals(kind, `${from}${whereText}`);
+  if (kind === 'exact') return { text, values: p.values };
+  // Only the filters' parameters ($1..$whereParams) appear in the estimated statement.
+  const estimate = { text: `${source ? `with ${source.cte} ` : ''}select 1 from ${from}${whereText}`, values: p.values.slice(0, whereParams) };
+  return { text, values: p.values, estimate };
+}
+
+/** The `total` of a read; planned and estimated also count the page's own rows (`rows`), since the total may be an estimate. */
+function totals(kind: CountKind, rows: string): string {
+  if (kind === 'exact') return `(select count(*) from ${rows}) as total`;
+  const own = '(select count(*) from page) as rows';
+  return kind === 'planned' ? `null::bigint as total, ${own}` : `(select count(*) from (select 1 from ${rows} limit ${ESTIMATE_FROM + 1}) c) as total, ${own}`;
 }
 
 /** The rows a write returned (CTE `w`), projected like a read (columns, casts, embeds) as JSON text, with their count. */

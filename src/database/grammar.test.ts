@@ -26,8 +26,21 @@ describe('select grammar', () => {
     ]);
   });
 
+  it('reads quoted names with any characters in columns, aliases, casts, JSON paths, aggregates and embeds', () => {
+    expect(parseSelect('"my col","a,b(c)":"x.y"::text,"d d"->>"k k","n n".sum(),"my tab"!"my fk"("z z")')).toEqual([
+      { type: 'column', name: 'my col', alias: null, cast: null, path: [] },
+      { type: 'column', name: 'x.y', alias: 'a,b(c)', cast: 'text', path: [] },
+      { type: 'column', name: 'd d', alias: null, cast: null, path: [{ key: 'k k', text: true }] },
+      { type: 'aggregate', fn: 'sum', column: { type: 'column', name: 'n n', alias: null, cast: null, path: [] }, alias: null, cast: null },
+      {
+        type: 'embed', alias: null, relation: 'my tab', hint: 'my fk', inner: false,
+        node: { select: [{ type: 'column', name: 'z z', alias: null, cast: null, path: [] }], filters: [], order: [], limit: null, offset: null },
+      },
+    ]);
+  });
+
   it('refuses malformed selects with a 400', () => {
-    for (const bad of ['a,(b', 'a)', 'x::regclass', 'a b', 'r(a', 'p!x!y(a)', 'd->>a->b', 'a:b:c', '"a"']) {
+    for (const bad of ['a,(b', 'a)', 'x::regclass', 'a b', 'r(a', 'p!x!y(a)', 'd->>a->b', 'a:b:c', '""', '"a', '"a\u0001b"', '"a""b"']) {
       expect(() => parseSelect(bad), bad).toThrow(AppError);
     }
     expect(() => parseSelect('a(b(c(d(e(f(g(h)))))))')).toThrow(/nested/);

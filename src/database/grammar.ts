@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { AGGREGATES, type AggregateFn, type AggregateItem, type ColumnItem, type EmbedItem, type JsonStep, type SelectItem } from './ast.js';
-import { IDENT, safe } from './ident.js';
+import { maskQuoted, nameOf, safe } from './ident.js';
 
 /** Casts `col::type` may use in select (a fixed list: type names are not bind parameters). */
 export const CASTS = new Set([
@@ -19,9 +19,11 @@ function invalid(message: string, nextActions?: string): AppError {
   });
 }
 
+/** A plain or quoted (masked, see `maskQuoted`) name; checked against the schema later. */
 function ident(s: string, what: string): string {
-  if (!IDENT.test(s)) throw invalid(`"${safe(s)}" in select is not a valid ${what}.`);
-  return s;
+  const name = nameOf(s);
+  if (name === null) throw invalid(`"${safe(s)}" in select is not a valid ${what}; quote a name with other characters, e.g. "my col".`);
+  return name;
 }
 
 /** Splits `a,b(c,d),e` at the commas of the top level. */
@@ -46,7 +48,7 @@ function splitTop(text: string): string[] {
 
 /** `alias:` at the front (not the `::` of a cast). */
 function takeAlias(item: string): { alias: string | null; rest: string } {
-  const m = /^([A-Za-z_][A-Za-z0-9_]*):(?!:)/.exec(item);
+  const m = /^([A-Za-z_][A-Za-z0-9_]*|\x01[0-9a-f]*\x01):(?!:)/.exec(item);
   return m ? { alias: ident(m[1]!, 'alias'), rest: item.slice(m[0].length) } : { alias: null, rest: item };
 }
 
@@ -83,8 +85,9 @@ export function splitJsonPath(text: string): { name: string; path: JsonStep[] } 
   const name = ident(steps[0] ?? '', 'column name');
   const path: JsonStep[] = [];
   for (let i = 1; i < steps.length; i += 2) {
-    const key = steps[i + 1] ?? '';
-    if (!/^[A-Za-z0-9_]{1,63}$/.test(key)) throw invalid(`"${safe(key)}" is not a valid JSON key in "${safe(text)}".`);
+    const raw = steps[i + 1] ?? '';
+    const key = /^[A-Za-z0-9_]{1,63}$/.test(raw) ? raw : nameOf(raw);
+    if (key === null) throw invalid(`"${safe(raw)}" is not a valid JSON key in "${safe(text)}".`);
     if (steps[i] === '->>' && i + 2 < steps.length) throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
     path.push({ key, text: steps[i] === '->>' });
   }
@@ -149,5 +152,5 @@ function parseItems(text: string, depth: number): SelectItem[] | null {
 
 /** Parses `select=` into items; null means every column (`*` alone, or nothing). */
 export function parseSelect(text: string): SelectItem[] | null {
-  return parseItems(text, 0);
+  return parseItems(maskQuoted(text), 0);
 }

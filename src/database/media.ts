@@ -1,5 +1,7 @@
 import { AppError } from '../errors/index.js';
+import { parse } from 'csv-parse/sync';
 import { safe } from './ident.js';
+import type { TableMeta } from './schema.js';
 
 /** How the rows of a read go out: JSON (array or one object), CSV, JSON without nulls, GeoJSON. */
 export type BodyFormat = 'json' | 'csv' | 'stripped' | 'geojson';
@@ -76,5 +78,40 @@ export function notAvailable(header: string): AppError {
     message: `None of these media types are available: ${safe(header, 200)}.`,
     details: 'application/json, application/vnd.pgrst.object+json, application/vnd.pgrst.array+json;nulls=stripped, text/csv, application/geo+json (with PostGIS), application/vnd.pgrst.plan (admins)',
     pgrstCode: 'PGRST107',
+  });
+}
+
+/**
+ * A `Content-Type: text/csv` request body (PostgREST's CSV bulk insert): a header line of column
+ * names, then one row per line (RFC 4180 quoting); an unquoted `NULL` is null, every other cell
+ * its text (the column type decides, as for query-string values). Bad CSV is a 400.
+ */
+export function parseCsvBody(text: string): Array<Record<string, string | null>> {
+  try {
+    return parse(text, { columns: true, skip_empty_lines: true, bom: true, record_delimiter: ['\r\n', '\n'], cast: (v, ctx) => (v === 'NULL' && !ctx.quoting ? null : v) });
+  } catch (err) {
+    throw new AppError('INVALID_INPUT', {
+      message: `The CSV body could not be read: ${err instanceof Error ? safe(err.message, 200) : 'bad CSV'}.`,
+      nextActions: 'Send a header line of column names, then one line per row, each with as many cells as the header (quote cells holding , " or line breaks).',
+    });
+  }
+}
+
+/** CSV cells of json/jsonb columns are JSON text: read them as JSON values (a 400 names the column otherwise). */
+export function csvJsonCells(table: TableMeta, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const json = table.columnList.filter((c) => c.kind === 'json').map((c) => c.name);
+  if (!json.length) return rows;
+  return rows.map((row) => {
+    const out = { ...row };
+    for (const name of json) {
+      const v = out[name];
+      if (typeof v !== 'string') continue;
+      try {
+        out[name] = JSON.parse(v);
+      } catch {
+        throw new AppError('INVALID_VALUE', { message: `The CSV cell of column "${name}" is not valid JSON.` });
+      }
+    }
+    return out;
   });
 }

@@ -32,6 +32,27 @@ describe('records query parser', () => {
     ]);
   });
 
+  it('reads quoted names in filters, order, columns, embedded filters and logic trees', () => {
+    const q = parseRecordsQuery(encodeURI('select=*,"my tab"(*)&"my col"=eq.1&"my tab"."a.b"=gt.2&order="my col".desc,"my tab"("x y")&columns="c,d","e"&or=("my col".eq.3,"j s"->>"k k".eq.4)'));
+    expect(q.filters[0]).toEqual({ type: 'cond', column: 'my col', op: 'eq', negate: false, value: '1' });
+    expect(q.order).toEqual([{ column: 'my col', dir: 'desc', nulls: null }, { column: 'x y', relation: 'my tab', dir: 'asc', nulls: null }]);
+    expect(q.columns).toEqual(['c,d', 'e']);
+    expect(q.filters[1]).toMatchObject({ type: 'or', items: [{ column: 'my col', value: '3' }, { column: 'j s', path: [{ key: 'k k', text: true }], value: '4' }] });
+    const embed = q.select!.find((i) => i.type === 'embed');
+    expect(embed).toMatchObject({ relation: 'my tab', node: { filters: [{ column: 'a.b', op: 'gt', value: '2' }] } });
+  });
+
+  it('reads JSON paths inside logic trees', () => {
+    const q = parseRecordsQuery('or=(data->>a.eq.1,and(data->b->>0.gt.2,not.and(x.is.null)))');
+    expect(q.filters[0]).toMatchObject({
+      type: 'or',
+      items: [
+        { column: 'data', path: [{ key: 'a', text: true }], op: 'eq', value: '1' },
+        { type: 'and', items: [{ column: 'data', path: [{ key: 'b', text: false }, { key: '0', text: true }], op: 'gt', value: '2' }, { type: 'and', negate: true }] },
+      ],
+    });
+  });
+
   it('keeps the whole value of a top-level filter, dots and commas included', () => {
     const q = parseRecordsQuery('name=eq.a.b,c(d)&email=ilike.*%40example.com');
     expect(q.filters[0]).toMatchObject({ value: 'a.b,c(d)' });
@@ -93,7 +114,10 @@ describe('records query parser', () => {
     ['a=in.(1,2)x', /Unexpected/],
     ['a=is.maybe', /is/],
     ['a;drop=eq.1', /not a valid column/],
-    ['"a"=eq.1', /not a valid column/],
+    ['""=eq.1', /not a valid column/],
+    ['or=("a\\"b".eq.1)', /not a valid name/],
+    ['or=(a->>b->c.eq.1)', /last step/],
+    ['or=(a->.eq.1)', /needs a key/],
     ['select=a,b c', /not a valid column/],
     ['order=a.sideways', /Order/],
     ['order=', /not a valid column/],

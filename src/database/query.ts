@@ -1,7 +1,8 @@
 import { AppError } from '../errors/index.js';
-import { IDENT, safe } from './ident.js';
-import { IS_VALUES, OPERATORS, type Condition, type Filter, type Group, type Operator, type OrderKey, type ReadNode, type RecordsQuery } from './ast.js';
+import { IDENT, isName, maskQuoted, nameOf, safe } from './ident.js';
+import { IS_VALUES, OPERATORS, type Condition, type Filter, type Group, type JsonStep, type Operator, type OrderKey, type ReadNode, type RecordsQuery } from './ast.js';
 import { parseSelect, splitJsonPath } from './grammar.js';
+import { Cursor } from './cursor.js';
 
 export { OPERATORS, IS_VALUES } from './ast.js';
 export type { Operator, Condition, Group, Filter, OrderKey, RecordsQuery } from './ast.js';
@@ -51,9 +52,11 @@ export function splitQuery(raw: string): Array<[string, string]> {
   return pairs;
 }
 
+/** A plain or quoted (masked) column name; the schema check comes when the SQL is built. */
 function column(name: string, where: string): string {
-  if (!IDENT.test(name)) throw invalid(`"${safe(name)}" in ${where} is not a valid column name.`);
-  return name;
+  const n = nameOf(name);
+  if (n === null) throw invalid(`"${safe(name)}" in ${where} is not a valid column name; quote a name with other characters, e.g. "my col".`);
+  return n;
 }
 
 /** Counts nodes and values across one query so no input can make the parser do unbounded work. */
@@ -66,55 +69,6 @@ class Budget {
   value(n = 1): void {
     this.values += n;
     if (this.values > LIMITS.values) throw invalid(`At most ${LIMITS.values} filter values are allowed.`);
-  }
-}
-
-/** A cursor over the text of a logic tree or an `in` list. */
-class Cursor {
-  pos = 0;
-  constructor(readonly text: string) {}
-  peek(): string | undefined {
-    return this.text[this.pos];
-  }
-  eat(ch: string): boolean {
-    if (this.text[this.pos] === ch) {
-      this.pos++;
-      return true;
-    }
-    return false;
-  }
-  expect(ch: string): void {
-    if (!this.eat(ch)) throw invalid(`Expected "${ch}" at position ${this.pos + 1} of "${safe(this.text)}".`);
-  }
-  done(): boolean {
-    return this.pos >= this.text.length;
-  }
-  /** A double-quoted value with \\ and \" escapes. */
-  quoted(): string {
-    this.expect('"');
-    let out = '';
-    for (;;) {
-      const ch = this.text[this.pos++];
-      if (ch === undefined) throw invalid(`Unterminated quoted value in "${safe(this.text)}".`);
-      if (ch === '"') return out;
-      if (ch === '\\') {
-        const next = this.text[this.pos++];
-        if (next === undefined) throw invalid(`Unterminated quoted value in "${safe(this.text)}".`);
-        out += next;
-      } else out += ch;
-    }
-  }
-  /** Text up to (not including) the first of `stops` at this level. */
-  until(stops: string): string {
-    const start = this.pos;
-    while (this.pos < this.text.length && !stops.includes(this.text[this.pos]!)) this.pos++;
-    return this.text.slice(start, this.pos);
-  }
-  /** A dotted word: letters, digits, _ (a column, operator or keyword). */
-  word(): string {
-    const start = this.pos;
-    while (this.pos < this.text.length && /[A-Za-z0-9_]/.test(this.text[this.pos]!)) this.pos++;
-    return this.text.slice(start, this.pos);
   }
 }
 
@@ -205,6 +159,7 @@ function parseGroupBody(c: Cursor, type: 'and' | 'or', negate: boolean, budget: 
 }
 
 function parseTreeItem(c: Cursor, budget: Budget, depth: number): Filter {
+  if (c.peek() === '"') return treeCondition(c, quotedName(c, 'a logic tree'), budget);
   let word = c.word();
   let negate = false;
   if (word === 'not' && c.peek() === '.') {
@@ -217,9 +172,31 @@ function parseTreeItem(c: Cursor, budget: Budget, depth: number): Filter {
     } else c.pos = save;
   }
   if ((word === 'and' || word === 'or') && c.peek() === '(') return parseGroupBody(c, word, negate, budget, depth + 1);
-  const col = column(word, 'a logic tree');
+  return treeCondition(c, column(word, 'a logic tree'), budget);
+}
+
+/** `"my col"` inside a logic tree (PostgREST's quoted name). */
+function quotedName(c: Cursor, where: string): string {
+  const name = c.quoted();
+  if (!isName(name)) throw invalid(`"${safe(name)}" in ${where} is not a valid name.`);
+  return name;
+}
+
+/** `col[->key…->>key].op.value` inside a logic tree: the column's JSON path, then the condition. */
+function treeCondition(c: Cursor, col: string, budget: Budget): Condition {
+  const path: JsonStep[] = [];
+  while (c.text.startsWith('->', c.pos)) {
+    if (path.length >= 16) throw invalid(`A JSON path may have at most 16 steps (column "${safe(col)}").`);
+    if (path[path.length - 1]?.text) throw invalid(`"->>" must be the last step of the JSON path of "${safe(col)}".`);
+    const text = c.text.startsWith('->>', c.pos);
+    c.pos += text ? 3 : 2;
+    const key = c.peek() === '"' ? quotedName(c, 'a JSON path') : c.word();
+    if (key === '' || key.length > 63) throw invalid(`The JSON path of "${safe(col)}" needs a key (letters, digits, _ or "quoted") after ->.`);
+    path.push({ key, text });
+  }
   c.expect('.');
-  return parseOpValue(c, col, budget, true);
+  const cond = parseOpValue(c, col, budget, true);
+  return path.length ? { ...cond, path } : cond;
 }
 
 /** Parses a filter value of the top level, e.g. `gte.18`, `not.in.(1,2)`. */
@@ -230,10 +207,10 @@ export function parseCondition(col: string, value: string, budget = new Budget()
   return cond;
 }
 
-const ORDER_KEY = /^(?:([A-Za-z_][A-Za-z0-9_]{0,62})\(([^()]*)\)|([^.()]*))((?:\.[a-z]+)*)$/;
+const ORDER_KEY = /^(?:([^.()]+)\(([^()]*)\)|([^.()]*))((?:\.[a-z]+)*)$/;
 
 function parseOrder(value: string): OrderKey[] {
-  const keys = value.split(',');
+  const keys = maskQuoted(value).split(',');
   if (keys.length > LIMITS.orderKeys) throw invalid(`At most ${LIMITS.orderKeys} order keys are allowed.`);
   return keys.map((k) => {
     const m = ORDER_KEY.exec(k.trim());
@@ -243,7 +220,7 @@ function parseOrder(value: string): OrderKey[] {
     const json = raw.includes('->') ? splitJsonPath(raw) : null;
     const key: OrderKey = { column: json ? json.name : column(raw, 'order'), dir: 'asc', nulls: null };
     if (json) key.path = json.path;
-    if (m[1]) key.relation = m[1];
+    if (m[1]) key.relation = column(m[1], 'order');
     for (const p of m[4]!.split('.').slice(1)) {
       if (p === 'asc' || p === 'desc') key.dir = p;
       else if (p === 'nullsfirst') key.nulls = 'first';
@@ -256,7 +233,7 @@ function parseOrder(value: string): OrderKey[] {
 
 function parseColumnList(value: string, what: string, max: number): string[] {
   // `columns="a","b"` (postgrest-js quotes each name).
-  const cols = value.split(',').map((s) => s.trim().replace(/^"(.*)"$/, '$1'));
+  const cols = maskQuoted(value).split(',').map((s) => s.trim());
   if (cols.length > max) throw invalid(`At most ${max} columns are allowed in ${what}.`);
   return [...new Set(cols.map((s) => column(s, what)))];
 }
@@ -275,8 +252,7 @@ function splitKey(key: string): { path: string[]; last: string } {
   const parts = key.split('.');
   let last = parts.pop()!;
   if ((last === 'or' || last === 'and') && parts[parts.length - 1] === 'not') last = `${parts.pop()}.${last}`;
-  for (const p of parts) column(p, 'an embedded filter');
-  return { path: parts, last };
+  return { path: parts.map((p) => column(p, 'an embedded filter')), last };
 }
 
 /** Applies one `key=value` (a filter, order, limit, offset or logic tree) to a read node. */
@@ -314,7 +290,7 @@ export function parseRecordsQuery(raw: string): RecordsQuery {
       else q.columns = parseColumnList(value, 'columns', LIMITS.selectColumns);
       continue;
     }
-    const { path, last } = splitKey(key);
+    const { path, last } = splitKey(maskQuoted(key));
     if (!path.length) {
       applyToNode(q, last, value, budget, seen);
       continue;

@@ -3,26 +3,22 @@ import type { Identity } from '../auth/identity.js';
 import { shaped, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 import { withCaller } from './caller.js';
-import { isIdent, safe } from './ident.js';
+import { isName, safe } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
-import { newContext, type CompileContext } from './compile.js';
+import { newContext, type CompileContext, type CountKind } from './compile.js';
+import { pageOf, singleObject, type Page } from './page.js';
 import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
-import type { BodyFormat } from './media.js';
+import { csvJsonCells, type BodyFormat } from './media.js';
+import { raisedError } from './raised.js';
 import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
 export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
 
 /** A page of records as JSON text built by Postgres, with the total of matching rows. */
-export interface Page {
-  body: string;
-  total: number;
-  offset: number;
-  /** Rows in this page. */
-  count: number;
-}
+export type { Page } from './page.js';
 
 export interface ReadOptions {
   range?: { offset: number; limit: number };
@@ -32,6 +28,8 @@ export interface ReadOptions {
   format?: BodyFormat;
   /** The exposed schema (Accept-Profile); default public. */
   schema?: string;
+  /** `Prefer: count=planned|estimated`: the total may be the planner's estimate (docs/database.md). */
+  count?: CountKind | null;
 }
 
 export interface WriteOptions {
@@ -50,6 +48,8 @@ export interface WriteOptions {
 export interface InsertWriteOptions extends WriteOptions {
   resolution: 'merge' | 'ignore' | null;
   missingDefault?: boolean;
+  /** The rows came from a text/csv body: json/jsonb cells are JSON text. */
+  csv?: boolean;
 }
 
 /** What a write answers: the rows as JSON text (with representation) and how many were written. */
@@ -76,7 +76,7 @@ export class RecordsService {
 
   /** The table by its client-given name, in an exposed schema (default public). */
   async table(name: string, schemaName = 'public'): Promise<TableMeta> {
-    const t = isIdent(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
+    const t = isName(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
     if (!t) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
   }
@@ -95,10 +95,6 @@ export class RecordsService {
       if (!miss || !(await scope.schema.reloadOnMiss())) throw err;
       return attempt();
     }
-  }
-
-  private async run(identity: Identity, op: Operation, stmt: Statement): Promise<{ rows: Record<string, unknown>[]; rowCount: number }> {
-    return this.as(identity, op, (tx) => tx.query(shaped(stmt.text), stmt.values));
   }
 
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
@@ -133,6 +129,8 @@ export class RecordsService {
     }
     // RAISE EXCEPTION in a function or trigger: its message was written for the client.
     // Its DETAIL and HINT too (RAISE ... USING DETAIL = ..., HINT = ...), as PostgREST passes them on.
+    const raised = raisedError(err, info.code);
+    if (raised) return raised;
     if (info.code === 'P0001') {
       const e = err as { message?: unknown; detail?: unknown; hint?: unknown };
       const text = typeof e.message === 'string' ? e.message : '';
@@ -159,16 +157,13 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format), opts.schema);
+    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined), opts.schema);
     if (opts.format === 'geojson') await this.requirePostgis();
-    const { rows } = await this.run(identity, 'select', stmt);
-    const row = rows[0] as { body: string; total: number | string };
-    const total = Number(row.total);
-    const offset = q.offset ?? 0;
-    const limit = q.limit ?? 100;
-    const count = Math.max(0, Math.min(limit, total - offset));
-    if (opts.single) return { body: singleObject(row.body, count), total, offset, count };
-    return { body: row.body, total, offset, count };
+    const page = await this.as(identity, 'select', async (tx) => {
+      const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(shaped(stmt.text), stmt.values);
+      return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
+    });
+    return opts.single ? { ...page, body: singleObject(page.body, page.count) } : page;
   }
 
   /**
@@ -239,7 +234,7 @@ export class RecordsService {
       }
       return buildInsert(
         t,
-        rows,
+        opts.csv ? csvJsonCells(t, rows) : rows,
         {
           representation: opts.representation,
           select: q.select,
@@ -278,13 +273,16 @@ export class RecordsService {
     const scope = this.scopes.get(req.schema);
     const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
     const key = `${scope.schema.name}.${req.name}`;
+    if (req.plan && identity.kind !== 'admin') {
+      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+    }
     let result: RpcResult | null = null;
     try {
       await this.as(identity, 'rpc', async (tx) => {
         const r = await callFunction(tx, ctx, req, (name, schema) => this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)));
         result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
         if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
-        if (opts.rollback) throw ROLLBACK;
+        if (opts.rollback || req.plan) throw ROLLBACK;
       });
     } catch (err) {
       if (err === ROLLBACK) return result!;
@@ -313,15 +311,6 @@ export class RecordsService {
 
 const ROLLBACK = Symbol('rollback');
 const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'];
-
-/** The one row of a JSON array text as an object, or 406 PGRST116 when there is not exactly one. */
-function singleObject(body: string, count: number): string {
-  if (count !== 1) {
-    throw new AppError('NOT_SINGLE_ROW', { details: `The result contains ${count} rows`, pgrstCode: 'PGRST116' });
-  }
-  const text = body.trim();
-  return text.slice(1, -1).trim();
-}
 
 /** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
 export function checkMaxAffected(max: number | null | undefined, count: number): void {

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { shaped, statement, type Queryable } from '../db/types.js';
-import { isIdent, quoteIdent, safe, schemaRef } from './ident.js';
+import { isName, quoteIdent, safe, schemaRef } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
 import { decode, parseRecordsQuery, splitQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
@@ -20,6 +20,8 @@ export interface FunctionRow {
   ndefaults: number;
   retset: boolean;
   rettype: string;
+  /** `v`olatile, `s`table or `i`mmutable: only the last two may be called with GET/HEAD (PostgREST). */
+  volatility: string;
   /** The relation whose row type the function returns (a table, view or composite type), if any. */
   retrel: string | null;
   /** The attributes of that row type. */
@@ -28,7 +30,7 @@ export interface FunctionRow {
 
 // The overloads of public.<name> with their arguments and the columns of what they return, in one query.
 const LOOKUP_SQL = `
-select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.proretset as retset, p.prorettype::regtype::text as rettype,
+select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.provolatile as volatility, p.proretset as retset, p.prorettype::regtype::text as rettype,
   coalesce((select json_agg(json_build_object(
       'name', nullif(p.proargnames[i], ''), 'typname', t.typname, 'castType', format_type(t.oid, null),
       'mode', coalesce(p.proargmodes[i], 'i')) order by i)
@@ -55,11 +57,13 @@ export interface RpcRequest {
   format?: BodyFormat;
   /** The exposed schema of the function (Accept-/Content-Profile; default public). */
   schema?: string;
+  /** `application/vnd.pgrst.plan` (admins): EXPLAIN the call's statement instead of answering it. */
+  plan?: { as: 'json' | 'text'; options: string[] } | null;
 }
 
 /** A function's answer: a relation's page (with the total), one value, or nothing (void). */
 export interface RpcResult {
-  kind: 'rows' | 'object' | 'value' | 'void';
+  kind: 'rows' | 'object' | 'value' | 'void' | 'plan';
   body: string | null;
   total: number;
   offset: number;
@@ -175,7 +179,7 @@ export async function lookupFunctions(db: Queryable, name: string, schema: strin
 
 export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest, lookup?: (name: string, schema: string) => Promise<FunctionRow[]>): Promise<RpcResult> {
   const { name } = req;
-  if (!isIdent(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
+  if (!isName(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
   const schema = req.schema ?? 'public';
   const rows = lookup ? await lookup(name, schema) : await lookupFunctions(tx, name, schema);
   if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
@@ -185,6 +189,9 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
   const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
   const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const fn = pickOverload(rows, schema, name, Object.keys(args), source === 'body' && req.body !== undefined);
+  if (source === 'query' && fn.volatility === 'v') {
+    throw new AppError('READ_ONLY_CALL', { message: `Function "${name}" is VOLATILE (it may change data), so GET and HEAD cannot call it; use POST.`, pgrstCode: '25006' });
+  }
   const call = callSql(ctx, schema, name, fn, args, source, req.body);
   const q = parseRecordsQuery(split.rest);
   const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);
@@ -192,13 +199,14 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
     if (q.select || q.filters.length || q.order.length || q.limit !== null || q.offset !== null) {
       throw new AppError('INVALID_QUERY', { message: `Function "${name}" returns ${fn.rettype}, not rows: select, filters, order, limit and offset apply to functions that return rows.` });
     }
-    return scalarCall(tx, ctx, fn, call);
+    return req.plan ? explain(tx, req.plan, scalarSql(fn, call), ctx.p.values) : scalarCall(tx, ctx, fn, call);
   }
   if (req.range) {
     q.offset = req.range.offset;
     q.limit = req.range.limit;
   }
   const stmt = compileRead(ctx, table, q, null, { source: { cte: `src as materialized (select * from ${call})`, from: 'src' }, format: fn.retset ? req.format : 'json' });
+  if (req.plan) return explain(tx, req.plan, stmt.text, stmt.values);
   const r = await tx.query<{ body: string; total: number | string }>(shaped(stmt.text), stmt.values);
   const total = Number(r.rows[0]!.total);
   const offset = q.offset ?? 0;
@@ -209,14 +217,27 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
   return { kind: 'object', body: one.length ? JSON.stringify(one[0]) : 'null', total, offset, count };
 }
 
+function scalarSql(fn: FunctionRow, call: string): string {
+  return fn.rettype === 'void'
+    ? `select 'null'::text as body from ${call} r`
+    : fn.retset
+      ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
+      : `select coalesce(to_json(${call})::text, 'null') as body`;
+}
+
+const PLAN_OPTIONS = new Set(['analyze', 'verbose', 'settings', 'buffers', 'wal']);
+
+/** The execution plan of the call's statement (the caller rolls back: `analyze` runs it). */
+async function explain(tx: Queryable, plan: NonNullable<RpcRequest['plan']>, text: string, values: unknown[]): Promise<RpcResult> {
+  const options = [`format ${plan.as}`, ...plan.options.filter((o) => PLAN_OPTIONS.has(o))].join(', ');
+  const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (${options}) ${text}`, values);
+  const cells = rows.map((r) => r['QUERY PLAN']);
+  const body = plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
+  return { kind: 'plan', body, total: 0, offset: 0, count: 0 };
+}
+
 async function scalarCall(tx: Queryable, ctx: CompileContext, fn: FunctionRow, call: string): Promise<RpcResult> {
-  const sql =
-    fn.rettype === 'void'
-      ? `select 'null'::text as body from ${call} r`
-      : fn.retset
-        ? `select coalesce(json_agg(r.*), '[]')::text as body from ${call} r`
-        : `select coalesce(to_json(${call})::text, 'null') as body`;
-  const r = await tx.query<{ body: string }>(shaped(sql), ctx.p.values);
+  const r = await tx.query<{ body: string }>(shaped(scalarSql(fn, call)), ctx.p.values);
   const body = r.rows[0]?.body ?? 'null';
   if (fn.rettype === 'void') return { kind: 'void', body: null, total: 0, offset: 0, count: 0 };
   return { kind: 'value', body, total: 1, offset: 0, count: 1 };

@@ -31,4 +31,10 @@ describe('error catalogue', () => {
       nextActions: ERRORS.ALREADY_EXISTS.nextActions,
     });
   });
+
+  it("lets only FUNCTION_RAISED carry a status of its own (a function's raise sqlstate 'PGRST'), and only 400-599", () => {
+    expect(new AppError('FUNCTION_RAISED', { status: 402 }).status).toBe(402);
+    expect(new AppError('FUNCTION_RAISED', { status: 200 }).status).toBe(400);
+    expect(new AppError('INVALID_INPUT', { status: 402 }).status).toBe(400);
+  });
 });

@@ -41,13 +41,15 @@ export class AppError extends Error {
       hint?: string;
       pgrstCode?: string;
       position?: TextPosition;
+      /** Only FUNCTION_RAISED: the status a database function chose (raise sqlstate 'PGRST'), 400-599. */
+      status?: number;
     } = {},
   ) {
     const spec = ERRORS[code];
     super(opts.message ?? spec.message, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
-    this.status = spec.status;
+    this.status = code === 'FUNCTION_RAISED' && opts.status && opts.status >= 400 && opts.status <= 599 ? opts.status : spec.status;
     this.nextActions = opts.nextActions ?? spec.nextActions;
     this.headers = opts.headers ?? {};
     this.position = opts.position;

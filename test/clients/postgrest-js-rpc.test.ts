@@ -24,7 +24,7 @@ async function fixture(t: TestApp): Promise<void> {
     `create function public.pick(x int) returns text language sql as $$ select 'int' $$`,
     `create function public.pick(x text) returns text language sql as $$ select 'text' $$`,
     `create function public.pick(x int, y int) returns text language sql as $$ select 'two' $$`,
-    `create function public.squares(n int) returns table (i int, sq int) language sql as $$ select g, g * g from generate_series(1, n) g $$`,
+    `create function public.squares(n int) returns table (i int, sq int) language sql immutable as $$ select g, g * g from generate_series(1, n) g $$`,
     `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
     `insert into public.pets (owner_id, name) values (1, 'rex'), (2, 'tom'), (2, 'kit')`,
   ];

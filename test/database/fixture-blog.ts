@@ -23,7 +23,7 @@ export async function blogSchema(t: TestApp): Promise<void> {
     `alter table public.locked enable row level security`,
     `create policy own_locked on public.locked for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
     `alter table public.nopolicy enable row level security`,
-    `create function public.add(a int, b int) returns int language sql as $$ select a + b $$`,
+    `create function public.add(a int, b int) returns int language sql immutable as $$ select a + b $$`,
     `create function public.titles(min_score int default 0) returns setof public.posts language sql stable as $$ select * from public.posts where score >= min_score order by id $$`,
     `insert into public.profiles (id, name, org) values ('00000000-0000-0000-0000-0000000000a1', 'Ann', 'acme'), ('00000000-0000-0000-0000-0000000000b2', 'Bob', 'acme'), ('00000000-0000-0000-0000-0000000000c3', 'Cy', null)`,
     `insert into public.posts (title, author_id, score, tags, body) values

@@ -89,7 +89,7 @@ function list(r: Rng, columns: readonly string[]): string {
 function treeItem(r: Rng, columns: readonly string[], depth: number): string {
   if (depth < 8 && r.next() < 0.25) return `${r.next() < 0.3 ? 'not.' : ''}${r.pick(['or', 'and', 'xor'])}(${tree(r, columns, depth + 1)})`;
   const op = r.pick(OPS);
-  return `${column(r, columns)}.${op}.${op.endsWith('in') ? list(r, columns) : value(r)}`;
+  return `${jsonPathOr(r, columns)}.${op}.${op.endsWith('in') ? list(r, columns) : value(r)}`;
 }
 
 function tree(r: Rng, columns: readonly string[], depth: number): string {
@@ -97,7 +97,9 @@ function tree(r: Rng, columns: readonly string[], depth: number): string {
 }
 
 export function column(r: Rng, columns: readonly string[]): string {
-  return r.next() < 0.7 ? r.pick(columns) : r.pick([...HOSTILE, 'id', 'ID', 'Id"', 'pg_class', 'ctid', 'xmin', 'oid', '__plinth_total']);
+  const name = r.next() < 0.7 ? r.pick(columns) : r.pick([...HOSTILE, 'id', 'ID', 'Id"', 'pg_class', 'ctid', 'xmin', 'oid', '__plinth_total']);
+  // PostgREST's quoted names: `"my col"`, sometimes around hostile text or left open.
+  return r.next() < 0.15 ? `"${name}${r.next() < 0.9 ? '"' : ''}` : name;
 }
 
 /** A column, or often a JSON path on one (`col->a->>b`, keys sometimes hostile). */

@@ -18,6 +18,8 @@ const specs: Array<[string, string, string]> = [
   ['at', 'timestamptz', 'timestamp with time zone'],
   ['day', 'date', 'date'],
   ['meta', 'jsonb', 'jsonb'],
+  ['my col', 'text', 'text'],
+  ['a.b(c),d', 'jsonb', 'jsonb'],
 ];
 const columnList: ColumnMeta[] = specs.map(([name, typname, castType]) => ({
   name, typname, castType, kind: valueKind(typname), type: typname, nullable: true, default: null, isPrimaryKey: name === 'id', unique: false, foreignKey: null,
@@ -28,7 +30,8 @@ const names = columnList.map((c) => c.name);
 const ALLOWED = /^(?:with|page|as|select|count|sum|avg|min|max|group|g|->>?|over|from|public|where|and|or|not|is|null|true|false|unknown|in|like|ilike|order|by|asc|desc|nulls|first|last|limit|offset|coalesce|json_agg|r|text|body|total|1|insert|into|values|default|on|conflict|do|update|set|excluded|nothing|returning|w|delete|t\d+|et\d+|x|row_number|row_to_json|json|lateral|left|join|exists|any|all|array|distinct|to_tsvector|to_tsquery|plainto_tsquery|phraseto_tsquery|websearch_to_tsquery|regconfig|int|@@|@>|<@|&&|<<|>>|&<|&>|-\|-|~\*?|integer|bigint|double|precision|boolean|timestamp|time|zone|date|jsonb|uuid|"[a-z_]+"|\$\d+|[()*,.=<>:'\[\]]+|<>|>=|<=|::)$/;
 
 function check(stmt: { text: string; values: unknown[] }) {
-  const tokens = stmt.text.split(/(\s+|[().,]|::|->>?)/).filter((s) => s.trim() !== '');
+  // Quoted names are checked below; as tokens they stand for one word.
+  const tokens = stmt.text.replace(/"[^"]*"/g, '"x"').split(/(\s+|[().,]|::|->>?)/).filter((s) => s.trim() !== '');
   for (const tok of tokens) {
     if (!ALLOWED.test(tok) && !/^[()*,.=<>:'\[\]]+$/.test(tok)) throw new Error(`unexpected token ${JSON.stringify(tok)} in ${stmt.text}`);
   }

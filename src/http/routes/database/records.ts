@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/index.js';
 import type { RoutePlugin } from '../../types.js';
 import type { Page, RecordsService, WriteResult } from '../../../database/records.js';
-import { parseAccept } from '../../../database/media.js';
+import { parseAccept, parseCsvBody } from '../../../database/media.js';
 import { checkProfile, contentRange, parsePrefer, parseRange, preferenceApplied, type Prefer } from '../../../database/prefer.js';
 
 const Row = Type.Record(Type.String(), Type.Unknown());
@@ -55,8 +55,8 @@ async function read(records: RecordsService, request: FastifyRequest, reply: Fas
     const plan = await records.plan(request.identity, tableOf(request), rawQuery(request), media.plan, { range: range(request), single, schema });
     return reply.status(200).type(media.contentType).send(plan);
   }
-  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema });
   const prefer = parsePrefer(request.headers.prefer);
+  const page: Page = await records.select(request.identity, tableOf(request), rawQuery(request), { range: range(request), single, format: media.format, schema, count: prefer.count });
   applied(reply, prefer);
   reply.header('X-Total-Count', String(page.total));
   reply.header('Content-Range', contentRange(page.offset, page.count, page.total));
@@ -98,10 +98,12 @@ function writeOptions(records: RecordsService, request: FastifyRequest, reply: F
 type TableRequest = FastifyRequest;
 const tableOf = (request: FastifyRequest) => (request.params as { table: string }).table;
 
+const isCsv = (request: FastifyRequest) => /^text\/csv\b/i.test(request.headers['content-type'] ?? '');
+
 async function insert(records: RecordsService, request: TableRequest, reply: FastifyReply, minimalBody: string | null) {
   const prefer = parsePrefer(request.headers.prefer);
   const rows = (Array.isArray(request.body) ? request.body : [request.body]) as Array<Record<string, unknown>>;
-  const opts = writeOptions(records, request, reply, prefer);
+  const opts = { ...writeOptions(records, request, reply, prefer), csv: isCsv(request) };
   const result = await records.insert(request.identity, tableOf(request), rows, rawQuery(request), opts);
   // PostgREST: an upsert that inserted no row (every row merged or ignored) is 200, not 201
   // (on /api/db, its path; the spec's primary path answers 201 for every insert).
@@ -125,6 +127,11 @@ async function remove(records: RecordsService, request: TableRequest, reply: Fas
 
 /** The spec's primary insert takes an array: a single object is a 400 that says how to send it. */
 async function requireArray(request: FastifyRequest) {
+  if (isCsv(request)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
+      message: 'POST /api/database/records/{tableName} takes a JSON array; CSV bodies go to POST /api/db/{table} (Content-Type: text/csv).',
+    });
+  }
   if (request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body)) {
     throw new AppError('INVALID_INPUT', {
       message: 'POST /api/database/records/{tableName} takes a JSON array of records: wrap the row in [...], e.g. [{"title":"x"}].',
@@ -140,6 +147,15 @@ async function requireArray(request: FastifyRequest) {
  */
 export const recordRoutes: RoutePlugin = async (app, { deps }) => {
   const { records } = deps;
+  // PostgREST's CSV bulk insert: the rows of a text/csv body (POST /api/db/{table} only).
+  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (request, body, done) => {
+    if (request.method !== 'POST') return done(new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Only POST (insert) takes a text/csv body; send JSON to PATCH.' }), undefined);
+    try {
+      done(null, parseCsvBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
   const readSchema = (summary: string) => ({
     config: any,
     schema: { tags: ['records'], summary, description: FILTERS, params: TableParams, headers: Headers, response: { 200: Type.Union([Rows, Row]) } },

@@ -2,7 +2,6 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoutePlugin } from '../../types.js';
 import type { RecordsService } from '../../../database/records.js';
-import { AppError } from '../../../errors/index.js';
 import { parseAccept } from '../../../database/media.js';
 import { profile } from './records.js';
 import { contentRange, parsePrefer, parseRange, preferenceApplied } from '../../../database/prefer.js';
@@ -23,15 +22,15 @@ async function call(records: RecordsService, request: FastifyRequest, reply: Fas
   const unit = request.headers['range-unit'];
   const range = parseRange(request.headers.range, Array.isArray(unit) ? unit[0] : unit);
   const media = parseAccept(request.headers.accept);
-  if (media.plan) throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan is available for table reads only, not for RPC.', pgrstCode: 'PGRST107' });
   const single = media.single;
   const result = await records.rpc(
     request.identity,
-    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range, format: media.format, schema },
+    { name: (request.params as { fn: string }).fn, rawQuery: rawQuery(request), body: source === 'body' ? (request.body ?? {}) : undefined, range, format: media.format, schema, plan: media.plan },
     { single, rollback: prefer.rollback, maxAffected: prefer.maxAffected },
   );
   const applied = preferenceApplied({ ...prefer, return: null, missingDefault: false, resolution: null });
   if (applied) reply.header('Preference-Applied', applied);
+  if (result.kind === 'plan') return reply.status(200).type(media.contentType).send(result.body);
   if (result.kind === 'void') return reply.status(204).send();
   if (result.kind === 'rows') reply.header('Content-Range', contentRange(result.offset, result.count, result.total));
   const type = result.kind === 'rows' || single ? media.contentType : 'application/json; charset=utf-8';
