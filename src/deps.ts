@@ -186,6 +186,22 @@ function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService
   return functions;
 }
 
+/**
+ * Each function's own token (role "function", 10 minutes), signed once and reused while it
+ * has more than 5 minutes left: a call then always holds one valid for at least 5 minutes.
+ */
+function functionCredentials(tokens: TokenSigner): (slug: string) => Promise<string> {
+  const made = new Map<string, { token: string; until: number }>();
+  return async (slug) => {
+    const known = made.get(slug);
+    if (known && known.until > Date.now()) return known.token;
+    const token = await tokens.signFunction(slug, 600);
+    if (made.size > 10_000) made.clear();
+    made.set(slug, { token, until: Date.now() + 300_000 });
+    return token;
+  };
+}
+
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
 export async function openDb(config: Readonly<Config>, onEvent: (event: string, detail: Record<string, unknown>) => void = dbEvents(config)): Promise<Db> {
   return (await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, onEvent })).db;
@@ -299,6 +315,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
     const functions = startFunctions(config, db, { logs, metrics }, closers);
+    functions.credentialFor = functionCredentials(tokens);
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);

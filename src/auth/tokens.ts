@@ -35,6 +35,8 @@ export interface Assurance {
 }
 
 const ISSUER = 'plinth';
+/** The role claim of a function's token (signFunction). */
+export const FUNCTION_ROLE = 'function';
 // Tokens already verified, kept until they expire: a token is immutable, so its signature
 // check need not run again (jose's WebCrypto HMAC was ~15% of a records read's CPU).
 const VERIFIED_MAX = 10_000;
@@ -72,6 +74,36 @@ export class TokenSigner {
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, claims);
     return claims;
+  }
+
+  /**
+   * A function's own credential: a short-lived token with `role: "function"` and the slug in
+   * `sub` (`function:<slug>`). Only routes that say so take it (POST /api/email/send-raw); it
+   * is never a user's or an admin's token (verify() refuses it).
+   */
+  async signFunction(slug: string, ttlSeconds: number): Promise<string> {
+    return new SignJWT({ role: FUNCTION_ROLE })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(`function:${slug}`)
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  /** The slug of an authentic, unexpired function token; INVALID_TOKEN / AUTH_UNAUTHORIZED otherwise. */
+  async verifyFunction(token: string): Promise<string> {
+    if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
+      const slug = typeof payload.sub === 'string' && payload.role === FUNCTION_ROLE ? /^function:(.+)$/.exec(payload.sub)?.[1] : undefined;
+      if (!slug) throw new AppError('INVALID_TOKEN', { message: 'The function token is missing required claims.' });
+      return slug;
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (err instanceof joseErrors.JWTExpired) throw expiredToken(err);
+      throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.', cause: err });
+    }
   }
 
   /**

@@ -63,7 +63,7 @@ export class EmailService {
   }
 
   async sendRaw(identity: Identity, mail: RawEmail, log: MailLog): Promise<void> {
-    if (identity.kind !== 'admin' && !(identity.kind === 'user' && this.opts.allowUsers)) throw new AppError('EMAIL_NOT_ALLOWED');
+    if (identity.kind !== 'admin' && identity.kind !== 'function' && !(identity.kind === 'user' && this.opts.allowUsers)) throw new AppError('EMAIL_NOT_ALLOWED');
     if (this.deps.mailer.kind === 'log' && this.opts.production) throw new AppError('EMAIL_NOT_CONFIGURED');
     const to = Array.isArray(mail.to) ? mail.to : [mail.to];
     const all = to.length + (mail.cc?.length ?? 0) + (mail.bcc?.length ?? 0);
@@ -71,7 +71,7 @@ export class EmailService {
       throw new AppError('INVALID_INPUT', { message: `An email goes to 1 to ${MAX_RECIPIENTS} recipients (to, cc and bcc together); this one has ${all}.` });
     }
     if (!mail.html && !mail.text) throw new AppError('INVALID_INPUT', { message: 'Give the email a body: html, text or both.' });
-    const who = identity.kind === 'user' ? `user:${identity.userId}` : 'admin';
+    const who = identity.kind === 'user' ? `user:${identity.userId}` : identity.kind === 'function' ? `function:${identity.slug}` : 'admin';
     const { count, resetMs } = await this.deps.counter.hit(`email:${who}`, 60_000);
     if (count > this.opts.perMinute) {
       throw new AppError('RATE_LIMITED', { message: `At most ${this.opts.perMinute} emails a minute per caller (EMAIL_PER_MINUTE); try again in ${Math.ceil(resetMs / 1000)} s.` });
