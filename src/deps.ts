@@ -6,7 +6,7 @@ import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import { openOwner, type Owner } from './db/owner.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
-import { TokenSigner } from './auth/tokens.js';
+import { TokenSigner, functionCredentials } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
 import { createImages, createResumable, createStorage, type ImageTransforms, type ResumableUploads, type StorageService } from './storage/index.js';
 import { SchemaCache } from './database/schema.js';
@@ -175,8 +175,9 @@ function logsCheck(config: Readonly<Config>, logs: LogsService): HealthCheck {
 }
 
 /** The functions service, its invocations heard by the log (source functions) and the metrics. */
-function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService; metrics: Metrics }, closers: Array<() => Promise<unknown>>): FunctionService {
+function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService; metrics: Metrics; tokens: TokenSigner }, closers: Array<() => Promise<unknown>>): FunctionService {
   const functions = buildFunctions(config, db, undefined, o.logs);
+  functions.credentialFor = functionCredentials(o.tokens);
   functions.onInvoke = ({ seconds, ...inv }) => {
     const ok = inv.status !== null && inv.status < 500;
     o.metrics.observeInvocation(inv.cold, ok, seconds);
@@ -184,22 +185,6 @@ function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService
   };
   closers.push(() => functions.close());
   return functions;
-}
-
-/**
- * Each function's own token (role "function", 10 minutes), signed once and reused while it
- * has more than 5 minutes left: a call then always holds one valid for at least 5 minutes.
- */
-function functionCredentials(tokens: TokenSigner): (slug: string) => Promise<string> {
-  const made = new Map<string, { token: string; until: number }>();
-  return async (slug) => {
-    const known = made.get(slug);
-    if (known && known.until > Date.now()) return known.token;
-    const token = await tokens.signFunction(slug, 600);
-    if (made.size > 10_000) made.clear();
-    made.set(slug, { token, until: Date.now() + 300_000 });
-    return token;
-  };
 }
 
 /** The configured database: the embedded Postgres by default, DATABASE_URL, or pglite://. */
@@ -288,15 +273,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
     const redis = config.rateLimit.redisUrl ? await connectRedis(config.rateLimit.redisUrl) : null;
     if (redis) closers.push(() => redis.quit());
-    const healthChecks: Record<string, HealthCheck> = {
-      database: {
-        run: async () => {
-          await db.query('select 1');
-        },
-        required: true,
-        info: { engine: opened.engine },
-      },
-    };
+    const healthChecks: Record<string, HealthCheck> = { database: { run: async () => void (await db.query('select 1')), required: true, info: { engine: opened.engine } } };
     const schema = new SchemaCache(db);
     const records = new RecordsService(owner.db, schema, config.dbSchemas);
     const tables = new TablesService(owner.db, schema);
@@ -314,8 +291,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const ai = createAiGateway(config.ai, db, (u) => metrics.countAiTokens(u.promptTokens, u.completionTokens));
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
-    const functions = startFunctions(config, db, { logs, metrics }, closers);
-    functions.credentialFor = functionCredentials(tokens);
+    const functions = startFunctions(config, db, { logs, metrics, tokens }, closers);
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);

@@ -146,6 +146,22 @@ export class TokenSigner {
   }
 }
 
+/**
+ * Each function's own token (role "function", 10 minutes), signed once and reused while it
+ * has more than 5 minutes left: a call then always holds one valid for at least 5 minutes.
+ */
+export function functionCredentials(tokens: TokenSigner): (slug: string) => Promise<string> {
+  const made = new Map<string, { token: string; until: number }>();
+  return async (slug) => {
+    const known = made.get(slug);
+    if (known && known.until > Date.now()) return known.token;
+    const token = await tokens.signFunction(slug, 600);
+    if (made.size > 10_000) made.clear();
+    made.set(slug, { token, until: Date.now() + 300_000 });
+    return token;
+  };
+}
+
 const expiredToken = (cause?: unknown) => new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
