@@ -240,7 +240,7 @@ function buildAuth(
       templates: (purpose, vars) => p.email.templates.forPurpose(purpose, vars),
       db: p.db,
       tokens: p.tokens,
-      mailer: p.mailer,
+      mailer: p.email.authMailer,
       guard: new AuthGuard(counter),
       codes: new EmailCodes(p.secret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
