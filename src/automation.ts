@@ -7,10 +7,11 @@ import type { Db } from './db/types.js';
 import type { HealthCheck } from './deps.js';
 import type { FunctionService } from './functions/index.js';
 import type { Mailer } from './auth/mailer.js';
-import type { LogWriter } from './logs/index.js';
+import type { LogWriter, LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
+import type { ResumableUploads } from './storage/index.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
 import { EmailService } from './email/service.js';
@@ -72,3 +73,19 @@ export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, red
   return new EmailService({ mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
 }
 
+
+/** The housekeeping sweeps, as pg-boss scheduled jobs (STYLE.md rule 17: background work is a job). */
+export const HOUSEKEEPING = { logs: 'logs-retention', uploads: 'storage-resumable-sweep' } as const;
+
+/**
+ * With jobs running, the log store's retention and the expiry sweep of resumable uploads run
+ * every minute as scheduled jobs (stored in the database: they survive restarts and run once
+ * for all instances) instead of this process's timers; without jobs (PGlite) the timers stay.
+ */
+export async function startHousekeeping(jobs: Jobs | null, areas: { logs: LogsService; resumable: ResumableUploads }): Promise<void> {
+  if (!jobs) return;
+  await jobs.every(HOUSEKEEPING.logs, '* * * * *', async () => ({ dropped: await areas.logs.prune() }));
+  areas.logs.pruneByJob();
+  await jobs.every(HOUSEKEEPING.uploads, '* * * * *', async () => ({ removed: await areas.resumable.sweep() }));
+  areas.resumable.stop();
+}
