@@ -7,7 +7,7 @@ import type { Db } from './db/types.js';
 import type { HealthCheck } from './deps.js';
 import type { FunctionService } from './functions/index.js';
 import type { Mailer } from './auth/mailer.js';
-import type { LogWriter } from './logs/index.js';
+import type { LogWriter, LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
@@ -72,3 +72,18 @@ export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, red
   return new EmailService({ mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
 }
 
+
+/** The housekeeping of the shared database, as pg-boss scheduled jobs (background work is a job). */
+export const HOUSEKEEPING = { logs: 'logs-retention' } as const;
+
+/**
+ * With jobs running, the log store's retention runs every minute as a scheduled job (stored in
+ * the database: it survives restarts and runs once for all instances) instead of this
+ * process's timer; without jobs (PGlite) the timer stays. The expiry sweep of resumable uploads
+ * stays a timer of each instance: the uploads in progress are on that instance's own disk.
+ */
+export async function startHousekeeping(jobs: Jobs | null, areas: { logs: LogsService }): Promise<void> {
+  if (!jobs) return;
+  await jobs.every(HOUSEKEEPING.logs, '* * * * *', async () => ({ dropped: await areas.logs.prune() }));
+  areas.logs.pruneByJob();
+}

@@ -6,7 +6,7 @@ import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import { openOwner, type Owner } from './db/owner.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
-import { TokenSigner } from './auth/tokens.js';
+import { TokenSigner, functionCredentials } from './auth/tokens.js';
 import { IdentityResolver, dbSessionCheck } from './auth/identity.js';
 import { createImages, createResumable, createStorage, type ImageTransforms, type ResumableUploads, type StorageService } from './storage/index.js';
 import { SchemaCache } from './database/schema.js';
@@ -30,7 +30,7 @@ import type { ScheduleService } from './schedules/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { EmailService } from './email/service.js';
 import type { OutboundPolicy } from './lib/outbound.js';
-import { buildEmail, startAutomation } from './automation.js';
+import { buildEmail, startAutomation, startHousekeeping } from './automation.js';
 import { operations } from './operations.js';
 import type { MetadataService } from './metadata/service.js';
 import type { AdvisorService } from './advisor/service.js';
@@ -175,8 +175,9 @@ function logsCheck(config: Readonly<Config>, logs: LogsService): HealthCheck {
 }
 
 /** The functions service, its invocations heard by the log (source functions) and the metrics. */
-function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService; metrics: Metrics }, closers: Array<() => Promise<unknown>>): FunctionService {
+function startFunctions(config: Readonly<Config>, db: Db, o: { logs: LogsService; metrics: Metrics; tokens: TokenSigner }, closers: Array<() => Promise<unknown>>): FunctionService {
   const functions = buildFunctions(config, db, undefined, o.logs);
+  functions.credentialFor = functionCredentials(o.tokens);
   functions.onInvoke = ({ seconds, ...inv }) => {
     const ok = inv.status !== null && inv.status < 500;
     o.metrics.observeInvocation(inv.cold, ok, seconds);
@@ -209,7 +210,7 @@ async function connectRedis(url: string): Promise<Redis> {
  */
 async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: DbEngine }, jwtSecret: string, closers: Array<() => Promise<unknown>>) {
   const storage = createStorage(config, opened.db, jwtSecret);
-  // Resumable uploads sweep their expired leftovers in this process (a job once src/jobs lands).
+  // Resumable uploads sweep their expired leftovers in this process: they are on this instance's disk.
   const resumable = createResumable(config, storage);
   resumable.start();
   closers.push(async () => resumable.stop());
@@ -239,7 +240,7 @@ function buildAuth(
       templates: (purpose, vars) => p.email.templates.forPurpose(purpose, vars),
       db: p.db,
       tokens: p.tokens,
-      mailer: p.mailer,
+      mailer: p.email.authMailer,
       guard: new AuthGuard(counter),
       codes: new EmailCodes(p.secret),
       refreshTtlSeconds: config.auth.refreshTokenTtlSeconds,
@@ -292,10 +293,11 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const ai = createAiGateway(config.ai, db, (u) => metrics.countAiTokens(u.promptTokens, u.completionTokens));
     closers.push(() => ai.close());
     if (ai.configured) healthChecks.ai = { run: () => ai.ping(), required: false };
-    const functions = startFunctions(config, db, { logs, metrics }, closers);
+    const functions = startFunctions(config, db, { logs, metrics, tokens }, closers);
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
+    await startHousekeeping(automation.jobs, { logs });
     const ops = operations(db, { oauth, auth, functions, schedules: automation.schedules }, VERSION, closers);
     return {
       config,

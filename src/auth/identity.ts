@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { statement, type Queryable } from '../db/types.js';
 import type { Credentials } from './credentials.js';
-import type { AccessClaims, TokenSigner } from './tokens.js';
+import { FUNCTION_ROLE, type AccessClaims, type TokenSigner } from './tokens.js';
 
 /** Who is calling. Every route reads this; it is resolved once per request. */
 export type Identity =
@@ -19,6 +19,8 @@ export type Identity =
       sessionChecked: boolean;
     }
   | { kind: 'anon' }
+  /** A function calling back with the token the runtime gave it (x-plinth-function-token). */
+  | { kind: 'function'; slug: string }
   | { kind: 'none' };
 
 /** The credential headers of a request (lower-case names, as Node gives them). */
@@ -121,6 +123,7 @@ export class IdentityResolver {
 
   private async fromBearer(token: string, deferSessionCheck: boolean): Promise<Identity> {
     if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
+    if (unverifiedRole(token) === FUNCTION_ROLE) return { kind: 'function', slug: await this.tokens.verifyFunction(token) };
     const claims = await this.tokens.verify(token);
     if (claims.role === 'project_admin') return { kind: 'admin' };
     if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) {
@@ -128,5 +131,14 @@ export class IdentityResolver {
     }
     if (!deferSessionCheck && !(await this.sessionIsLive(claims.sid, claims.sub))) throw sessionEnded();
     return { kind: 'user', userId: claims.sub, email: claims.email, sessionId: claims.sid, claims, sessionChecked: !deferSessionCheck };
+  }
+}
+
+/** The role a JWT says it has, read before any check: only to pick the verification. */
+function unverifiedRole(token: string): unknown {
+  try {
+    return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { role?: unknown }).role;
+  } catch {
+    return undefined;
   }
 }

@@ -35,6 +35,8 @@ export interface Assurance {
 }
 
 const ISSUER = 'plinth';
+/** The role claim of a function's token (signFunction). */
+export const FUNCTION_ROLE = 'function';
 // Tokens already verified, kept until they expire: a token is immutable, so its signature
 // check need not run again (jose's WebCrypto HMAC was ~15% of a records read's CPU).
 const VERIFIED_MAX = 10_000;
@@ -75,6 +77,36 @@ export class TokenSigner {
   }
 
   /**
+   * A function's own credential: a short-lived token with `role: "function"` and the slug in
+   * `sub` (`function:<slug>`). Only routes that say so take it (POST /api/email/send-raw); it
+   * is never a user's or an admin's token (verify() refuses it).
+   */
+  async signFunction(slug: string, ttlSeconds: number): Promise<string> {
+    return new SignJWT({ role: FUNCTION_ROLE })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(`function:${slug}`)
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  /** The slug of an authentic, unexpired function token; INVALID_TOKEN / AUTH_UNAUTHORIZED otherwise. */
+  async verifyFunction(token: string): Promise<string> {
+    if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
+      const slug = typeof payload.sub === 'string' && payload.role === FUNCTION_ROLE ? /^function:(.+)$/.exec(payload.sub)?.[1] : undefined;
+      if (!slug) throw new AppError('INVALID_TOKEN', { message: 'The function token is missing required claims.' });
+      return slug;
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (err instanceof joseErrors.JWTExpired) throw expiredToken(err);
+      throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.', cause: err });
+    }
+  }
+
+  /**
    * The claims of an authentic token even if it has expired (up to a year ago): for signing
    * out with the last token a client holds. Anything not signed by this server is refused.
    */
@@ -112,6 +144,22 @@ export class TokenSigner {
       throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.', cause: err });
     }
   }
+}
+
+/**
+ * Each function's own token (role "function", 10 minutes), signed once and reused while it
+ * has more than 5 minutes left: a call then always holds one valid for at least 5 minutes.
+ */
+export function functionCredentials(tokens: TokenSigner): (slug: string) => Promise<string> {
+  const made = new Map<string, { token: string; until: number }>();
+  return async (slug) => {
+    const known = made.get(slug);
+    if (known && known.until > Date.now()) return known.token;
+    const token = await tokens.signFunction(slug, 600);
+    if (made.size > 10_000) made.clear();
+    made.set(slug, { token, until: Date.now() + 300_000 });
+    return token;
+  };
 }
 
 const expiredToken = (cause?: unknown) => new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });

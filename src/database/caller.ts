@@ -27,6 +27,8 @@ const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(3)} as live
  */
 export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   if (identity.kind === 'none') throw new AppError('UNAUTHORIZED');
+  // A function's token is not a database caller (only the routes made for functions take it).
+  if (identity.kind === 'function') throw new AppError('FORBIDDEN');
   return db.transaction(async (tx) => {
     if (identity.kind !== 'admin') {
       const role = identity.kind === 'user' ? 'authenticated' : 'anon';

@@ -20,6 +20,7 @@ export interface RawEmail {
 
 export const MAX_RECIPIENTS = 50;
 const SEND_QUEUE = 'email-send';
+const SEND_OPTIONS = { retryLimit: 3, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 120 };
 
 export interface EmailOptions {
   allowUsers: boolean;
@@ -37,12 +38,30 @@ function textOf(html: string): string {
 export class EmailService {
   readonly templates: TemplateStore;
   private jobs: Jobs | null = null;
+  /**
+   * The mailer the auth emails (verification, reset, codes, magic links) go through: with the
+   * job queue running and SMTP configured, a send is a job (survives a restart, retried with
+   * back-off like send-raw); otherwise (PGlite, the mail catcher, a full queue) sent at once.
+   */
+  readonly authMailer: Mailer;
 
   constructor(
     private readonly deps: { mailer: Mailer; counter: Counter; templates: TemplateStore },
     private readonly opts: EmailOptions,
   ) {
     this.templates = deps.templates;
+    this.authMailer = {
+      kind: deps.mailer.kind,
+      send: async (mail, log) => {
+        if (this.jobs && deps.mailer.kind === 'smtp' && !(await this.jobs.full())) {
+          await this.jobs.send(SEND_QUEUE, { mail }, SEND_OPTIONS);
+          return;
+        }
+        await deps.mailer.send(mail, log);
+      },
+      // The mailer itself is closed by its owner (the composition root).
+      close: async () => {},
+    };
   }
 
   /**
@@ -63,7 +82,7 @@ export class EmailService {
   }
 
   async sendRaw(identity: Identity, mail: RawEmail, log: MailLog): Promise<void> {
-    if (identity.kind !== 'admin' && !(identity.kind === 'user' && this.opts.allowUsers)) throw new AppError('EMAIL_NOT_ALLOWED');
+    if (identity.kind !== 'admin' && identity.kind !== 'function' && !(identity.kind === 'user' && this.opts.allowUsers)) throw new AppError('EMAIL_NOT_ALLOWED');
     if (this.deps.mailer.kind === 'log' && this.opts.production) throw new AppError('EMAIL_NOT_CONFIGURED');
     const to = Array.isArray(mail.to) ? mail.to : [mail.to];
     const all = to.length + (mail.cc?.length ?? 0) + (mail.bcc?.length ?? 0);
@@ -71,7 +90,7 @@ export class EmailService {
       throw new AppError('INVALID_INPUT', { message: `An email goes to 1 to ${MAX_RECIPIENTS} recipients (to, cc and bcc together); this one has ${all}.` });
     }
     if (!mail.html && !mail.text) throw new AppError('INVALID_INPUT', { message: 'Give the email a body: html, text or both.' });
-    const who = identity.kind === 'user' ? `user:${identity.userId}` : 'admin';
+    const who = identity.kind === 'user' ? `user:${identity.userId}` : identity.kind === 'function' ? `function:${identity.slug}` : 'admin';
     const { count, resetMs } = await this.deps.counter.hit(`email:${who}`, 60_000);
     if (count > this.opts.perMinute) {
       throw new AppError('RATE_LIMITED', { message: `At most ${this.opts.perMinute} emails a minute per caller (EMAIL_PER_MINUTE); try again in ${Math.ceil(resetMs / 1000)} s.` });
@@ -79,7 +98,7 @@ export class EmailService {
     const m: Mail = { to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, html: mail.html, text: mail.text ?? textOf(mail.html!), replyTo: mail.replyTo, fromName: mail.from };
     if (this.jobs) {
       if (await this.jobs.full()) throw new AppError('QUEUE_FULL');
-      await this.jobs.send(SEND_QUEUE, { mail: m }, { retryLimit: 3, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 120 });
+      await this.jobs.send(SEND_QUEUE, { mail: m }, SEND_OPTIONS);
       return;
     }
     // No job queue (PGlite): sent in the request.

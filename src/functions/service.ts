@@ -39,6 +39,9 @@ export interface Invocation {
  * runtime. Lookups on the invocation path are cached for `cacheMs` (other API instances
  * see a change within that time; this instance at once).
  */
+/** The header that carries a function's own token to it (FunctionService.credentialFor). */
+export const FUNCTION_TOKEN_HEADER = 'x-plinth-function-token';
+
 export class FunctionService {
   readonly store: FunctionStore;
   readonly secrets: SecretStore;
@@ -47,6 +50,11 @@ export class FunctionService {
   private readonly compiled = new Map<string, string>();
   /** Hears every invocation (the composition root wires it to the log and the metrics). */
   onInvoke: ((inv: Invocation) => void) | null = null;
+  /**
+   * The function's own short-lived credential, handed to each call as
+   * `x-plinth-function-token` (the composition root wires a signer; none: no header).
+   */
+  credentialFor: ((slug: string) => Promise<string>) | null = null;
 
   constructor(
     db: Db,
@@ -131,7 +139,8 @@ export class FunctionService {
     const seen = (status: number | null, cold: boolean, error: string | null) =>
       this.onInvoke?.({ slug, functionId: head.id, status, cold, seconds: (performance.now() - started) / 1000, error });
     try {
-      const res = await this.runtime.invoke(await this.runtimeFunction(slug, head), req);
+      const token = this.credentialFor ? { [FUNCTION_TOKEN_HEADER]: await this.credentialFor(slug) } : {};
+      const res = await this.runtime.invoke(await this.runtimeFunction(slug, head), { ...req, headers: { ...req.headers, ...token } });
       seen(res.status, res.cold === true, null);
       return res;
     } catch (err) {

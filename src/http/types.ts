@@ -32,6 +32,11 @@ declare module 'fastify' {
     ignoreEndedToken?: boolean;
     /** An empty body sent as application/json reads as no body instead of a 400 (clients that send the header anyway). */
     emptyJsonBody?: boolean;
+    /**
+     * The route also takes a function's own token (x-plinth-function-token, role "function");
+     * every other route refuses it with a 403.
+     */
+    functionToken?: boolean;
     /** What a caller refused by `access` should do instead, when the general advice misleads. */
     refusalHint?: string;
   }

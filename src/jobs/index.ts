@@ -138,6 +138,16 @@ export class Jobs {
   }
 
   /**
+   * Runs `handler` on a cron (pg-boss's schedule: stored in the database, so it survives
+   * restarts, and one instance's clock enqueues each tick once for all instances); the job is
+   * worked one at a time, by whichever instance takes it.
+   */
+  async every(name: string, cron: string, handler: JobHandler<Record<string, never>>, opts: { expireInSeconds?: number } = {}): Promise<void> {
+    await this.work(name, { concurrency: 1 }, handler);
+    await this.boss.schedule(name, cron, {}, { tz: 'UTC', retryLimit: 0, expireInSeconds: opts.expireInSeconds ?? 300, singletonKey: name } as never);
+  }
+
+  /**
    * Runs `handler` for jobs of `name`, up to `concurrency` at a time on this instance. Each job
    * is completed or failed on its own; the loop asks again at once while there is work, and
    * waits for a wake-up (or the poll interval) when there is none.

@@ -27,6 +27,7 @@ export class LogsService implements LogWriter {
   readonly store: LogStore;
   private readonly buffer: LogBuffer;
   private lastPrune = 0;
+  private pruneIsJob = false;
   private closed = false;
 
   constructor(
@@ -49,7 +50,15 @@ export class LogsService implements LogWriter {
 
   private async persist(batch: Parameters<LogStore['insert']>[0]): Promise<void> {
     await this.store.insert(batch);
-    if (Date.now() - this.lastPrune >= (this.opts.pruneEveryMs ?? 60_000)) await this.prune();
+    if (!this.pruneIsJob && Date.now() - this.lastPrune >= (this.opts.pruneEveryMs ?? 60_000)) await this.prune();
+  }
+
+  /**
+   * Retention runs as a scheduled job from now on (automation.ts: housekeeping), not after
+   * writes in this process; PGlite, without jobs, keeps the in-process path.
+   */
+  pruneByJob(): void {
+    this.pruneIsJob = true;
   }
 
   /** Applies retention and the row bound now; returns the lines dropped. */

@@ -42,7 +42,11 @@ export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** The trigger on a hooked table exists while at least one hook names it. */
+/**
+ * The triggers on a hooked table exist while at least one hook names it: INSERT and DELETE
+ * statement-level with transition tables (one set-based outbox insert per statement), UPDATE
+ * row-level (the column filter needs each row's old and new values); migration 0215.
+ */
 async function syncTrigger(tx: Queryable, table: string): Promise<void> {
   const { rows } = await tx.query('select 1 from webhooks.hooks where schema_name = $1 and table_name = $2 limit 1', ['public', table]);
   const target = `public.${quoteIdent(table)}`;
@@ -52,9 +56,15 @@ async function syncTrigger(tx: Queryable, table: string): Promise<void> {
     [table],
   );
   if (rows.length && !exists.rows.length) {
-    await tx.query(`create trigger plinth_webhooks after insert or update or delete on ${target} for each row execute function webhooks.capture()`);
+    await tx.query(`create trigger plinth_webhooks after update on ${target} for each row execute function webhooks.capture()`);
+    await tx.query(
+      `create trigger plinth_webhooks_insert after insert on ${target} referencing new table as plinth_new for each statement execute function webhooks.capture_insert()`,
+    );
+    await tx.query(
+      `create trigger plinth_webhooks_delete after delete on ${target} referencing old table as plinth_old for each statement execute function webhooks.capture_delete()`,
+    );
   } else if (!rows.length && exists.rows.length) {
-    await tx.query(`drop trigger if exists plinth_webhooks on ${target}`);
+    for (const name of ['plinth_webhooks', 'plinth_webhooks_insert', 'plinth_webhooks_delete']) await tx.query(`drop trigger if exists ${name} on ${target}`);
   }
 }
 

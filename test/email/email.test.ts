@@ -107,13 +107,18 @@ describe('email API when the SMTP server is down at first', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     port = (probe.address() as { port: number }).port;
     await new Promise((r) => probe.close(r));
-    t = await startApp('embedded', { SMTP_URL: `smtp://127.0.0.1:${port}` });
+    t = await startApp('embedded', { SMTP_URL: `smtp://127.0.0.1:${port}`, REQUIRE_EMAIL_VERIFICATION: 'true' });
   });
   afterAll(async () => t?.close());
 
-  it('answers at once and delivers once the server is up (the send is a retried job)', async () => {
+  it('answers at once and delivers once the server is up (the send is a retried job), auth emails too', async () => {
     const r = await call(t, 'POST', '/api/email/send-raw', { headers: { 'x-api-key': t.adminKey }, body: { to: 'late@example.com', subject: 'late', text: 't' } });
     expect([r.status, r.body]).toEqual([200, {}]);
+    // The sign-up's verification mail is a job of the same queue: not lost while SMTP is down.
+    const signUp = await call(t, 'POST', '/api/auth/users', { headers: { apikey: t.anonKey }, body: { email: 'late-user@example.com', password: 'pw-123456A!' } });
+    expect(signUp.status).toBeLessThan(300);
+    const queued = await t.deps.db.query<{ n: number }>(`select count(*)::int as n from pgboss.job where name = 'email-send' and data::text like '%late-user@example.com%'`);
+    expect(queued.rows[0]!.n).toBe(1);
     await new Promise((res) => setTimeout(res, 1500));
     const got: string[] = [];
     const server = new SMTPServer({
@@ -130,7 +135,7 @@ describe('email API when the SMTP server is down at first', () => {
     });
     await new Promise<void>((res) => server.listen(port, '127.0.0.1', res));
     try {
-      await until(async () => got.includes('late@example.com'), 30_000, 'the retried send');
+      await until(async () => got.includes('late@example.com') && got.includes('late-user@example.com'), 30_000, 'the retried sends');
     } finally {
       await new Promise<void>((res) => server.close(() => res()));
     }

@@ -94,6 +94,27 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     rx.got.length = 0;
   });
 
+  it('a many-row statement fires one delivery per row and hook (statement-level INSERT/DELETE triggers)', async () => {
+    const a = (await hook({ name: 'many-a', table: 'notes', events: ['INSERT', 'DELETE'], url: rx.url })).body;
+    const b = (await hook({ name: 'many-b', table: 'notes', events: ['INSERT'], url: rx.url })).body;
+    await sql(`insert into public.notes (body, tag) select 'many ' || i, 'many' from generate_series(1, 5) i`);
+    await sql(`delete from public.notes where tag = 'many'`);
+    await until(async () => rx.got.length >= 15, 10_000, 'fifteen deliveries');
+    const inserts = rx.got.filter((g) => g.body.type === 'INSERT');
+    expect(inserts).toHaveLength(10);
+    expect(new Set(inserts.map((g) => g.body.record.body))).toEqual(new Set([1, 2, 3, 4, 5].map((i) => `many ${i}`)));
+    for (const g of inserts) expect(g.body).toMatchObject({ table: 'notes', schema: 'public', old_record: null });
+    const deletes = rx.got.filter((g) => g.body.type === 'DELETE');
+    expect(deletes.map((g) => g.body.old_record.body).sort()).toEqual([1, 2, 3, 4, 5].map((i) => `many ${i}`));
+    expect(deletes.every((g) => g.body.record === null)).toBe(true);
+    expect(await deliveries(a.id)).toHaveLength(10);
+    expect(await deliveries(b.id)).toHaveLength(5);
+    // The last hook gone, the table has no webhook trigger left.
+    for (const h of [a, b]) await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
+    const left = await sql(`select tgname from pg_trigger where tgrelid = 'public.notes'::regclass and tgname like 'plinth_webhooks%'`);
+    expect(left.body.rows ?? left.body).toHaveLength(0);
+  });
+
   it('fires UPDATE only when a filtered column changed, truncates a huge record, and refuses bad input', async () => {
     const h = (await hook({ name: 'tags', table: 'notes', events: ['UPDATE', 'INSERT'], columns: ['tag'], url: rx.url })).body;
     await sql(`insert into public.notes (body, tag) values ('x', 'a')`);

@@ -84,6 +84,13 @@ function hasCredential(request: FastifyRequest): boolean {
 
 function enforce(access: Access, request: FastifyRequest, hint: string | undefined): void {
   const kind = request.identity.kind;
+  if (kind === 'function' && request.routeOptions.config.functionToken !== true) {
+    throw new AppError('FORBIDDEN', {
+      message: "A function's token is only taken by the routes made for functions (POST /api/email/send-raw).",
+      nextActions: 'Call this endpoint as the function\'s caller (forward their Authorization header) instead.',
+    });
+  }
+  if (kind === 'function') return;
   if (access === 'open' || access === 'public' || kind === 'admin') return;
   if (kind === 'none') throw new AppError('UNAUTHORIZED');
   if (access === 'any') return;

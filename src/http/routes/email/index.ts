@@ -33,7 +33,7 @@ export const emailRoutes: RoutePlugin = async (app, { deps }) => {
   app.post(
     '/api/email/send-raw',
     {
-      config: { access: 'user', refusalHint: 'Send with the admin API key, or as a signed-in user when an admin allows it (EMAIL_ALLOW_USERS=true).' },
+      config: { access: 'user', functionToken: true, refusalHint: 'Send with the admin API key, or as a signed-in user when an admin allows it (EMAIL_ALLOW_USERS=true).' },
       schema: { tags, summary: 'Send an email through the configured SMTP server', body: SendRaw, response: { 200: Type.Object({}) } },
     },
     async (request) => {
