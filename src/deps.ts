@@ -23,6 +23,7 @@ import { OAuthService } from './auth/oauth/index.js';
 import { buildFunctions, type FunctionService } from './functions/index.js';
 import { dataDirHealth } from './lib/disk.js';
 import { AuditedAuthService } from './auth/audit.js';
+import { UserAdmin } from './auth/user-admin.js';
 import { LogsService, postgresLogSink } from './logs/index.js';
 import { Metrics } from './metrics/index.js';
 import type { Jobs } from './jobs/index.js';
@@ -73,6 +74,8 @@ export interface Deps {
   /** Email delivery (SMTP_URL), or the log in development. */
   mailer: Mailer;
   auth: AuthService;
+  /** What admins see and change of a user beyond the user (sessions, identities, name, verified). */
+  userAdmin: UserAdmin;
   /** Sign-in with OpenID Connect providers and GitHub (OAUTH_PROVIDERS), identities. */
   oauth: OAuthService;
   /** Shared counters for rate limits across instances (REDIS_URL), else null. */
@@ -310,6 +313,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       ai,
       mailer,
       auth,
+      userAdmin: new UserAdmin(db),
       oauth,
       redis,
       healthChecks,

@@ -5,7 +5,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Grid } from '../grid/grid';
-import { runSql } from '../lib/sql';
 import { ErrorBox, useAction, useLoad } from '../ui';
 
 interface Detail {
@@ -25,17 +24,17 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
   const user = useLoad(() => api<{ user: Detail }>(`/api/auth/users/${userId}`), [userId]);
   const extra = useLoad(async () => {
     const [ids, sessions] = await Promise.all([
-      runSql<{ provider: string; email: string | null; last_sign_in_at: string }>('select provider, email, last_sign_in_at from auth.identities where user_id = $1 order by created_at', [userId]),
-      runSql<{ id: string; created_at: string; expires_at: string }>('select id, created_at, expires_at from auth.sessions where user_id = $1 and revoked_at is null and expires_at > now() order by created_at desc', [userId]),
+      api<{ identities: Array<{ provider: string; email: string | null; lastSignInAt: string }> }>(`/api/auth/users/${userId}/identities`),
+      api<{ sessions: Array<{ id: string; createdAt: string; expiresAt: string }> }>(`/api/auth/users/${userId}/sessions`),
     ]);
-    return { ids: ids.rows, sessions: sessions.rows };
+    return { ids: ids.identities, sessions: sessions.sessions };
   }, [userId]);
   const u = user.data?.user;
   const done = (msg: string) => (setNotice(msg), user.reload(), extra.reload(), onChanged());
   const save = (e: Event) => {
     e.preventDefault();
     const name = String(new FormData(e.currentTarget as HTMLFormElement).get('name') ?? '');
-    void act.run(() => runSql(`update auth.users set profile = jsonb_set(coalesce(profile, '{}'::jsonb), '{name}', to_jsonb($2::text)), updated_at = now() where id = $1`, [userId, name]).then(() => done('Name saved.')));
+    void act.run(() => api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { name } }).then(() => done('Name saved.')));
   };
   return (
     <dialog ref={ref} class="side" aria-label="User" onClose={onClose} onCancel={onClose}>
@@ -57,7 +56,7 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
           </form>
           <div class="actions">
             {!u.emailVerified && (
-              <button type="button" onClick={() => void act.run(() => runSql('update auth.users set email_verified = true, updated_at = now() where id = $1', [userId]).then(() => done('Marked verified.')))}>
+              <button type="button" onClick={() => void act.run(() => api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { emailVerified: true } }).then(() => done('Marked verified.')))}>
                 Mark verified
               </button>
             )}
@@ -78,14 +77,14 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
             columns={[
               { key: 'p', label: 'Provider', cell: (i) => i.provider },
               { key: 'e', label: 'Email', cell: (i) => i.email ?? '' },
-              { key: 'l', label: 'Last sign-in', cell: (i) => new Date(i.last_sign_in_at).toLocaleString() },
+              { key: 'l', label: 'Last sign-in', cell: (i) => new Date(i.lastSignInAt).toLocaleString() },
             ]}
           />
           <h3>Sessions</h3>
           <Grid label="Sessions" rows={extra.data?.sessions ?? []} rowKey={(s) => s.id} empty="No live sessions."
             columns={[
-              { key: 'c', label: 'Started', cell: (s) => new Date(s.created_at).toLocaleString() },
-              { key: 'x', label: 'Expires', cell: (s) => new Date(s.expires_at).toLocaleString() },
+              { key: 'c', label: 'Started', cell: (s) => new Date(s.createdAt).toLocaleString() },
+              { key: 'x', label: 'Expires', cell: (s) => new Date(s.expiresAt).toLocaleString() },
             ]}
           />
         </div>

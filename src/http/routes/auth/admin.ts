@@ -78,4 +78,54 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
       return { message: `${revoked} session(s) ended; the user signs in again to get new tokens.`, revoked };
     },
   );
+
+  app.patch(
+    '/api/auth/users/:id',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: "Set a user's name or mark the email verified",
+        security,
+        params: UserId,
+        body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 200 })), emailVerified: Type.Optional(Type.Literal(true)) }, { additionalProperties: false, minProperties: 1 }),
+        response: { 200: Type.Object({ user: UserSchema }) },
+      },
+    },
+    async (request) => ({ user: await deps.userAdmin.update(request.params.id, request.body) }),
+  );
+
+  app.get(
+    '/api/auth/users/:id/sessions',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: "A user's live sessions (newest first, at most 100)",
+        security,
+        params: UserId,
+        response: {
+          200: Type.Object({
+            sessions: Type.Array(Type.Object({ id: Type.String(), createdAt: Type.String(), expiresAt: Type.String(), ip: Type.Union([Type.String(), Type.Null()]), userAgent: Type.Union([Type.String(), Type.Null()]) })),
+          }),
+        },
+      },
+    },
+    async (request) => ({ sessions: await deps.userAdmin.sessions(request.params.id) }),
+  );
+
+  app.get(
+    '/api/auth/users/:id/identities',
+    {
+      ...admin,
+      schema: {
+        tags: ['auth'],
+        summary: "A user's sign-in identities (OAuth and OpenID Connect providers)",
+        security,
+        params: UserId,
+        response: { 200: Type.Object({ identities: Type.Array(Type.Object({ provider: Type.String(), email: Type.Union([Type.String(), Type.Null()]), lastSignInAt: Type.String() })) }) },
+      },
+    },
+    async (request) => ({ identities: await deps.userAdmin.identities(request.params.id) }),
+  );
 };
