@@ -225,7 +225,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.keyboard.type('select * from to', { delay: 20 });
     await page.locator('.cm-tooltip-autocomplete').getByText('todos', { exact: true }).waitFor();
     await page.keyboard.press('Enter');
-    expect(await page.locator('.cm-content').innerText()).toMatch(/^select \* from to\n/);
+    await expect.poll(() => page.locator('.cm-content').innerText()).toMatch(/^select \* from to\n/);
     await page.keyboard.press('ControlOrMeta+a');
     await page.keyboard.insertText('select 1 +\n  from todos');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
