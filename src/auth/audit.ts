@@ -16,6 +16,20 @@ export class AuditedAuthService extends AuthService {
     private readonly logs: LogWriter,
   ) {
     super(deps);
+    // The sign-ins of the other services (second factor, magic link, anonymous) log as the
+    // password and code sign-ins do: the same lines, their method named.
+    const mfaChallenge = this.mfa.challenge.bind(this.mfa);
+    this.mfa.challenge = async (input, ctx) => this.signInVia('mfa', ctx, () => mfaChallenge(input, ctx));
+    const magicVerify = this.magicLinks.verify.bind(this.magicLinks);
+    this.magicLinks.verify = async (token, ctx) => this.signInVia('magiclink', ctx, () => magicVerify(token, ctx));
+    const anonymous = this.anonymous.signIn.bind(this.anonymous);
+    this.anonymous.signIn = async (ctx) => this.signInVia('anonymous', ctx, () => anonymous(ctx));
+  }
+
+  private async signInVia<T extends SignInResult>(method: string, ctx: AuthContext, fn: () => Promise<T>): Promise<T> {
+    const r = await this.audited('sign-in failed', { method, ip: ctx.ip }, fn);
+    this.signedIn(r, method, ctx);
+    return r;
   }
 
   private event(level: LogLevel, message: string, fields: Record<string, unknown>): void {
