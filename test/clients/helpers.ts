@@ -1,5 +1,8 @@
 import { createClient } from '@insforge/sdk';
-import type { TestApp } from '../helpers/app.js';
+import { PostgrestClient } from '@supabase/postgrest-js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import type { Backend } from '../helpers/db.js';
+import { sql } from '../database/helpers.js';
 
 export type SdkClient = ReturnType<typeof createClient>;
 
@@ -19,4 +22,11 @@ export async function signedInClient(t: TestApp, tag = 'u') {
   const { data, error } = await client.auth.signUp({ email, password, name: tag });
   if (error || !data?.accessToken) throw new Error(`sign-up failed: ${JSON.stringify(error)}`);
   return { client, email, password, user: data.user!, accessToken: data.accessToken, refreshToken: data.refreshToken! };
+}
+
+/** A test server on `backend` with `statements` run as admin SQL, and postgrest-js at /api/db as the admin. */
+export async function postgrestServer(backend: Backend, statements: readonly string[]): Promise<{ t: TestApp; db: PostgrestClient }> {
+  const t = await startApp(backend);
+  for (const s of statements) await sql(t, s);
+  return { t, db: new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } }) };
 }

@@ -2,41 +2,36 @@
 // backends: many-to-many through a junction, views through their base tables' keys, empty
 // embeds that only filter, !inner/!left, self references by hint, ambiguity as 300 PGRST201,
 // computed relationships (functions of the row type returning rows).
-import { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { sql } from '../database/helpers.js';
+import { postgrestServer } from './helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public.users (id int primary key, name text not null)`,
-    `create table public.roles (id int primary key, name text not null)`,
-    `create table public.user_roles (user_id int references public.users(id), role_id int references public.roles(id), primary key (user_id, role_id))`,
-    `create table public.articles (id int primary key, user_id int references public.users(id), title text not null)`,
-    `create view public.articles_v as select id, user_id, title from public.articles`,
-    `create table public.tasks (id int primary key, name text not null, parent_id int references public.tasks(id))`,
-    `create table public.letters (id int primary key, sender_id int references public.users(id), receiver_id int references public.users(id), body text)`,
-    `create function public.authored(u public.users) returns setof public.articles language sql stable as $$ select * from public.articles where user_id = u.id $$`,
-    `create function public.author_of(a public.articles) returns public.users language sql stable as $$ select * from public.users where id = a.user_id $$`,
-    `insert into public.users values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
-    `insert into public.roles values (1, 'admin'), (2, 'editor')`,
-    `insert into public.user_roles values (1, 1), (1, 2), (2, 2)`,
-    `insert into public.articles values (1, 1, 'a1'), (2, 1, 'a2'), (3, 2, 'b1')`,
-    `insert into public.tasks values (1, 'root', null), (2, 'child', 1), (3, 'leaf', 2)`,
-    `insert into public.letters values (1, 1, 2, 'hi bob')`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public.users (id int primary key, name text not null)`,
+  `create table public.roles (id int primary key, name text not null)`,
+  `create table public.user_roles (user_id int references public.users(id), role_id int references public.roles(id), primary key (user_id, role_id))`,
+  `create table public.articles (id int primary key, user_id int references public.users(id), title text not null)`,
+  `create view public.articles_v as select id, user_id, title from public.articles`,
+  `create table public.tasks (id int primary key, name text not null, parent_id int references public.tasks(id))`,
+  `create table public.letters (id int primary key, sender_id int references public.users(id), receiver_id int references public.users(id), body text)`,
+  `create function public.authored(u public.users) returns setof public.articles language sql stable as $$ select * from public.articles where user_id = u.id $$`,
+  `create function public.author_of(a public.articles) returns public.users language sql stable as $$ select * from public.users where id = a.user_id $$`,
+  `insert into public.users values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
+  `insert into public.roles values (1, 'admin'), (2, 'editor')`,
+  `insert into public.user_roles values (1, 1), (1, 2), (2, 2)`,
+  `insert into public.articles values (1, 1, 'a1'), (2, 1, 'a2'), (3, 2, 'b1')`,
+  `insert into public.tasks values (1, 'root', null), (2, 'child', 1), (3, 'leaf', 2)`,
+  `insert into public.letters values (1, 1, 2, 'hi bob')`,
+];
 
 describe.each(backends())('postgrest-js: embedding resolution (%s)', (backend) => {
   let t: TestApp;
   let db: PostgrestClient;
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();

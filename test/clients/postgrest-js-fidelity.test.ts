@@ -2,37 +2,33 @@
 // wrong (issue 26): RPC results as relations, nxl/nxr, tx=rollback on RPC, max-affected.
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { postgrestServer } from './helpers.js';
 import { call } from '../helpers/http.js';
 import { admin, sql } from '../database/helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public.people (id serial primary key, username text not null, status text not null, age int)`,
-    `create table public.rooms (id serial primary key, name text not null, during int4range not null)`,
-    `create table public.ledger (id serial primary key, note text not null)`,
-    `create table public.kv (k text primary key, v int)`,
-    `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
-    `grant usage on all sequences in schema public to anon, authenticated`,
-    `create function public.get_username_and_status() returns table (username text, status text) language sql stable as $$ select username, status from public.people order by id $$`,
-    `create function public.people_older(min_age int default 0) returns setof public.people language sql stable as $$ select * from public.people where age >= min_age $$`,
-    `create function public.write_ledger(note text) returns setof public.ledger language sql as $$ insert into public.ledger (note) values (note) returning * $$`,
-    `create function public.raise_it() returns int language plpgsql as $$ begin raise exception 'not today' using detail = 'the shop is closed', hint = 'come back tomorrow'; end $$`,
-    `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
-    `insert into public.rooms (name, during) values ('a', '[1,5)'), ('b', '[10,20)'), ('c', '[30,40)')`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public.people (id serial primary key, username text not null, status text not null, age int)`,
+  `create table public.rooms (id serial primary key, name text not null, during int4range not null)`,
+  `create table public.ledger (id serial primary key, note text not null)`,
+  `create table public.kv (k text primary key, v int)`,
+  `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
+  `grant usage on all sequences in schema public to anon, authenticated`,
+  `create function public.get_username_and_status() returns table (username text, status text) language sql stable as $$ select username, status from public.people order by id $$`,
+  `create function public.people_older(min_age int default 0) returns setof public.people language sql stable as $$ select * from public.people where age >= min_age $$`,
+  `create function public.write_ledger(note text) returns setof public.ledger language sql as $$ insert into public.ledger (note) values (note) returning * $$`,
+  `create function public.raise_it() returns int language plpgsql as $$ begin raise exception 'not today' using detail = 'the shop is closed', hint = 'come back tomorrow'; end $$`,
+  `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
+  `insert into public.rooms (name, during) values ('a', '[1,5)'), ('b', '[10,20)'), ('c', '[30,40)')`,
+];
 
 describe.each(backends())('postgrest-js: answers that used to be silently wrong (%s)', (backend) => {
   let t: TestApp;
   let db: PostgrestClient;
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();

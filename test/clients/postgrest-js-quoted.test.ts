@@ -1,31 +1,26 @@
 // Quoted names (`"my col"`) and JSON paths inside logic trees, through the real
 // @supabase/postgrest-js, as PostgREST answers them.
-import { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { sql } from '../database/helpers.js';
+import { postgrestServer } from './helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public."team list" (id serial primary key, "full name" text not null, "a,b" int, data jsonb)`,
-    `create table public."team member" (id serial primary key, "team id" int not null references public."team list"(id), "nick.name" text)`,
-    `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
-    `grant usage on all sequences in schema public to anon, authenticated`,
-    `insert into public."team list" ("full name", "a,b", data) values ('ann', 1, '{"role":"lead","n":{"k":3}}'), ('bob', 2, '{"role":"dev","n":{"k":5}}'), ('cy', 3, '{"role":"dev"}')`,
-    `insert into public."team member" ("team id", "nick.name") values (1, 'a1'), (1, 'a2'), (2, 'b1')`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public."team list" (id serial primary key, "full name" text not null, "a,b" int, data jsonb)`,
+  `create table public."team member" (id serial primary key, "team id" int not null references public."team list"(id), "nick.name" text)`,
+  `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
+  `grant usage on all sequences in schema public to anon, authenticated`,
+  `insert into public."team list" ("full name", "a,b", data) values ('ann', 1, '{"role":"lead","n":{"k":3}}'), ('bob', 2, '{"role":"dev","n":{"k":5}}'), ('cy', 3, '{"role":"dev"}')`,
+  `insert into public."team member" ("team id", "nick.name") values (1, 'a1'), (1, 'a2'), (2, 'b1')`,
+];
 
 describe.each(backends())('postgrest-js: quoted names and JSON paths in logic trees (%s)', (backend) => {
   let t: TestApp;
   let db: PostgrestClient;
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();

@@ -1,37 +1,32 @@
 // PostgREST's access rules for functions and its errors raised with an HTTP status, through the
 // real @supabase/postgrest-js: GET/HEAD only for STABLE/IMMUTABLE functions (405 otherwise), and
 // `raise sqlstate 'PGRST'` / `'PT402'` answered with the function's status, headers and JSON.
-import { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { postgrestServer } from './helpers.js';
 import { call } from '../helpers/http.js';
-import { sql } from '../database/helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public.hits (id serial primary key, at timestamptz not null default now())`,
-    `grant select, insert on public.hits to anon, authenticated`,
-    `grant usage on all sequences in schema public to anon, authenticated`,
-    `create function public.hit() returns int language sql as $$ insert into public.hits default values returning id $$`,
-    `create function public.count_hits() returns bigint language sql stable as $$ select count(*) from public.hits $$`,
-    `create function public.reads_volatile() returns int language sql as $$ select 1 $$`,
-    `create function public.pay() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = '{"code":"123","message":"Payment Required","details":"Quota exceeded","hint":"Upgrade your plan"}', detail = '{"status":402,"headers":{"X-Powered-By":"Nerd Rage","Content-Length":"1"}}'; end $$`,
-    `create function public.teapot() returns void language plpgsql as $$ begin raise sqlstate 'PT418' using message = 'I am a teapot', detail = 'short and stout', hint = 'pour'; end $$`,
-    `create function public.bad_raise() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = 'not json', detail = '{"status":402}'; end $$`,
-    `create function public.bad_status() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = '{"message":"x"}', detail = '{"status":200}'; end $$`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public.hits (id serial primary key, at timestamptz not null default now())`,
+  `grant select, insert on public.hits to anon, authenticated`,
+  `grant usage on all sequences in schema public to anon, authenticated`,
+  `create function public.hit() returns int language sql as $$ insert into public.hits default values returning id $$`,
+  `create function public.count_hits() returns bigint language sql stable as $$ select count(*) from public.hits $$`,
+  `create function public.reads_volatile() returns int language sql as $$ select 1 $$`,
+  `create function public.pay() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = '{"code":"123","message":"Payment Required","details":"Quota exceeded","hint":"Upgrade your plan"}', detail = '{"status":402,"headers":{"X-Powered-By":"Nerd Rage","Content-Length":"1"}}'; end $$`,
+  `create function public.teapot() returns void language plpgsql as $$ begin raise sqlstate 'PT418' using message = 'I am a teapot', detail = 'short and stout', hint = 'pour'; end $$`,
+  `create function public.bad_raise() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = 'not json', detail = '{"status":402}'; end $$`,
+  `create function public.bad_status() returns void language plpgsql as $$ begin raise sqlstate 'PGRST' using message = '{"message":"x"}', detail = '{"status":200}'; end $$`,
+];
 
 describe.each(backends())('postgrest-js: function access modes and raised HTTP errors (%s)', (backend) => {
   let t: TestApp;
   let db: PostgrestClient;
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();

@@ -1,35 +1,33 @@
 // Functions as relations (issue 26, item 2), through the real @supabase/postgrest-js where it
 // can say it and raw HTTP where it cannot, on both backends: PostgREST's documented behaviour.
-import { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { postgrestServer } from './helpers.js';
 import { call } from '../helpers/http.js';
 import { admin, envelope, sql } from '../database/helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public.people (id serial primary key, username text not null, status text not null, age int)`,
-    `create table public.pets (id serial primary key, owner_id int references public.people(id), name text not null)`,
-    `create type public.point2 as (x int, y int)`,
-    `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
-    `create function public.people_older(min_age int default 0) returns setof public.people language sql stable as $$ select * from public.people where age >= min_age $$`,
-    `create function public.first_person() returns public.people language sql stable as $$ select * from public.people order by id limit 1 $$`,
-    `create function public.noop() returns void language sql as $$ select $$`,
-    `create function public.echo_json(json) returns json language sql as $$ select $1 $$`,
-    `create function public.shout(text) returns text language sql as $$ select upper($1) $$`,
-    `create function public.byte_len(bytea) returns int language sql as $$ select length($1) $$`,
-    `create function public.label(p public.people) returns text language sql as $$ select p.username || ':' || p.status $$`,
-    `create function public.norm(pt public.point2) returns int language sql as $$ select abs(pt.x) + abs(pt.y) $$`,
-    `create function public.pick(x int) returns text language sql as $$ select 'int' $$`,
-    `create function public.pick(x text) returns text language sql as $$ select 'text' $$`,
-    `create function public.pick(x int, y int) returns text language sql as $$ select 'two' $$`,
-    `create function public.squares(n int) returns table (i int, sq int) language sql immutable as $$ select g, g * g from generate_series(1, n) g $$`,
-    `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
-    `insert into public.pets (owner_id, name) values (1, 'rex'), (2, 'tom'), (2, 'kit')`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public.people (id serial primary key, username text not null, status text not null, age int)`,
+  `create table public.pets (id serial primary key, owner_id int references public.people(id), name text not null)`,
+  `create type public.point2 as (x int, y int)`,
+  `grant select, insert, update, delete on all tables in schema public to anon, authenticated`,
+  `create function public.people_older(min_age int default 0) returns setof public.people language sql stable as $$ select * from public.people where age >= min_age $$`,
+  `create function public.first_person() returns public.people language sql stable as $$ select * from public.people order by id limit 1 $$`,
+  `create function public.noop() returns void language sql as $$ select $$`,
+  `create function public.echo_json(json) returns json language sql as $$ select $1 $$`,
+  `create function public.shout(text) returns text language sql as $$ select upper($1) $$`,
+  `create function public.byte_len(bytea) returns int language sql as $$ select length($1) $$`,
+  `create function public.label(p public.people) returns text language sql as $$ select p.username || ':' || p.status $$`,
+  `create function public.norm(pt public.point2) returns int language sql as $$ select abs(pt.x) + abs(pt.y) $$`,
+  `create function public.pick(x int) returns text language sql as $$ select 'int' $$`,
+  `create function public.pick(x text) returns text language sql as $$ select 'text' $$`,
+  `create function public.pick(x int, y int) returns text language sql as $$ select 'two' $$`,
+  `create function public.squares(n int) returns table (i int, sq int) language sql immutable as $$ select g, g * g from generate_series(1, n) g $$`,
+  `insert into public.people (username, status, age) values ('ann', 'ONLINE', 30), ('bob', 'OFFLINE', 40), ('cy', 'AWAY', 20), ('dee', 'OFFLINE', 50)`,
+  `insert into public.pets (owner_id, name) values (1, 'rex'), (2, 'tom'), (2, 'kit')`,
+];
 
 describe.each(backends())('postgrest-js: functions as relations (%s)', (backend) => {
   let t: TestApp;
@@ -37,9 +35,7 @@ describe.each(backends())('postgrest-js: functions as relations (%s)', (backend)
   const post = (fn: string, body: unknown, headers: Record<string, string> = {}) => call(t, 'POST', `/api/db/rpc/${fn}`, { headers: { ...admin(t), ...headers }, body });
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();

@@ -1,35 +1,31 @@
 // The select grammar of PostgREST 12/13 (issue 26, item 3) through the real postgrest-js, on
 // both backends: aggregates, spread embeds, JSON paths in filters and order, computed fields.
-import { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { postgrestServer } from './helpers.js';
 import { call } from '../helpers/http.js';
 import { admin, envelope, sql } from '../database/helpers.js';
 
-async function fixture(t: TestApp): Promise<void> {
-  const statements = [
-    `create table public.customers (id int primary key, name text not null)`,
-    `create table public.orders (id int primary key, customer_id int references public.customers(id), amount numeric not null, status text not null, data jsonb, meta json)`,
-    `create function public.label(o public.orders) returns text language sql stable as $$ select o.status || '#' || o.id $$`,
-    `insert into public.customers values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
-    `insert into public.orders values
-       (1, 1, 10, 'paid', '{"color":"red","size":2}', '{"tag":"a"}'),
-       (2, 1, 20, 'open', '{"color":"blue","size":1}', '{"tag":"b"}'),
-       (3, 2, 5, 'paid', '{"color":"green","size":3}', '{"tag":"a"}'),
-       (4, null, 1, 'void', null, null)`,
-  ];
-  for (const s of statements) await sql(t, s);
-}
+const FIXTURE = [
+  `create table public.customers (id int primary key, name text not null)`,
+  `create table public.orders (id int primary key, customer_id int references public.customers(id), amount numeric not null, status text not null, data jsonb, meta json)`,
+  `create function public.label(o public.orders) returns text language sql stable as $$ select o.status || '#' || o.id $$`,
+  `insert into public.customers values (1, 'Ann'), (2, 'Bob'), (3, 'Cy')`,
+  `insert into public.orders values
+     (1, 1, 10, 'paid', '{"color":"red","size":2}', '{"tag":"a"}'),
+     (2, 1, 20, 'open', '{"color":"blue","size":1}', '{"tag":"b"}'),
+     (3, 2, 5, 'paid', '{"color":"green","size":3}', '{"tag":"a"}'),
+     (4, null, 1, 'void', null, null)`,
+];
 
 describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
   let t: TestApp;
   let db: PostgrestClient;
 
   beforeAll(async () => {
-    t = await startApp(backend);
-    await fixture(t);
-    db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
+    ({ t, db } = await postgrestServer(backend, FIXTURE));
   });
   afterAll(async () => {
     await t?.close();
