@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
-import type { Db } from './db/types.js';
+import type { Db, PoolStats } from './db/types.js';
 import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import { openOwner, type Owner } from './db/owner.js';
@@ -157,12 +157,21 @@ async function givenOrOpened(config: Readonly<Config>, opts: { db?: Db; engine?:
 }
 
 /** The log store and the metrics over it and the pool; the log is written before the database closes. */
-function observability(config: Readonly<Config>, db: Db, closers: Array<() => Promise<unknown>>): { logs: LogsService; metrics: Metrics } {
+function observability(config: Readonly<Config>, db: Db, closers: Array<() => Promise<unknown>>): { logs: LogsService; metrics: Metrics; pools: Db[] } {
   const warn = dbEvents(config);
   const logs = new LogsService(db, { ...config.logs, onError: (err) => warn('could not write log lines to the store (they are dropped)', { error: String(err) }) });
   closers.push(() => logs.close());
-  const metrics = new Metrics({ pool: () => db.poolStats?.(), logs: () => logs.state() });
-  return { logs, metrics };
+  // The pool metrics add up every pool: Plinth's own, and the owner role's (records, admin SQL) once it opens.
+  const pools: Db[] = [db];
+  const metrics = new Metrics({ pool: () => sumPoolStats(pools), logs: () => logs.state() });
+  return { logs, metrics, pools };
+}
+
+function sumPoolStats(pools: readonly Db[]): PoolStats | undefined {
+  const all = pools.map((p) => p.poolStats?.()).filter((s): s is PoolStats => s !== undefined);
+  if (!all.length) return undefined;
+  const sum = (k: keyof PoolStats) => all.reduce((n, s) => n + s[k], 0);
+  return { total: sum('total'), idle: sum('idle'), waiting: sum('waiting'), acquired: sum('acquired'), waitSeconds: sum('waitSeconds') };
 }
 
 /** Optional in health: a log store that cannot write drops lines, never requests. */
@@ -226,9 +235,10 @@ async function startStorage(config: Readonly<Config>, opened: { db: Db; engine: 
 }
 
 /** The owner role's pool (src/db/owner.ts), closed with the rest when it is a pool of its own. */
-async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>): Promise<Owner> {
+async function ownerPool(db: Db, closers: Array<() => Promise<unknown>>, pools: Db[]): Promise<Owner> {
   const owner = await openOwner(db);
   if (owner.separate) closers.push(() => owner.db.close());
+  if (owner.separate) pools.push(owner.db);
   return owner;
 }
 
@@ -268,9 +278,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     const db = opened.db;
     closers.push(() => db.close());
     await migrate(db);
-    const { logs, metrics } = observability(config, db, closers);
+    const { logs, metrics, pools } = observability(config, db, closers);
     pgLog = postgresLogSink(logs);
-    const owner = await ownerPool(db, closers);
+    const owner = await ownerPool(db, closers, pools);
     const { credentials, generatedAdminKey } = await loadCredentials(db, config.credentials);
     const tokens = new TokenSigner(credentials.jwtSecret, config.auth.tokenTtlSeconds);
     const identity = new IdentityResolver(credentials, tokens, dbSessionCheck(db));
