@@ -7,6 +7,8 @@ export default defineConfig({
     globalSetup: ['test/helpers/embedded-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // Browser and job-queue checks poll: on 2 loaded cores a second is not always enough.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // 2 cores shared by the servers under test and Postgres: keep parallelism modest.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },

@@ -2,7 +2,7 @@
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Compartment, EditorSelection, Prec, type Extension } from '@codemirror/state';
-import { acceptCompletion, closeCompletion, completeFromList, completionStatus } from '@codemirror/autocomplete';
+import { acceptCompletion, autocompletion, closeCompletion, completeFromList, completionKeymap, completionStatus } from '@codemirror/autocomplete';
 import { javascript } from '@codemirror/lang-javascript';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
@@ -45,12 +45,19 @@ function sqlSupport(schema: SqlSchema): Extension {
 }
 
 // Enter never accepts a completion (it closes the popup and makes the new line): Tab does.
-const completionKeys = Prec.highest(
-  keymap.of([
-    { key: 'Enter', run: (view) => (completionStatus(view.state) === 'active' && closeCompletion(view), false) },
-    { key: 'Tab', run: acceptCompletion },
-  ]),
-);
+// The default completion keymap (Enter accepts) is turned off, not merely outranked: it sits
+// at the same precedence, earlier in basicSetup, so it won whenever the popup had been open
+// longer than its 75 ms interaction delay, i.e. for every person typing.
+const completionKeys = [
+  autocompletion({ defaultKeymap: false }),
+  Prec.highest(
+    keymap.of([
+      ...completionKeymap.filter((b) => b.key !== 'Enter'),
+      { key: 'Enter', run: (view) => (completionStatus(view.state) === 'active' && closeCompletion(view), false) },
+      { key: 'Tab', run: acceptCompletion },
+    ]),
+  ),
+];
 
 export function createEditor(opts: { parent: HTMLElement; doc: string; lang: 'sql' | 'typescript'; label: string; onRun?: () => void }): Editor {
   const run = opts.onRun;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { call } from '../helpers/http.js';
 import { axeViolations, browserAvailable, launch } from './browser.js';
 
 const T = { timeout: 60_000 };
@@ -224,6 +225,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.keyboard.press('Delete');
     await page.keyboard.type('select * from to', { delay: 20 });
     await page.locator('.cm-tooltip-autocomplete').getByText('todos', { exact: true }).waitFor();
+    // As a person would: the popup has been open a while (past its 75 ms interaction delay).
+    await page.waitForTimeout(300);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('.cm-content').innerText()).toMatch(/^select \* from to\n/);
     await page.keyboard.press('ControlOrMeta+a');
@@ -301,12 +304,10 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('storage-folders');
   });
 
-  it('creates a schedule with a cron helper showing the next runs (issue 28 shapes, the API faked)', T, async () => {
-    let posted: unknown = null;
-    await page.route('**/api/schedules', (r) => {
-      if (r.request().method() === 'POST') posted = r.request().postDataJSON();
-      return r.fulfill({ status: r.request().method() === 'POST' ? 201 : 200, contentType: 'application/json', body: JSON.stringify(posted ? [{ id: 's1', ...(posted as object) }] : []) });
-    });
+  it('creates a schedule with a cron helper showing the next runs, on the real schedules API', T, async () => {
+    const admin = { 'x-api-key': t.adminKey };
+    const fn = await call(t, 'POST', '/api/functions', { headers: admin, body: { name: 'Cleanup', slug: 'cleanup', code: 'export default () => new Response("ok")' } });
+    expect(fn.status).toBe(201);
     await go('/schedules', 'Schedules');
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Name', { exact: true }).fill('nightly');
@@ -319,8 +320,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('schedules-create');
     await page.getByRole('button', { name: 'Create schedule' }).click();
     await page.getByRole('cell', { name: 'nightly', exact: true }).waitFor();
-    expect(posted).toEqual({ name: 'nightly', cronSchedule: '0 3 * * *', timezone: 'UTC', enabled: true, functionSlug: 'cleanup' });
-    await page.unroute('**/api/schedules');
+    const saved = (await call(t, 'GET', '/api/schedules', { headers: admin })).body as Array<Record<string, unknown>>;
+    expect(saved.find((s) => s.name === 'nightly')).toMatchObject({ cronSchedule: '0 3 * * *', timezone: 'UTC', enabled: true, functionSlug: 'cleanup' });
   });
 
   it('says AI is not configured, and how to configure it, instead of "No AI calls"', T, async () => {

@@ -117,8 +117,11 @@ describe('email API when the SMTP server is down at first', () => {
     // The sign-up's verification mail is a job of the same queue: not lost while SMTP is down.
     const signUp = await call(t, 'POST', '/api/auth/users', { headers: { apikey: t.anonKey }, body: { email: 'late-user@example.com', password: 'pw-123456A!' } });
     expect(signUp.status).toBeLessThan(300);
-    const queued = await t.deps.db.query<{ n: number }>(`select count(*)::int as n from pgboss.job where name = 'email-send' and data::text like '%late-user@example.com%'`);
-    expect(queued.rows[0]!.n).toBe(1);
+    // The mail is queued right after the answer (the sign-up does not wait on the mailer).
+    const queuedCount = async () =>
+      (await t.deps.db.query<{ n: number }>(`select count(*)::int as n from pgboss.job where name = 'email-send' and data::text like '%late-user@example.com%'`)).rows[0]!.n;
+    await until(async () => (await queuedCount()) > 0, 10_000, 'the verification mail queued');
+    expect(await queuedCount()).toBe(1);
     await new Promise((res) => setTimeout(res, 1500));
     const got: string[] = [];
     const server = new SMTPServer({

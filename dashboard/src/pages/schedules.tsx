@@ -120,8 +120,8 @@ export function Schedules() {
             ]}
             actions={(s) => (
               <>
-                <button type="button" class="ghost" aria-label={`Run ${s.name} now`} onClick={() => void act.run(() => api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' }))}>Run now</button>
-                <button type="button" class="ghost" aria-label={`Runs of ${s.name}`} onClick={() => setRuns(s)}>History</button>
+                <button type="button" class="ghost" aria-label={`Run now: ${s.name}`} onClick={() => void act.run(() => api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' }))}>Run now</button>
+                <button type="button" class="ghost" aria-label={`History of ${s.name}`} onClick={() => setRuns(s)}>History</button>
                 <button type="button" class="ghost danger" aria-label={`Delete schedule ${s.name}`} onClick={() => confirm(`Delete ${s.name}?`) && void act.run(() => api(`/api/schedules/${enc(s.id)}`, { method: 'DELETE' }).then(reload))}>Delete</button>
               </>
             )}
