@@ -3,7 +3,8 @@
 //     one and on three instances (goal p99 < 1 s);
 // (b) webhooks: throughput and commit-to-receipt latency against a bare pg LISTEN + fetch relay
 //     in the same run (goal ≥ 0.5× its throughput; p99 < 500 ms at 200 changes/s);
-// (c) the cost a hook adds to a plain single-row insert (goal ≤ 15%).
+// (c) the cost a hook adds to a plain single-row insert (goal ≤ 15%): in SQL (the strictest
+//     view: nothing else in the request) and through the records API (what an app does).
 // Sizes: BENCH_AUTO_SECONDS (8), BENCH_AUTO_BURST (1000).
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,8 @@ import pg from 'pg';
 import { freshBenchDatabase } from './lib.js';
 import { loadConfig } from '../src/config/index.js';
 import { buildDeps, type Deps } from '../src/deps.js';
+import { buildApp } from '../src/app.js';
+import { ownerRoleName } from '../src/db/owner.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 
@@ -91,6 +94,7 @@ try {
   await pool.query(`create trigger relay after insert on public.relayed for each row execute function public.relay()`);
   const listener = new pg.Client({ connectionString: bench.url });
   await listener.connect();
+  listener.on('error', () => {});
   listener.on('notification', (m) => void fetch(hookUrl, { method: 'POST', body: m.payload }).catch(() => {}));
   await listener.query('listen bench_relay');
   await one.webhooks.create({ name: 'bench', table: 'hooked', events: ['INSERT'], url: hookUrl });
@@ -129,9 +133,43 @@ try {
   const inServer = { plain: [] as number[], hooked: [] as number[] };
   for (let i = 0; i < 50; i++) for (const t of ['plain', 'hooked'] as const) inServer[t].push(await plan(t));
   console.log(`insert in the server (median of 50): plain ${p50(inServer.plain).toFixed(3)} ms, hooked ${p50(inServer.hooked).toFixed(3)} ms (trigger + outbox row)`);
+  // The same insert as an app makes it: POST /api/database/records/<table> over HTTP, 8 writers.
+  // Tables an app makes through Plinth belong to its owner role, which the records API uses.
+  const owner = ownerRoleName(new URL(bench.url).pathname.slice(1));
+  for (const t of ['hooked', 'plain']) await pool.query(`alter table public.${t} owner to ${owner}`);
+  const app = await buildApp(one, { logStream: false });
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' });
+  const viaApi = async (table: string, n: number): Promise<number[]> => {
+    const times: number[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next++ < n) {
+        const t0 = performance.now();
+        const r = await fetch(`${origin}/api/database/records/${table}`, {
+          method: 'POST',
+          headers: { 'x-api-key': adminKey, 'content-type': 'application/json', prefer: 'return=minimal' },
+          body: JSON.stringify([{ n: next, sent_at: new Date().toISOString() }]),
+        });
+        const answer = await r.text();
+        if (r.status >= 300) throw new Error(`records insert answered ${r.status}: ${answer}`);
+        times.push(performance.now() - t0);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    return times;
+  };
+  const api: Record<string, number[]> = { plain: [], hooked: [] };
+  for (let round = 0; round < 6; round++) {
+    for (const t of (round % 2 ? ['hooked', 'plain'] : ['plain', 'hooked']) as Array<'plain' | 'hooked'>) api[t]!.push(...(await viaApi(t, 300)));
+  }
+  console.log(`insert cost through the records API (8 writers, median): plain ${p50(api.plain!).toFixed(3)} ms, hooked ${p50(api.hooked!).toFixed(3)} ms (${((p50(api.hooked!) / p50(api.plain!) - 1) * 100).toFixed(1)}%)`);
+  await app.close();
   await listener.end();
   await pool.end();
   await one.close();
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
 } finally {
   server.close();
   await bench.drop();
