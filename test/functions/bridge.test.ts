@@ -25,12 +25,12 @@ export default async function (req: Request): Promise<Response> {
   return Response.json({ base, sdkBase: Deno.env.get('INSFORGE_BASE_URL'), status: r.status, body: await r.text() });
 }`;
 
-/** Tries each URL (fetch) and host:port (Deno.connect) in the body; answers what each did. */
+/** Tries PLINTH_URL and each URL (fetch) and host:port (Deno.connect) in the body; answers what each did. */
 const PROBE = `
 export default async function (req: Request): Promise<Response> {
   const { urls, connects } = await req.json();
   const out: Record<string, string> = {};
-  for (const u of urls) {
+  for (const u of [Deno.env.get('PLINTH_URL') + '/api/health', ...urls]) {
     try { out[u] = 'reached ' + (await fetch(u)).status; } catch (e) { out[u] = (e as Error).name; }
   }
   for (const [hostname, port] of connects) {
@@ -125,13 +125,14 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
     expect(smtp.mails.find((m) => m.to.includes('bridge@example.com'))!.raw).toMatch(/Subject: Through the bridge/);
   });
 
-  it("still refuses loopback: another port, 127.0.0.1 at Plinth's own port, localhost under another port", async () => {
+  it("reaches PLINTH_URL but still not loopback: another port, 127.0.0.1 at Plinth's own port, localhost under another port", async () => {
     const otherPort = (other.address() as { port: number }).port;
     expect(await (await fetch(`http://127.0.0.1:${otherPort}/`)).text()).toBe('another service');
     const urls = [`http://127.0.0.1:${otherPort}/`, `http://localhost:${otherPort}/`, `http://127.0.0.1:${port}/api/health`, `http://[::1]:${port}/api/health`];
     const r = await t.fetch('/functions/probe', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ urls, connects: [['127.0.0.1', port], ['localhost', port], ['127.0.0.1', otherPort]] }) });
     const out = await json(r);
     expect(out).toEqual({
+      [`http://localhost:${port}/api/health`]: 'reached 200',
       [urls[0]!]: 'NotCapable',
       [urls[1]!]: 'NotCapable',
       [urls[2]!]: 'NotCapable',
