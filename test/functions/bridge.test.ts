@@ -2,7 +2,9 @@
 // Unix socket relayed to Plinth's own HTTP server): the records API with its caller's token (RLS
 // applies), POST /api/email/send-raw with its own token (the mail reaches a real SMTP server),
 // Plinth's normal auth on every bridged request; loopback and Plinth's own port stay refused.
+import { statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
@@ -83,6 +85,13 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
   it('sees PLINTH_URL and INSFORGE_BASE_URL: http://localhost:<port> without PUBLIC_URL', async () => {
     const out = await relay({ path: '/api/health' });
     expect(out).toMatchObject({ base: `http://localhost:${port}`, sdkBase: `http://localhost:${port}`, status: 200, body: { status: 'ok' } });
+  });
+
+  it("keeps the bridge socket its owner's alone: the socket 0600 in a 0700 dir", () => {
+    const socket = (t.deps.functions.runtime as unknown as { bridge: { socketPath: string } }).bridge.socketPath;
+    expect(statSync(socket).isSocket()).toBe(true);
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(socket)).mode & 0o777).toBe(0o700);
   });
 
   it("reads a table through the records API with its caller's token: RLS shows each user their rows", async () => {

@@ -1,4 +1,4 @@
-import { chmodSync } from 'node:fs';
+import { chmod } from 'node:fs';
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -35,7 +35,8 @@ export class ApiBridge {
   ) {
     this.base = publicUrl;
     this.server.on('error', (err) => warn?.('the function bridge failed', { err: String(err) }));
-    this.server.listen(socketPath, () => chmodSync(socketPath, 0o600));
+    // Its dir is the owner's alone already; the socket too. Never what keeps the process up.
+    this.server.listen(socketPath, () => chmod(socketPath, 0o600, () => {})).unref();
   }
 
   /** The URL functions call Plinth at (PLINTH_URL): PUBLIC_URL, else http://localhost:<port>; null until Plinth listens. */
