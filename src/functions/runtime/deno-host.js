@@ -2,8 +2,8 @@
 // (src/functions/runtime/host-process.ts) for the pool in pool.ts.
 // The process itself only manages; the function runs in a Web Worker with narrowed permissions
 // (network as the process allows it, i.e. public addresses only via --deny-net; its temp dir;
-// its own socket; the socket of Plinth's bridge; nothing else) and that worker serves the calls itself, on a Unix socket of
-// its own, so a call never crosses between threads.
+// its own socket; the socket of Plinth's bridge; nothing else) and that worker serves the calls
+// itself, on a Unix socket of its own, so a call never crosses between threads.
 // Plain JavaScript so Deno starts it without a type-check or transpile step.
 //
 // Protocol (HTTP over Unix sockets in the socket dir given as the first argument):

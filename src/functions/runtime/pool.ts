@@ -1,8 +1,8 @@
 import { accessSync, constants, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../errors/index.js';
-import type { AddressInfo } from 'node:net';
 import { SpawnBackoff } from './backoff.js';
 import { ApiBridge } from './bridge.js';
 import { checkHost, deployTo } from './control.js';
@@ -92,6 +92,8 @@ export class HostPool implements FunctionRuntime {
 
   listening(address: AddressInfo | string): void {
     this.bridge?.listening(address);
+    // Loaded before Plinth listened (a schedule due at start): without PLINTH_URL. Loaded again on the next call.
+    for (const h of this.byFunction.values()) this.kill(h);
   }
 
   /** Process ids of the warm function processes (for tests and diagnostics). */
