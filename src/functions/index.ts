@@ -30,6 +30,6 @@ export function buildFunctions(
   const { runtimeUrl, runtimeToken, timeoutMs, memoryMb } = config.functions;
   const runtime: FunctionRuntime = runtimeUrl
     ? new RemoteRuntime({ url: runtimeUrl, token: runtimeToken, timeoutMs })
-    : new HostPool({ binary: denoBinary(), memoryMb, timeoutMs, onLog, warn });
+    : new HostPool({ binary: denoBinary(), memoryMb, timeoutMs, onLog, warn, bridge: { publicUrl: config.publicUrl } });
   return new FunctionService(db, runtime, logs);
 }

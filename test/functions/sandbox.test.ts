@@ -128,9 +128,10 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     expect((await probe('probe', 'envHome')).value).toBe('undefined');
     expect((await probe('probe', 'envPath')).value).toBe('undefined');
     const all = JSON.parse((await probe('probe', 'envAll')).value!);
-    expect(Object.keys(all)).toEqual(['TMPDIR']);
+    // TMPDIR, and where it calls Plinth (bridge.test.ts).
+    expect(Object.keys(all)).toEqual(['TMPDIR', 'PLINTH_URL', 'INSFORGE_BASE_URL']);
     // node:process sees the same narrowed environment.
-    expect(Object.keys(JSON.parse((await probe('probe', 'processEnv')).value!))).toEqual(['TMPDIR']);
+    expect(Object.keys(JSON.parse((await probe('probe', 'processEnv')).value!))).toEqual(['TMPDIR', 'PLINTH_URL', 'INSFORGE_BASE_URL']);
   });
 
   it('cannot reach loopback, the API server, metadata or private addresses', async () => {
@@ -143,8 +144,11 @@ describe.each(backends())('function sandbox on %s', (backend) => {
       `http://[::ffff:127.0.0.1]:${sidePort}/`,
       `http://0.0.0.0:${sidePort}/`,
       `http://2130706433:${sidePort}/`,
+      // The API server's own port at a loopback address. (At http://localhost:<port>, its
+      // PLINTH_URL, a function reaches it through the bridge: bridge.test.ts.)
       `${t.url}/api/health`,
-      `http://localhost:${api.port}/api/health`,
+      `http://[::1]:${api.port}/api/health`,
+      `http://127.0.0.2:${api.port}/api/health`,
       'http://169.254.169.254/latest/meta-data/',
       'http://10.0.0.1/',
       'http://172.16.0.1/',

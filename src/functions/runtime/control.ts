@@ -47,7 +47,7 @@ export type DeployResult = { loaded: true; socket: string | null } | { loaded: f
  */
 export async function deployTo(
   target: HostTarget,
-  payload: { version: string; code: string; secrets: Record<string, string>; adopts?: string },
+  payload: { version: string; code: string; secrets: Record<string, string>; adopts?: string; plinthUrl?: string },
   timeoutMs: number,
 ): Promise<DeployResult> {
   const { status, text, outcome } = await hostCall(target, { method: 'PUT', path: '/_plinth/deploy', json: payload, timeoutMs });

@@ -2,15 +2,16 @@
 // (src/functions/runtime/host-process.ts) for the pool in pool.ts.
 // The process itself only manages; the function runs in a Web Worker with narrowed permissions
 // (network as the process allows it, i.e. public addresses only via --deny-net; its temp dir;
-// its own socket; nothing else) and that worker serves the calls itself, on a Unix socket of
-// its own, so a call never crosses between threads.
+// its own socket; the socket of Plinth's bridge; nothing else) and that worker serves the calls
+// itself, on a Unix socket of its own, so a call never crosses between threads.
 // Plain JavaScript so Deno starts it without a type-check or transpile step.
 //
 // Protocol (HTTP over Unix sockets in the socket dir given as the first argument):
 //   control.sock  GET /_plinth/health   200 when the host is up
-//                 PUT /_plinth/deploy   JSON {version, code, secrets}: loads the code in a new
-//                                       worker; 200 {ok: true, socket} naming the worker's socket,
-//                                       or 422 {message, kind} when the module fails to load (kind
+//                 PUT /_plinth/deploy   JSON {version, code, secrets, plinthUrl?}: loads the code
+//                                       in a new worker (plinthUrl: where it calls Plinth); 200
+//                                       {ok: true, socket} naming the worker's socket, or 422
+//                                       {message, kind} when the module fails to load (kind
 //                                       'export': its default export is not a function; 'threw')
 //   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
 //                                       sees; every other x-plinth-runtime-* header is dropped;
@@ -20,10 +21,12 @@
 //                                       x-plinth-runtime-outcome: threw.
 // Console output and errors go to stdout as JSON lines {level, message}.
 
+import { plinthBridge } from './deno-bridge.js';
 import { installNetGuard } from './deno-net-guard.js';
 
-// The third argument: what the network guard refuses ({cidrs, addresses}, deno.ts guardSpec()).
-const [socketDir, tmpDir, guardSpec] = Deno.args;
+// The third argument: what the network guard refuses ({cidrs, addresses}, deno.ts guardSpec());
+// the fourth: the socket of Plinth's bridge (src/functions/runtime/bridge.ts), empty for none.
+const [socketDir, tmpDir, guardSpec, apiSocket = ''] = Deno.args;
 // A replaced worker keeps serving this long for calls already routed to it, then drains.
 const RETIRE_GRACE_MS = 2_000;
 // ...and is stopped after this long even if calls are still running.
@@ -48,8 +51,11 @@ function emit(level, message) {
 // then serves calls on its socket.
 const BOOT = `
 ${installNetGuard.toString().replace(/^export /, '')}
-// Before anything else: the IPv6 ranges --deny-net cannot hold (deno-net-guard.js).
-await installNetGuard(${JSON.stringify(JSON.parse(guardSpec))});
+${plinthBridge.toString().replace(/^export /, '')}
+// Before anything else: the IPv6 ranges --deny-net cannot hold (deno-net-guard.js), and the
+// fetches of Plinth's own URL sent over its bridge (deno-bridge.js).
+const bridge = plinthBridge(${JSON.stringify(apiSocket || null)});
+await installNetGuard(${JSON.stringify(JSON.parse(guardSpec))}, bridge);
 const MAX_LOG_CHARS = ${MAX_LOG_CHARS};
 const FUNCTION_URL = ${FUNCTION_URL};
 const RUNTIME_URL = ${RUNTIME_URL};
@@ -103,6 +109,7 @@ self.onmessage = async (e) => {
     return postMessage({ t: 'retired' });
   }
   if (m.t !== 'init') return;
+  if (m.plinthUrl) bridge.open(m.plinthUrl);
   const secrets = Object.freeze({ ...m.secrets });
   const env = Object.freeze({
     get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
@@ -146,17 +153,19 @@ function b64(text) {
   return btoa(s);
 }
 
-// Each worker gets a socket of its own, fixed when it is created (its permissions name it).
+// Each worker gets a socket of its own, fixed when it is created (its permissions name it),
+// and may open Plinth's bridge socket.
 let seq = 0;
 function newWorker() {
   const socket = `${socketDir}/w${++seq}.sock`;
+  const sockets = apiSocket ? [socket, apiSocket] : [socket];
   const w = new Worker(BOOT_URL, {
     type: 'module',
     deno: {
       permissions: {
         net: 'inherit',
-        read: [tmpDir, socket],
-        write: [tmpDir, socket],
+        read: [tmpDir, ...sockets],
+        write: [tmpDir, ...sockets],
         env: false,
         run: false,
         ffi: false,
@@ -193,7 +202,7 @@ function retire(w) {
   };
 }
 
-function deploy({ version: v, code, secrets }) {
+function deploy({ version: v, code, secrets, plinthUrl }) {
   const w = standby ?? newWorker();
   standby = null;
   return new Promise((resolve) => {
@@ -215,8 +224,11 @@ function deploy({ version: v, code, secrets }) {
         resolve({ ok: false, kind: m.kind, message: m.message });
       }
     };
-    // TMPDIR tells the function where it may read and write files.
-    w.postMessage({ t: 'init', code: b64(code), socket: w.socket, secrets: { TMPDIR: tmpDir, ...secrets } });
+    // TMPDIR tells the function where it may read and write files; PLINTH_URL (and
+    // INSFORGE_BASE_URL, the InsForge SDK's name for it) where it calls Plinth. Secrets of
+    // these names win.
+    const urls = plinthUrl ? { PLINTH_URL: plinthUrl, INSFORGE_BASE_URL: plinthUrl } : {};
+    w.postMessage({ t: 'init', code: b64(code), socket: w.socket, plinthUrl, secrets: { TMPDIR: tmpDir, ...urls, ...secrets } });
   });
 }
 

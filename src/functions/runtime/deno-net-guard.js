@@ -11,8 +11,11 @@
 // the very answer it connects to (its `lookup` option); WebSocket checks written addresses
 // only (its constructor cannot wait). See docs/functions.md, "Private IPv6".
 
-/** Installs the guard in this worker; `spec` is {cidrs: string[], addresses: string[]}. */
-export async function installNetGuard(spec) {
+/**
+ * Installs the guard in this worker; `spec` is {cidrs: string[], addresses: string[]}. `bridge`
+ * (deno-bridge.js) takes the fetches of Plinth's own URL, which never reach the network.
+ */
+export async function installNetGuard(spec, bridge) {
   const { BlockList, isIP, Socket } = await import('node:net');
   const dns = await import('node:dns');
   const list = new BlockList();
@@ -55,7 +58,10 @@ export async function installNetGuard(spec) {
 
   const fetch0 = globalThis.fetch;
   pin(globalThis, 'fetch', async function fetch(input, init) {
-    await resolveCheck(hostOf(input instanceof Request ? input.url : input instanceof URL ? input.href : String(input)));
+    const url = input instanceof Request ? input.url : input instanceof URL ? input.href : String(input);
+    const bridged = bridge?.route(url);
+    if (bridged) return bridged(fetch0, input, init);
+    await resolveCheck(hostOf(url));
     return fetch0.call(this, input, init);
   });
   const WebSocket0 = globalThis.WebSocket;

@@ -48,8 +48,12 @@ export function guardSpec(): { cidrs: readonly string[]; addresses: string[] } {
   return { cidrs: DENIED_CIDRS, addresses: ownAddresses() };
 }
 
-/** Command-line arguments of one host process (see deno-host.js). */
-export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: number }): string[] {
+/**
+ * Command-line arguments of one host process (see deno-host.js); `apiSocket` is the socket of
+ * Plinth's bridge (bridge.ts), which its workers may open.
+ */
+export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: number; apiSocket?: string }): string[] {
+  const bridge = opts.apiSocket ? `,${opts.apiSocket}` : '';
   return [
     'run',
     '--no-prompt',
@@ -60,8 +64,8 @@ export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: nu
     `--v8-flags=--max-old-space-size=${opts.memoryMb}`,
     '--allow-net',
     `--deny-net=${deniedNet().join(',')}`,
-    `--allow-read=${opts.socketDir},${opts.tmpDir}`,
-    `--allow-write=${opts.socketDir},${opts.tmpDir}`,
+    `--allow-read=${opts.socketDir},${opts.tmpDir}${bridge}`,
+    `--allow-write=${opts.socketDir},${opts.tmpDir}${bridge}`,
     '--deny-run',
     '--deny-ffi',
     '--deny-env',
@@ -71,5 +75,6 @@ export function hostArgs(opts: { socketDir: string; tmpDir: string; memoryMb: nu
     opts.socketDir,
     opts.tmpDir,
     JSON.stringify(guardSpec()),
+    opts.apiSocket ?? '',
   ];
 }

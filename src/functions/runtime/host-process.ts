@@ -27,6 +27,8 @@ export interface HostProcessOptions {
   socketDir: string;
   /** Deno's cache, shared by the pool's processes. */
   denoDir: string;
+  /** The socket of Plinth's bridge (bridge.ts), if any. */
+  apiSocket?: string;
   /** Receives the hosted function's console output. */
   onLog: LogSink;
   /** The process failed to start: it could not be spawned, or it exited before it listened. */
@@ -71,7 +73,7 @@ export class HostProcess {
     mkdirSync(opts.tmpDir);
     mkdirSync(opts.socketDir);
     this.socketPath = path.join(opts.socketDir, 'control.sock');
-    this.proc = spawn(opts.binary, hostArgs({ socketDir: opts.socketDir, tmpDir: opts.tmpDir, memoryMb: opts.memoryMb }), {
+    this.proc = spawn(opts.binary, hostArgs({ socketDir: opts.socketDir, tmpDir: opts.tmpDir, memoryMb: opts.memoryMb, apiSocket: opts.apiSocket }), {
       // A minimal environment: none of Plinth's secrets reach the function processes.
       env: { HOME: opts.tmpDir, TMPDIR: opts.tmpDir, DENO_DIR: opts.denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
       // stdin stays open for the host's lifetime: it exits when Plinth does, however Plinth ends.

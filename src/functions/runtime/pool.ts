@@ -1,8 +1,10 @@
 import { accessSync, constants, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../errors/index.js';
 import { SpawnBackoff } from './backoff.js';
+import { ApiBridge } from './bridge.js';
 import { checkHost, deployTo } from './control.js';
 import { HostUnreachable, loadRefused } from './faults.js';
 import { HostProcess, isOutOfMemory, type Exit } from './host-process.js';
@@ -25,6 +27,8 @@ export interface PoolOptions {
   tmpRoot?: string;
   /** Told about process exits and spawn failures (the app log). */
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Functions reach this Plinth over a bridge (bridge.ts); absent in a standalone runtime. */
+  bridge?: { publicUrl: string | null };
 }
 
 // What the Deno runtime itself takes besides the function's heap: the process with its
@@ -41,6 +45,7 @@ const MEMORY_CHECK_MS = 100;
  */
 export class HostPool implements FunctionRuntime {
   private readonly baseDir: string;
+  private readonly bridge: ApiBridge | null;
   private readonly byFunction = new Map<string, HostProcess>();
   /** The deploy under way per function (one at a time: the last one asked for serves). */
   private readonly deploying = new Map<string, { version: string; host: Promise<HostProcess> }>();
@@ -55,6 +60,7 @@ export class HostPool implements FunctionRuntime {
 
   constructor(private readonly opts: PoolOptions) {
     this.baseDir = makePoolDir(opts.tmpRoot ?? tmpdir());
+    this.bridge = opts.bridge ? new ApiBridge(path.join(this.baseDir, 'api.sock'), opts.bridge.publicUrl, opts.warn) : null;
     const idleMs = opts.idleMs ?? 10 * 60_000;
     this.sweeper = setInterval(() => {
       const now = Date.now();
@@ -82,6 +88,12 @@ export class HostPool implements FunctionRuntime {
       this.kill(h);
       if (h.functionId) this.logRestart(h.functionId);
     }
+  }
+
+  listening(address: AddressInfo | string): void {
+    this.bridge?.listening(address);
+    // Loaded before Plinth listened (a schedule due at start): without PLINTH_URL. Loaded again on the next call.
+    for (const h of this.byFunction.values()) this.kill(h);
   }
 
   /** Process ids of the warm function processes (for tests and diagnostics). */
@@ -183,7 +195,7 @@ export class HostPool implements FunctionRuntime {
       this.kill(h);
       return h.exited;
     });
-    await Promise.all(waits);
+    await Promise.all([...waits, this.bridge?.close()]);
     rmSync(this.baseDir, { recursive: true, force: true });
   }
 
@@ -237,7 +249,8 @@ export class HostPool implements FunctionRuntime {
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();
-    const result = await deployTo(host, { version: fn.version, code, secrets }, this.opts.timeoutMs).catch(async (err: HostUnreachable) => {
+    const plinthUrl = this.bridge?.url ?? undefined;
+    const result = await deployTo(host, { version: fn.version, code, secrets, plinthUrl }, this.opts.timeoutMs).catch(async (err: HostUnreachable) => {
       this.kill(host);
       const exit = await host.exited;
       if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
@@ -291,6 +304,7 @@ export class HostPool implements FunctionRuntime {
       tmpDir: path.join(this.baseDir, `t${n}`),
       socketDir: path.join(this.baseDir, `s${n}`),
       denoDir: path.join(this.baseDir, 'deno'),
+      apiSocket: this.bridge?.socketPath,
       onLog: this.opts.onLog,
       onStartFailed: (h, details) => {
         this.gone(h);

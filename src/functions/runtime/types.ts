@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 
 /** A function as the runtime sees it: an id, a version (code + secrets) and how to load it. */
@@ -51,6 +52,8 @@ export interface FunctionRuntime {
   load(fn: RuntimeFunction): Promise<void>;
   /** Drops what is loaded for a function that no longer exists (a check of a create that failed). */
   discard(functionId: string): void;
+  /** Plinth's HTTP server listens at `address`: where the local runtime's bridge relays functions' calls to Plinth. */
+  listening?(address: AddressInfo | string): void;
   /** Throws when the runtime cannot run functions (health check). */
   check(): Promise<void>;
   close(): Promise<void>;

@@ -108,6 +108,11 @@ export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
   // Any body of any content type passes through raw: no parser reads it here.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  // Functions call this Plinth through the runtime's bridge, which relays to where it listens.
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    if (address) fns.runtime.listening?.(address);
+  });
 
   // Identity is resolved in the handler (openCaller), not by the identity plugin: a header that
   // is not a Plinth credential must pass through to the function rather than be refused.
