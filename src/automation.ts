@@ -11,6 +11,7 @@ import type { LogWriter, LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
+import { UsageHistory } from './metrics/history.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
 import { EmailService } from './email/service.js';
@@ -74,16 +75,34 @@ export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, red
 
 
 /** The housekeeping of the shared database, as pg-boss scheduled jobs (background work is a job). */
-export const HOUSEKEEPING = { logs: 'logs-retention' } as const;
+export const HOUSEKEEPING = { logs: 'logs-retention', usage: 'usage-sample' } as const;
 
 /**
- * With jobs running, the log store's retention runs every minute as a scheduled job (stored in
- * the database: it survives restarts and runs once for all instances) instead of this
- * process's timer; without jobs (PGlite) the timer stays. The expiry sweep of resumable uploads
- * stays a timer of each instance: the uploads in progress are on that instance's own disk.
+ * With jobs running, the log store's retention and the usage samples run every minute as
+ * scheduled jobs (stored in the database: they survive restarts and run once for all
+ * instances) instead of this process's timers; without jobs (PGlite) the timers stay. A usage
+ * sample is taken at start too, so a fresh server shows a point at once. The expiry sweep of
+ * resumable uploads stays a timer of each instance: the uploads in progress are on that
+ * instance's own disk.
  */
-export async function startHousekeeping(jobs: Jobs | null, areas: { logs: LogsService }): Promise<void> {
-  if (!jobs) return;
+export async function startHousekeeping(
+  config: Readonly<Config>,
+  jobs: Jobs | null,
+  areas: { db: Db; logs: LogsService },
+  closers: Array<() => Promise<unknown>>,
+): Promise<UsageHistory> {
+  const usage = new UsageHistory(areas.db, { intervalSeconds: config.logs.usageSampleSeconds, countFunctions: config.logs.store });
+  await usage.tick();
+  if (!jobs) {
+    // A sample is due once per interval; ticking at least once a minute takes it soon after.
+    const timer = setInterval(() => void usage.tick().catch((err) => areas.logs.write('jobs', 'warn', 'usage sample failed', { err: String(err) })), Math.min(config.logs.usageSampleSeconds, 60) * 1000);
+    timer.unref();
+    closers.push(async () => clearInterval(timer));
+    return usage;
+  }
   await jobs.every(HOUSEKEEPING.logs, '* * * * *', async () => ({ dropped: await areas.logs.prune() }));
   areas.logs.pruneByJob();
+  // Every minute: the job takes the sample only when its interval is due (UsageHistory.sample).
+  await jobs.every(HOUSEKEEPING.usage, '* * * * *', () => usage.tick());
+  return usage;
 }
