@@ -1,13 +1,14 @@
-// The job queue and the areas that run on it (schedules, database webhooks, email), composed
-// for the composition root (deps.ts): started, their health and metrics hooked, their lines
-// written to the log store under the sources `schedules`, `webhooks`, `email` and `jobs`.
+// The job queue and the areas that run on it (schedules, database webhooks, email) and the
+// housekeeping (log retention, usage samples), composed for the composition root (deps.ts):
+// started, their health and metrics hooked, their lines written to the log store under the
+// sources `schedules`, `webhooks`, `email` and `jobs`.
 import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
 import type { HealthCheck } from './deps.js';
 import type { FunctionService } from './functions/index.js';
 import type { Mailer } from './auth/mailer.js';
-import type { LogWriter, LogsService } from './logs/index.js';
+import type { LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
@@ -18,11 +19,11 @@ import { EmailService } from './email/service.js';
 import { TemplateStore } from './email/templates.js';
 import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 
-/** The job queue and the areas built on it (schedules), started; their health shows queue depth and bounds. */
+/** The job queue and the areas built on it (schedules), started, and the housekeeping; their health shows queue depth and bounds. */
 export async function startAutomation(
   config: Readonly<Config>,
   db: Db,
-  areas: { functions: FunctionService; email: EmailService; logs: LogWriter; metrics: Metrics; ownerDb: Db },
+  areas: { functions: FunctionService; email: EmailService; logs: LogsService; metrics: Metrics; ownerDb: Db },
   closers: Array<() => Promise<unknown>>,
   healthChecks: Record<string, HealthCheck>,
 ) {
@@ -64,7 +65,8 @@ export async function startAutomation(
     const mail = log('email');
     await email.start(jobs, { info: (obj, msg) => mail('info', msg ?? 'email', obj as Record<string, unknown>), error: (obj, msg) => mail('warn', msg ?? 'email', obj as Record<string, unknown>) });
   }
-  return { jobs, schedules, webhooks, outbound };
+  const usageHistory = await startHousekeeping(config, jobs, { db, logs }, closers);
+  return { jobs, schedules, webhooks, outbound, usageHistory };
 }
 
 /** The email API over the mailer, with per-caller counters shared through Redis when there is one. */
@@ -85,7 +87,7 @@ export const HOUSEKEEPING = { logs: 'logs-retention', usage: 'usage-sample' } as
  * resumable uploads stays a timer of each instance: the uploads in progress are on that
  * instance's own disk.
  */
-export async function startHousekeeping(
+async function startHousekeeping(
   config: Readonly<Config>,
   jobs: Jobs | null,
   areas: { db: Db; logs: LogsService },

@@ -32,7 +32,7 @@ import type { ScheduleService } from './schedules/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { EmailService } from './email/service.js';
 import type { OutboundPolicy } from './lib/outbound.js';
-import { buildEmail, startAutomation, startHousekeeping } from './automation.js';
+import { buildEmail, startAutomation } from './automation.js';
 import { operations } from './operations.js';
 import type { MetadataService } from './metadata/service.js';
 import type { AdvisorService } from './advisor/service.js';
@@ -305,7 +305,6 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
-    const usageHistory = await startHousekeeping(config, automation.jobs, { db, logs }, closers);
     const ops = operations(db, { oauth, auth, functions, schedules: automation.schedules }, VERSION, closers);
     return {
       config,
@@ -331,7 +330,6 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       functions,
       logs,
       metrics,
-      usageHistory,
       ...automation,
       email,
       ...ops,
