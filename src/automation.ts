@@ -1,27 +1,29 @@
-// The job queue and the areas that run on it (schedules, database webhooks, email), composed
-// for the composition root (deps.ts): started, their health and metrics hooked, their lines
-// written to the log store under the sources `schedules`, `webhooks`, `email` and `jobs`.
+// The job queue and the areas that run on it (schedules, database webhooks, email) and the
+// housekeeping (log retention, usage samples), composed for the composition root (deps.ts):
+// started, their health and metrics hooked, their lines written to the log store under the
+// sources `schedules`, `webhooks`, `email` and `jobs`.
 import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
 import type { HealthCheck } from './deps.js';
 import type { FunctionService } from './functions/index.js';
 import type { Mailer } from './auth/mailer.js';
-import type { LogWriter, LogsService } from './logs/index.js';
+import type { LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
+import { UsageHistory } from './metrics/history.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
 import { EmailService } from './email/service.js';
 import { TemplateStore } from './email/templates.js';
 import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 
-/** The job queue and the areas built on it (schedules), started; their health shows queue depth and bounds. */
+/** The job queue and the areas built on it (schedules), started, and the housekeeping; their health shows queue depth and bounds. */
 export async function startAutomation(
   config: Readonly<Config>,
   db: Db,
-  areas: { functions: FunctionService; email: EmailService; logs: LogWriter; metrics: Metrics; ownerDb: Db },
+  areas: { functions: FunctionService; email: EmailService; logs: LogsService; metrics: Metrics; ownerDb: Db },
   closers: Array<() => Promise<unknown>>,
   healthChecks: Record<string, HealthCheck>,
 ) {
@@ -63,7 +65,8 @@ export async function startAutomation(
     const mail = log('email');
     await email.start(jobs, { info: (obj, msg) => mail('info', msg ?? 'email', obj as Record<string, unknown>), error: (obj, msg) => mail('warn', msg ?? 'email', obj as Record<string, unknown>) });
   }
-  return { jobs, schedules, webhooks, outbound };
+  const usageHistory = await startHousekeeping(config, jobs, { db, logs }, closers);
+  return { jobs, schedules, webhooks, outbound, usageHistory };
 }
 
 /** The email API over the mailer, with per-caller counters shared through Redis when there is one. */
@@ -74,16 +77,34 @@ export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, red
 
 
 /** The housekeeping of the shared database, as pg-boss scheduled jobs (background work is a job). */
-export const HOUSEKEEPING = { logs: 'logs-retention' } as const;
+export const HOUSEKEEPING = { logs: 'logs-retention', usage: 'usage-sample' } as const;
 
 /**
- * With jobs running, the log store's retention runs every minute as a scheduled job (stored in
- * the database: it survives restarts and runs once for all instances) instead of this
- * process's timer; without jobs (PGlite) the timer stays. The expiry sweep of resumable uploads
- * stays a timer of each instance: the uploads in progress are on that instance's own disk.
+ * With jobs running, the log store's retention and the usage samples run every minute as
+ * scheduled jobs (stored in the database: they survive restarts and run once for all
+ * instances) instead of this process's timers; without jobs (PGlite) the timers stay. A usage
+ * sample is taken at start too, so a fresh server shows a point at once. The expiry sweep of
+ * resumable uploads stays a timer of each instance: the uploads in progress are on that
+ * instance's own disk.
  */
-export async function startHousekeeping(jobs: Jobs | null, areas: { logs: LogsService }): Promise<void> {
-  if (!jobs) return;
+async function startHousekeeping(
+  config: Readonly<Config>,
+  jobs: Jobs | null,
+  areas: { db: Db; logs: LogsService },
+  closers: Array<() => Promise<unknown>>,
+): Promise<UsageHistory> {
+  const usage = new UsageHistory(areas.db, { intervalSeconds: config.logs.usageSampleSeconds, countFunctions: config.logs.store });
+  await usage.tick();
+  if (!jobs) {
+    // A sample is due once per interval; ticking at least once a minute takes it soon after.
+    const timer = setInterval(() => void usage.tick().catch((err) => areas.logs.write('jobs', 'warn', 'usage sample failed', { err: String(err) })), Math.min(config.logs.usageSampleSeconds, 60) * 1000);
+    timer.unref();
+    closers.push(async () => clearInterval(timer));
+    return usage;
+  }
   await jobs.every(HOUSEKEEPING.logs, '* * * * *', async () => ({ dropped: await areas.logs.prune() }));
   areas.logs.pruneByJob();
+  // Every minute: the job takes the sample only when its interval is due (UsageHistory.sample).
+  await jobs.every(HOUSEKEEPING.usage, '* * * * *', () => usage.tick());
+  return usage;
 }

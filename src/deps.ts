@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
-import type { Db, PoolStats } from './db/types.js';
+import type { Db } from './db/types.js';
 import { openDatabase, type DbEngine } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import { openOwner, type Owner } from './db/owner.js';
@@ -25,17 +25,17 @@ import { dataDirHealth } from './lib/disk.js';
 import { AuditedAuthService } from './auth/audit.js';
 import { UserAdmin } from './auth/user-admin.js';
 import { LogsService, postgresLogSink } from './logs/index.js';
-import { Metrics } from './metrics/index.js';
+import { Metrics, sumPoolStats } from './metrics/index.js';
+import type { UsageHistory } from './metrics/history.js';
 import type { Jobs } from './jobs/index.js';
 import type { ScheduleService } from './schedules/service.js';
 import type { WebhookService } from './webhooks/service.js';
 import type { EmailService } from './email/service.js';
 import type { OutboundPolicy } from './lib/outbound.js';
-import { buildEmail, startAutomation, startHousekeeping } from './automation.js';
+import { buildEmail, startAutomation } from './automation.js';
 import { operations } from './operations.js';
 import type { MetadataService } from './metadata/service.js';
 import type { AdvisorService } from './advisor/service.js';
-import { REALTIME_TRIGGER } from './realtime/tables.js';
 import type { TypeGenerator } from './database/typegen.js';
 import type { McpUsage } from './mcp/usage.js';
 import type { AgentDocs } from './mcp/docs.js';
@@ -98,6 +98,8 @@ export interface Deps {
   logs: LogsService;
   /** Prometheus metrics at GET /metrics (docs/metrics.md); `metrics.setJobQueueDepth` is the jobs area's hook. */
   metrics: Metrics;
+  /** Usage over time for the overview's charts (GET /api/metrics/history, docs/metrics.md). */
+  usageHistory: UsageHistory;
   /** The job queue (pg-boss on the app's Postgres); null on PGlite. */
   jobs: Jobs | null;
   /** Schedules: cron runs of a function, an HTTP request or SQL (docs/schedules.md). */
@@ -165,13 +167,6 @@ function observability(config: Readonly<Config>, db: Db, closers: Array<() => Pr
   const pools: Db[] = [db];
   const metrics = new Metrics({ pool: () => sumPoolStats(pools), logs: () => logs.state() });
   return { logs, metrics, pools };
-}
-
-function sumPoolStats(pools: readonly Db[]): PoolStats | undefined {
-  const all = pools.map((p) => p.poolStats?.()).filter((s): s is PoolStats => s !== undefined);
-  if (!all.length) return undefined;
-  const sum = (k: keyof PoolStats) => all.reduce((n, s) => n + s[k], 0);
-  return { total: sum('total'), idle: sum('idle'), waiting: sum('waiting'), acquired: sum('acquired'), waitSeconds: sum('waitSeconds') };
 }
 
 /** Optional in health: a log store that cannot write drops lines, never requests. */
@@ -310,7 +305,6 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
-    await startHousekeeping(automation.jobs, { logs });
     const ops = operations(db, { oauth, auth, functions, schedules: automation.schedules }, VERSION, closers);
     return {
       config,

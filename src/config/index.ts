@@ -70,6 +70,8 @@ export interface Config {
     maxRows: number;
     /** The embedded Postgres logs statements slower than this (log_min_duration_statement); -1 off. */
     slowStatementMs: number;
+    /** One sample of usage over time per this many seconds (USAGE_SAMPLE_SECONDS, docs/metrics.md). */
+    usageSampleSeconds: number;
   };
   metricsToken: string | null;
   ai: {
@@ -151,6 +153,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       retentionDays: int(r, 'LOGS_RETENTION_DAYS', 7, 1, 3650),
       maxRows: int(r, 'LOGS_MAX_ROWS', 1_000_000, 1000, 1_000_000_000),
       slowStatementMs: slowMs(r),
+      usageSampleSeconds: int(r, 'USAGE_SAMPLE_SECONDS', 300, 1, 86_400),
     },
     metricsToken: printableToken(r, 'METRICS_TOKEN'),
     ai: {

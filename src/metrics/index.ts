@@ -12,6 +12,14 @@ export interface MetricSources {
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** The figures of several pools added up (Plinth's own and the owner role's): undefined when none has any. */
+export function sumPoolStats(pools: ReadonlyArray<{ poolStats?: () => PoolStats }>): PoolStats | undefined {
+  const all = pools.map((p) => p.poolStats?.()).filter((s): s is PoolStats => s !== undefined);
+  if (!all.length) return undefined;
+  const sum = (k: keyof PoolStats) => all.reduce((n, s) => n + s[k], 0);
+  return { total: sum('total'), idle: sum('idle'), waiting: sum('waiting'), acquired: sum('acquired'), waitSeconds: sum('waitSeconds') };
+}
+
 /** A counter whose value is read from elsewhere at scrape time. */
 function counterFrom(registry: Registry, name: string, help: string, read: () => number | undefined): void {
   new Counter({

@@ -85,6 +85,14 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     // The request charts read GET /api/logs/stats: the requests of the sign-in are there once stored.
     await expect.poll(async () => (await go('/overview', 'Overview'), page.getByRole('img', { name: /^Requests per minute/ }).count()), { timeout: 20_000 }).toBe(1);
     expect(await page.getByRole('img', { name: /^Latency per minute/ }).count()).toBe(1);
+    // Usage over time: one sample at start says "collecting"; with an earlier one the charts show.
+    expect(await page.getByRole('status').filter({ hasText: /Collecting usage over time: the first sample is at/ }).count()).toBe(1);
+    await t.deps.db.query(`insert into system.usage_samples (at, database_bytes, storage_bytes, function_calls, function_errors, ai_tokens)
+      select min(at) - interval '5 minutes', 1000, 0, 2, 1, 40 from system.usage_samples`);
+    await go('/overview', 'Overview');
+    for (const name of [/^Database size: database up to \d/, /^Storage size: stored objects up to/, /^Function calls per 5 min: calls up to 2, errors up to 1/, /^AI tokens per 5 min: tokens up to 40/]) {
+      await expect.poll(() => page.getByRole('img', { name }).count()).toBe(1);
+    }
     await accessible('overview');
   });
 

@@ -1,10 +1,13 @@
 // The home page: the server at a glance (health, database and storage size, tables, users,
-// AI tokens per day) and the request charts once the server has /api/logs/stats.
+// AI tokens per day), the request charts once the server has /api/logs/stats, and usage over
+// time (database and storage size, function calls, AI tokens) from /api/metrics/history.
 import { api } from '../api';
 import { runSql } from '../lib/sql';
 import { link } from '../router';
 import { ErrorBox, useLoad } from '../ui';
 import { StackedBars } from './ai';
+import { UsageHistory } from './history';
+import { Lines } from './lines';
 import { LoadState } from './notavailable';
 import { bytes } from './tables';
 
@@ -23,37 +26,6 @@ interface Stat {
   errors: number;
   p50Ms: number;
   p99Ms: number;
-}
-
-/** Lines over time: one polyline per series, a table of the values for screen readers. */
-function Lines({ title, xs, series }: { title: string; xs: string[]; series: Array<{ name: string; values: number[]; cls: string }> }) {
-  const w = 640;
-  const h = 160;
-  const max = Math.max(1, ...series.flatMap((s) => s.values));
-  const x = (i: number) => 36 + (i * (w - 44)) / Math.max(1, xs.length - 1);
-  const y = (v: number) => h - (v / max) * (h - 10);
-  return (
-    <figure class="chart">
-      <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${w} ${h + 24}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} up to ${Math.max(0, ...s.values).toFixed(0)}`).join(', ')}`}>
-        <line x1="30" y1={h} x2={w} y2={h} class="axis" />
-        <text x="0" y="12" class="tick">{max.toFixed(0)}</text>
-        <text x="0" y={h} class="tick">0</text>
-        {xs.length > 0 && <text x="36" y={h + 16} class="tick">{xs[0]}</text>}
-        {xs.length > 1 && <text x={w - 40} y={h + 16} class="tick">{xs.at(-1)}</text>}
-        {series.map((s) => (
-          <polyline key={s.name} class={`line ${s.cls}`} fill="none" points={s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')} />
-        ))}
-      </svg>
-      <ul class="legend">
-        {series.map((s) => (
-          <li key={s.name}>
-            <span class={`swatch ${s.cls}`} /> {s.name}
-          </li>
-        ))}
-      </ul>
-    </figure>
-  );
 }
 
 /** Requests, errors and latency per minute over every route (issue 27's /api/logs/stats). */
@@ -114,6 +86,7 @@ export function Overview() {
       <LoadState error={traffic.error} what="Request charts" endpoint="GET /api/logs/stats">
         {traffic.data && <Traffic stats={traffic.data.stats} />}
       </LoadState>
+      <UsageHistory />
       <h2>AI tokens, last 14 days</h2>
       <ErrorBox error={ai.error} />
       {ai.data && days.length === 0 && <p class="muted">No AI calls in the last 14 days.</p>}
