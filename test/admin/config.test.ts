@@ -1,10 +1,11 @@
 // GET /api/admin/config against a real server started with known secrets: none of them
-// appears anywhere in the answer (the raw text is searched), while the plain values show with
-// where they came from; only the admin may read it.
+// appears anywhere in the answer (the raw text is searched), nor in the MCP get-config tool's,
+// while the plain values show with where they came from; only the admin may read it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call, type Answer } from '../helpers/http.js';
+import { mcpClient } from '../mcp/helpers.js';
 
 const SECRETS = {
   JWT_SECRET: 'jwt-Secret-Value-That-Is-Long-Enough-0123456789',
@@ -89,6 +90,18 @@ describe.each(backends())('GET /api/admin/config (%s)', (backend) => {
       'oauth providers': 'github',
     });
     expect(derived.every((r) => r.description && !r.secret)).toBe(true);
+  });
+
+  it('MCP get-config answers the same rows, read-only, without a secret', async () => {
+    const agent = await mcpClient(t, { readOnly: true });
+    const r = await agent.text('get-config');
+    await agent.close();
+    expect(r.isError, r.text).toBe(false);
+    expect(r.text).toContain('| LOG_LEVEL | warn | env |');
+    expect(r.text).toContain('| JWT_SECRET | set (hidden) | env |');
+    expect(r.text).toContain('| SMTP_URL | smtp://mailer:****@127.0.0.1:2525 | env |');
+    expect(r.text).toContain('| storage | local | derived |');
+    for (const value of [...Object.values(SECRETS), t.adminKey, SMTP_PASSWORD, DB_PASSWORD, DB_SSL_PASSWORD]) expect(r.text).not.toContain(value);
   });
 
   it('is for the admin only', async () => {

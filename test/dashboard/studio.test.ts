@@ -339,6 +339,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await cells('TOKEN_TTL')).toEqual(['TOKEN_TTL', '900', 'default', 'access token lifetime, seconds']);
     expect(await cells('ADMIN_API_KEY')).toEqual(['ADMIN_API_KEY', 'set (hidden)', 'env', expect.stringContaining('admin key override')]);
     expect(await cells('JWT_SECRET')).toEqual(['JWT_SECRET', 'not set', 'default', expect.stringContaining('HS256')]);
+    expect(await cells('REDIS_URL')).toEqual(['REDIS_URL', 'not set: counters in memory', 'default', expect.stringContaining('rate-limit counters')]);
     expect(await cells('storage')).toEqual(['storage', 'local', 'derived', expect.stringContaining('DATA_DIR')]);
     expect(await page.content()).not.toContain(t.adminKey);
     await page.getByLabel('Filter variables').fill('admin');

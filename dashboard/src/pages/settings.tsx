@@ -1,6 +1,6 @@
-// Settings: the configuration the server runs with (GET /api/admin/config, secrets hidden),
-// auth's public configuration, whether AI is configured, and what every environment variable
-// does, read from the README's table at build time so the two never disagree.
+// Settings: the configuration the server runs with (GET /api/admin/config, secrets hidden), each
+// variable with what it does, read from the README's table at build time so the two never
+// disagree; auth's public configuration and whether AI is configured.
 import { useState } from 'preact/hooks';
 import readme from '../../../README.md?raw';
 import { ApiError, api } from '../api';
@@ -33,22 +33,24 @@ interface ConfigVariable {
   description?: string;
 }
 
-/** What a variable does, from the README rows; OAUTH_ACME_CLIENT_ID reads the row of OAUTH_<NAME>_CLIENT_ID. */
-function describer(vars: EnvVar[]): (name: string) => string {
-  const what = new Map(vars.flatMap((v) => v.name.split(', ').map((n) => [n, v.what] as const)));
-  return (name) => what.get(name) ?? what.get(name.replace(/^OAUTH_[A-Z0-9_]+?_(ISSUER|CLIENT_ID|CLIENT_SECRET|SCOPES|ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1')) ?? '';
+/** A variable's README row; OAUTH_ACME_CLIENT_ID reads the row of OAUTH_<NAME>_CLIENT_ID. */
+function readmeRows(vars: EnvVar[]): (name: string) => EnvVar | undefined {
+  const rows = new Map(vars.flatMap((v) => v.name.split(', ').map((n) => [n, v] as const)));
+  return (name) => rows.get(name) ?? rows.get(name.replace(/^OAUTH_[A-Z0-9_]+?_(ISSUER|CLIENT_ID|CLIENT_SECRET|SCOPES|ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1'));
 }
 
-function shownValue(v: ConfigVariable): string {
+/** The value as shown: a secret only as set or not; an unset variable with what that means ("not set: counters in memory"). */
+function shownValue(v: ConfigVariable, row: EnvVar | undefined): string {
   if (v.secret) return v.set ? 'set (hidden)' : 'not set';
-  return v.value ?? 'not set';
+  if (v.value !== null) return v.value;
+  return row?.def.startsWith('unset: ') ? `not set: ${row.def.slice('unset: '.length)}` : 'not set';
 }
 
 /** The effective configuration: every variable with its value and source, then the derived facts. */
 function EffectiveConfig({ vars }: { vars: EnvVar[] }) {
   const config = useLoad(() => api<{ variables: ConfigVariable[] }>('/api/admin/config'), []);
   const [filter, setFilter] = useState('');
-  const what = describer(vars);
+  const readme = readmeRows(vars);
   const rows = (config.data?.variables ?? []).filter((v) => v.name.toLowerCase().includes(filter.trim().toLowerCase()));
   return (
     <>
@@ -67,9 +69,9 @@ function EffectiveConfig({ vars }: { vars: EnvVar[] }) {
           empty="No variable matches."
           columns={[
             { key: 'name', label: 'Variable', cell: (v) => <code>{v.name}</code> },
-            { key: 'value', label: 'Value', cell: shownValue, cellClass: (v) => (v.secret || v.value === null ? 'null' : undefined) },
+            { key: 'value', label: 'Value', cell: (v) => shownValue(v, readme(v.name)), cellClass: (v) => (v.secret || v.value === null ? 'null' : undefined) },
             { key: 'source', label: 'Source', cell: (v) => v.source },
-            { key: 'what', label: 'What it does', cell: (v) => v.description ?? what(v.name) },
+            { key: 'what', label: 'What it does', cell: (v) => v.description ?? readme(v.name)?.what ?? '' },
           ]}
         />
       )}
@@ -85,7 +87,6 @@ export function Settings() {
     <section class="stack">
       <h1>Settings</h1>
       <p class="muted">Plinth is configured by environment variables, read at start: change them where the server runs, then restart it. Secrets are never shown here.</p>
-      <EffectiveConfig vars={vars} />
       <h2>Authentication (effective)</h2>
       <ErrorBox error={auth.error} />
       {auth.data && (
@@ -101,17 +102,7 @@ export function Settings() {
       )}
       <h2>AI gateway</h2>
       <p role="status">{ai.data ?? 'Checking…'}</p>
-      <h2>Environment variables</h2>
-      <Grid<EnvVar>
-        label="Environment variables"
-        rows={vars}
-        rowKey={(v) => v.name}
-        columns={[
-          { key: 'name', label: 'Variable', cell: (v) => <code>{v.name}</code> },
-          { key: 'def', label: 'Default', cell: (v) => v.def },
-          { key: 'what', label: 'What it does', cell: (v) => v.what },
-        ]}
-      />
+      <EffectiveConfig vars={vars} />
     </section>
   );
 }
