@@ -347,7 +347,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible();
   });
 
-  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', T, async () => {
+  // 60 page visits with axe-core each: 1.5-2.5 minutes on 2 shared cores, so more than T.
+  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', { timeout: 240_000 }, async () => {
     const pages: Array<[string, string]> = [
       ['/settings', 'Settings'], ['/agents', 'Agents'], ['/backups', 'Backups'], ['/logs', 'Logs'], ['/schedules', 'Schedules'],
       ['/webhooks', 'Webhooks'], ['/migrations', 'Migrations'], ['/advisor', 'Advisor'], ['/overview', 'Overview'], ['/tables/todos', 'todos'],
