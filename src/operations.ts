@@ -15,6 +15,8 @@ import { TypeGenerator } from './database/typegen.js';
 import { McpUsage } from './mcp/usage.js';
 import { AgentDocs } from './mcp/docs.js';
 import { loadDocBundle } from './mcp/docs-bundle.js';
+import { derivedVariables, type ConfigVariable } from './config/effective.js';
+import type { Deps } from './deps.js';
 
 /**
  * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
@@ -41,3 +43,26 @@ export function operations(
   return { metadata, advisor, typegen: new TypeGenerator(db), mcpUsage, agentDocs: new AgentDocs(loadDocBundle()) };
 }
 
+
+/**
+ * The configuration the server runs with, secrets masked (GET /api/admin/config, the MCP
+ * get-config tool): every variable read, then what it adds up to in this process.
+ */
+export function effectiveConfig(deps: Pick<Deps, 'config' | 'version' | 'db' | 'storage' | 'jobs' | 'ai'>): ConfigVariable[] {
+  const { config, db } = deps;
+  // The embedded server is the database whose cluster this process runs (the backup route asks the same).
+  const embedded = Boolean((db as { cluster?: unknown }).cluster);
+  return [
+    ...config.variables,
+    ...derivedVariables({
+      version: deps.version,
+      database: embedded ? 'embedded' : db.kind === 'pglite' ? 'pglite' : 'server',
+      storage: deps.storage.driver.kind,
+      jobs: deps.jobs !== null,
+      ai: deps.ai.configured,
+      smtp: config.auth.smtpUrl !== null,
+      redis: config.rateLimit.redisUrl !== null,
+      oauthProviders: config.auth.oauth.providers.map((p) => p.name),
+    }),
+  ];
+}

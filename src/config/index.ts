@@ -3,6 +3,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { readOAuth, type OAuthConfig } from './oauth.js';
 import { readAutomation, type AutomationConfig } from './automation.js';
 import { bool, int, list, oneOf, optInt, raw, secret, str, url, type Env, type Reader } from './reader.js';
+import { variablesOf, type ConfigVariable } from './effective.js';
 
 /** The whole configuration: parsed once at start, validated fully, frozen, then injected. */
 export interface Config {
@@ -87,6 +88,8 @@ export interface Config {
   automation: AutomationConfig;
   /** The MCP server at /api/mcp (docs/mcp.md). */
   mcp: { maxSessions: number; sessionIdleSeconds: number };
+  /** Every variable read above, where it came from, secrets masked (config/effective.ts). */
+  variables: ConfigVariable[];
 }
 
 export type RateLimitPlan = 'free' | 'pro' | 'enterprise' | 'off';
@@ -103,7 +106,7 @@ const MIB = 1024 * 1024;
 
 /** Parses and validates `env`. Throws ConfigError naming every problem at once. */
 export function loadConfig(env: Env): Readonly<Config> {
-  const r: Reader = { problems: [], env };
+  const r: Reader = { problems: [], env, read: new Map() };
   const config: Config = {
     port: int(r, 'PORT', 7130, 0, 65535),
     host: str(r, 'HOST', '0.0.0.0'),
@@ -170,7 +173,9 @@ export function loadConfig(env: Env): Readonly<Config> {
       maxSessions: int(r, 'MCP_MAX_SESSIONS', 1000, 1, 100_000),
       sessionIdleSeconds: int(r, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 7 * 86_400),
     },
+    variables: [], // filled below, once every key has been read
   };
+  config.variables = variablesOf(r);
   if (r.problems.length) throw new ConfigError(r.problems);
   return deepFreeze(config);
 }

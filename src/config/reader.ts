@@ -5,9 +5,13 @@ export type Env = Record<string, string | undefined>;
 export interface Reader {
   problems: string[];
   env: Env;
+  /** Every key looked at, with the default it falls back to (null: none): the effective configuration lists them. */
+  read: Map<string, string | null>;
 }
 
-export function raw(r: Reader, key: string): string | undefined {
+/** The value of `key`, trimmed, or undefined when unset or blank; records the key (and `def`) as read. */
+export function raw(r: Reader, key: string, def: string | null = null): string | undefined {
+  if (def !== null || !r.read.has(key)) r.read.set(key, def);
   const v = r.env[key];
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
@@ -15,11 +19,11 @@ export function raw(r: Reader, key: string): string | undefined {
 export function str(r: Reader, key: string): string | null;
 export function str(r: Reader, key: string, def: string): string;
 export function str(r: Reader, key: string, def?: string): string | null {
-  return raw(r, key) ?? def ?? null;
+  return raw(r, key, def ?? null) ?? def ?? null;
 }
 
 export function int(r: Reader, key: string, def: number, min: number, max: number): number {
-  const v = raw(r, key);
+  const v = raw(r, key, String(def));
   if (v === undefined) return def;
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
     r.problems.push(`${key} must be a whole number from ${min} to ${max} (got "${v}")`);
@@ -33,7 +37,7 @@ export function optInt(r: Reader, key: string, min: number, max: number): number
 }
 
 export function bool(r: Reader, key: string, def: boolean): boolean {
-  const v = raw(r, key)?.toLowerCase();
+  const v = raw(r, key, String(def))?.toLowerCase();
   if (v === undefined) return def;
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
@@ -62,7 +66,7 @@ export function list(r: Reader, key: string): string[] | null {
 }
 
 export function oneOf<T extends string>(r: Reader, key: string, values: readonly T[], def: T): T {
-  const v = raw(r, key);
+  const v = raw(r, key, def);
   if (v === undefined) return def;
   if (!(values as readonly string[]).includes(v)) {
     r.problems.push(`${key} must be one of ${values.join(', ')} (got "${v}")`);

@@ -15,6 +15,7 @@ import type { WebhookService } from '../webhooks/service.js';
 import type { EmailService } from '../email/service.js';
 import type { AgentDocs } from './docs.js';
 import type { McpUsage } from './usage.js';
+import type { ConfigVariable } from '../config/effective.js';
 
 /**
  * The services the tools call: the same objects the HTTP routes call (STYLE.md 16), handed
@@ -38,6 +39,8 @@ export interface McpServices {
   docs: AgentDocs;
   usage: McpUsage;
   anonKey: string;
+  /** The configuration the server runs with, secrets masked (GET /api/admin/config). */
+  effectiveConfig: () => ConfigVariable[];
 }
 
 /** What one tool call sees. */

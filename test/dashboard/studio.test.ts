@@ -338,7 +338,25 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await page.getByRole('status').textContent()).toContain('AI_BASE_URL');
   });
 
-  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', T, async () => {
+  it('shows the effective configuration on Settings: values with their source, secrets only as set or not', T, async () => {
+    await go('/settings', 'Settings');
+    const grid = page.getByRole('region', { name: 'Effective configuration' });
+    const cells = async (name: string) => grid.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) }).getByRole('cell').allTextContents();
+    await grid.getByRole('cell', { name: 'LOG_LEVEL', exact: true }).waitFor();
+    expect(await cells('LOG_LEVEL')).toEqual(['LOG_LEVEL', 'silent', 'env', expect.stringContaining('fatal')]);
+    expect(await cells('TOKEN_TTL')).toEqual(['TOKEN_TTL', '900', 'default', 'access token lifetime, seconds']);
+    expect(await cells('ADMIN_API_KEY')).toEqual(['ADMIN_API_KEY', 'set (hidden)', 'env', expect.stringContaining('admin key override')]);
+    expect(await cells('JWT_SECRET')).toEqual(['JWT_SECRET', 'not set', 'default', expect.stringContaining('HS256')]);
+    expect(await cells('REDIS_URL')).toEqual(['REDIS_URL', 'not set: counters in memory', 'default', expect.stringContaining('rate-limit counters')]);
+    expect(await cells('storage')).toEqual(['storage', 'local', 'derived', expect.stringContaining('DATA_DIR')]);
+    expect(await page.content()).not.toContain(t.adminKey);
+    await page.getByLabel('Filter variables').fill('admin');
+    await expect.poll(() => grid.getByRole('row').count()).toBe(3); // the header, ADMIN_API_KEY, RATE_LIMIT_ADMIN_PER_MINUTE
+    await accessible();
+  });
+
+  // 60 page visits with axe-core each: 1.5-2.5 minutes on 2 shared cores, so more than T.
+  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', { timeout: 240_000 }, async () => {
     const pages: Array<[string, string]> = [
       ['/settings', 'Settings'], ['/agents', 'Agents'], ['/backups', 'Backups'], ['/logs', 'Logs'], ['/schedules', 'Schedules'],
       ['/webhooks', 'Webhooks'], ['/migrations', 'Migrations'], ['/advisor', 'Advisor'], ['/overview', 'Overview'], ['/tables/todos', 'todos'],
@@ -351,7 +369,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
         for (const [p, h] of pages) {
           await go(p, h);
           if (p === '/logs') await page.getByRole('region', { name: 'Log lines' }).waitFor();
-          if (p === '/settings') await page.getByRole('cell', { name: 'ADMIN_API_KEY', exact: true }).waitFor();
+          if (p === '/settings') await page.getByRole('region', { name: 'Effective configuration' }).getByRole('cell', { name: 'ADMIN_API_KEY', exact: true }).waitFor();
           if (p === '/agents') expect(await page.getByLabel('Claude Code config').textContent()).toContain(`${t.url}/api/mcp`);
           expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
           expect(await axeViolations(page), `${p} ${scheme} ${width}px`).toEqual([]);

@@ -1,6 +1,7 @@
-// Settings: what the server shows of its configuration today (auth's public configuration,
-// the dependency checks, whether AI is configured) and what every environment variable does,
-// read from the README's table at build time so the two never disagree.
+// Settings: the configuration the server runs with (GET /api/admin/config, secrets hidden), each
+// variable with what it does, read from the README's table at build time so the two never
+// disagree; auth's public configuration and whether AI is configured.
+import { useState } from 'preact/hooks';
 import readme from '../../../README.md?raw';
 import { ApiError, api } from '../api';
 import { Grid } from '../grid/grid';
@@ -16,10 +17,66 @@ interface EnvVar {
 export function envVars(md: string): EnvVar[] {
   const out: EnvVar[] = [];
   for (const line of md.split('\n')) {
-    const m = /^\| (`[A-Z][A-Z0-9_]*`(?:, `[A-Z][A-Z0-9_]*`)*) \| ([^|]*) \| (.*) \|$/.exec(line);
+    const m = /^\| (`[A-Z][A-Z0-9_<>]*`(?:, `[A-Z][A-Z0-9_<>]*`)*) \| ([^|]*) \| (.*) \|$/.exec(line);
     if (m) out.push({ name: m[1]!.replace(/`/g, ''), def: m[2]!.replace(/`/g, '').trim(), what: m[3]!.replace(/`|\[([^\]]*)\]\([^)]*\)/g, '$1').trim() });
   }
   return out;
+}
+
+/** One row of GET /api/admin/config. */
+interface ConfigVariable {
+  name: string;
+  value: string | null;
+  source: 'env' | 'default' | 'derived';
+  secret: boolean;
+  set?: boolean;
+  description?: string;
+}
+
+/** A variable's README row; OAUTH_ACME_CLIENT_ID reads the row of OAUTH_<NAME>_CLIENT_ID. */
+function readmeRows(vars: EnvVar[]): (name: string) => EnvVar | undefined {
+  const rows = new Map(vars.flatMap((v) => v.name.split(', ').map((n) => [n, v] as const)));
+  return (name) => rows.get(name) ?? rows.get(name.replace(/^OAUTH_[A-Z0-9_]+?_(ISSUER|CLIENT_ID|CLIENT_SECRET|SCOPES|ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1'));
+}
+
+/** The value as shown: a secret only as set or not; an unset variable with what that means ("not set: counters in memory"). */
+function shownValue(v: ConfigVariable, row: EnvVar | undefined): string {
+  if (v.secret) return v.set ? 'set (hidden)' : 'not set';
+  if (v.value !== null) return v.value;
+  return row?.def.startsWith('unset: ') ? `not set: ${row.def.slice('unset: '.length)}` : 'not set';
+}
+
+/** The effective configuration: every variable with its value and source, then the derived facts. */
+function EffectiveConfig({ vars }: { vars: EnvVar[] }) {
+  const config = useLoad(() => api<{ variables: ConfigVariable[] }>('/api/admin/config'), []);
+  const [filter, setFilter] = useState('');
+  const readme = readmeRows(vars);
+  const rows = (config.data?.variables ?? []).filter((v) => v.name.toLowerCase().includes(filter.trim().toLowerCase()));
+  return (
+    <>
+      <h2>Effective configuration</h2>
+      <p class="muted">What this server runs with: each variable's value and whether it came from the environment or its default, then facts derived from them. Secrets show only whether they are set.</p>
+      <form class="inline" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label for="config-filter">Filter variables</label>
+        <input id="config-filter" type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+      </form>
+      <ErrorBox error={config.error} />
+      {config.data && (
+        <Grid<ConfigVariable>
+          label="Effective configuration"
+          rows={rows}
+          rowKey={(v) => v.name}
+          empty="No variable matches."
+          columns={[
+            { key: 'name', label: 'Variable', cell: (v) => <code>{v.name}</code> },
+            { key: 'value', label: 'Value', cell: (v) => shownValue(v, readme(v.name)), cellClass: (v) => (v.secret || v.value === null ? 'null' : undefined) },
+            { key: 'source', label: 'Source', cell: (v) => v.source },
+            { key: 'what', label: 'What it does', cell: (v) => v.description ?? readme(v.name)?.what ?? '' },
+          ]}
+        />
+      )}
+    </>
+  );
 }
 
 export function Settings() {
@@ -45,17 +102,7 @@ export function Settings() {
       )}
       <h2>AI gateway</h2>
       <p role="status">{ai.data ?? 'Checking…'}</p>
-      <h2>Environment variables</h2>
-      <Grid<EnvVar>
-        label="Environment variables"
-        rows={vars}
-        rowKey={(v) => v.name}
-        columns={[
-          { key: 'name', label: 'Variable', cell: (v) => <code>{v.name}</code> },
-          { key: 'def', label: 'Default', cell: (v) => v.def },
-          { key: 'what', label: 'What it does', cell: (v) => v.what },
-        ]}
-      />
+      <EffectiveConfig vars={vars} />
     </section>
   );
 }

@@ -1,10 +1,17 @@
 import { Type } from 'typebox';
 import { tool } from '../types.js';
 import { json, table } from '../format.js';
+import type { ConfigVariable } from '../../config/effective.js';
 
 const TableName = Type.String({ minLength: 1, maxLength: 63, description: 'A table of schema public' });
 
-/** The backend at a glance and one table in detail: the metadata service of GET /api/metadata and /api/metadata/{table}. */
+/** One configuration row as text: a secret says only whether it is set. */
+const shown = (v: ConfigVariable) => ({ name: v.name, value: v.secret ? (v.set ? 'set (hidden)' : 'not set') : (v.value ?? 'not set'), source: v.source });
+
+/**
+ * The backend at a glance and one table in detail (GET /api/metadata and /api/metadata/{table}),
+ * and the configuration the server runs with (GET /api/admin/config).
+ */
 export const metadataTools = [
   tool<Record<string, never>>({
     name: 'get-backend-metadata',
@@ -32,5 +39,14 @@ export const metadataTools = [
         `\npolicies:\n${table(m.policies)}`,
       ].join('\n');
     },
+  }),
+  tool<Record<string, never>>({
+    name: 'get-config',
+    description:
+      'The configuration the server runs with (same as GET /api/admin/config): every environment variable it reads with its value and source (env or default), ' +
+      'then derived facts (database, storage, realtime adapter, jobs, SMTP, AI, OAuth providers, version). Secrets never appear: they show as set (hidden) or not set.',
+    input: Type.Object({}),
+    readOnly: true,
+    run: async (_a, ctx) => table(ctx.services.effectiveConfig().map(shown)),
   }),
 ];

@@ -1,13 +1,39 @@
+import { Type } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { AppError } from '../../../errors/index.js';
 import { onlineArchive } from '../../../db/embedded/backup.js';
 import type { EmbeddedCluster } from '../../../db/embedded/index.js';
+import { effectiveConfig } from '../../../operations.js';
 import type { RoutePlugin } from '../../types.js';
 
-/** Operator endpoints: a backup of the running server. */
+// Only these fields leave the server (the serializer drops anything else a row might carry).
+const ConfigRow = Type.Object({
+  name: Type.String(),
+  value: Type.Union([Type.String(), Type.Null()]),
+  source: Type.Union([Type.Literal('env'), Type.Literal('default'), Type.Literal('derived')]),
+  secret: Type.Boolean(),
+  set: Type.Optional(Type.Boolean()),
+  description: Type.Optional(Type.String()),
+});
+
+/** Operator endpoints: the effective configuration, a backup of the running server. */
 export const adminRoutes: RoutePlugin = async (app, { deps }) => {
+  app.get(
+    '/api/admin/config',
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary:
+          'The configuration the server runs with: every variable it reads (value, source env or default) and facts derived from it (database, storage, realtime adapter, jobs, SMTP, AI, OAuth providers, version). Secrets are never returned: their value is "****" or null, with set true/false; passwords in URLs show as "****"',
+        security: [{ apiKey: [] }],
+        response: { 200: Type.Object({ variables: Type.Array(ConfigRow) }) },
+      },
+    },
+    async () => ({ variables: effectiveConfig(deps) }),
+  );
   app.post(
     '/api/admin/backup',
     {

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { effectiveConfig } from '../../../operations.js';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { publicOrigin } from '../../origin.js';
@@ -24,7 +25,7 @@ function assertAdmin(request: FastifyRequest): void {
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const sessions = new McpSessions({
-    services: { ...deps, anonKey: deps.credentials.anonKey, docs: deps.agentDocs, usage: deps.mcpUsage },
+    services: { ...deps, anonKey: deps.credentials.anonKey, docs: deps.agentDocs, usage: deps.mcpUsage, effectiveConfig: () => effectiveConfig(deps) },
     version: deps.version,
     maxSessions: deps.config.mcp.maxSessions,
     idleMs: deps.config.mcp.sessionIdleSeconds * 1000,
