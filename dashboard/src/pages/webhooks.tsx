@@ -93,6 +93,7 @@ function CreateHook({ onClose, onCreated }: { onClose: () => void; onCreated: (h
             <select id="wh-fn" required value={slug} onChange={(e) => setF({ ...f, functionSlug: e.currentTarget.value })}>
               {(fns.data ?? []).map((fn) => <option key={fn.slug} value={fn.slug}>{fn.name} ({fn.slug})</option>)}
             </select>
+            {fns.data?.length === 0 && <p class="muted">No functions yet: deploy one on the Functions page first.</p>}
           </>
         )}
         <ErrorBox error={act.error} />
@@ -133,25 +134,27 @@ function Deliveries({ hook, onClose }: { hook: Hook; onClose: () => void }) {
         <div class="actions">
           <button type="button" onClick={reload}>Refresh</button>
         </div>
-        <Grid<Delivery>
-          label="Deliveries"
-          rows={data ?? []}
-          rowKey={(d) => d.id}
-          empty="No deliveries yet."
-          columns={[
-            { key: 'createdAt', label: 'Created', cell: (d) => new Date(d.createdAt).toLocaleString(), cellClass: () => 'nowrap' },
-            { key: 'event', label: 'Event', cell: (d) => d.event },
-            { key: 'status', label: 'Status', cell: (d) => <span class={d.status === 'failed' ? 'badge bad' : 'badge'}>{d.status}</span> },
-            { key: 'attempts', label: 'Attempts', cell: (d) => d.attempts, cellClass: () => 'num' },
-            { key: 'responseStatus', label: 'Response', cell: (d) => cellText(d.responseStatus), cellClass: () => 'num' },
-            { key: 'error', label: 'Error', cell: (d) => d.error ?? '' },
-          ]}
-          actions={(d) => (
-            <button type="button" class="ghost" aria-label={`Redeliver ${d.id}`} onClick={() => void act.run(() => api(`${path}/${enc(d.id)}/redeliver`, { method: 'POST' }).then(reload))}>
-              Redeliver
-            </button>
-          )}
-        />
+        {data !== null && (
+          <Grid<Delivery>
+            label="Deliveries"
+            rows={data}
+            rowKey={(d) => d.id}
+            empty="No deliveries yet."
+            columns={[
+              { key: 'createdAt', label: 'Created', cell: (d) => new Date(d.createdAt).toLocaleString(), cellClass: () => 'nowrap' },
+              { key: 'event', label: 'Event', cell: (d) => d.event },
+              { key: 'status', label: 'Status', cell: (d) => <span class={d.status === 'failed' ? 'badge bad' : 'badge'}>{d.status}</span> },
+              { key: 'attempts', label: 'Attempts', cell: (d) => d.attempts, cellClass: () => 'num' },
+              { key: 'responseStatus', label: 'Response', cell: (d) => cellText(d.responseStatus), cellClass: () => 'num' },
+              { key: 'error', label: 'Error', cell: (d) => d.error ?? '' },
+            ]}
+            actions={(d) => (
+              <button type="button" class="ghost" aria-label={`Redeliver ${d.id}`} onClick={() => void act.run(() => api(`${path}/${enc(d.id)}/redeliver`, { method: 'POST' }).then(reload))}>
+                Redeliver
+              </button>
+            )}
+          />
+        )}
         <ErrorBox error={act.error} />
       </LoadState>
     </Modal>
