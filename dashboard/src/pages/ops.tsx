@@ -1,130 +1,20 @@
-// Operations pages over endpoints other work adds (logs, schedules, webhooks, migrations,
-// advisor) and the backup endpoint: each shows "not available on this server" on a 404.
-import { useEffect, useState } from 'preact/hooks';
+// Operations pages over endpoints other work adds (migrations, advisor) and the backup
+// endpoint: each shows "not available on this server" on a 404.
+import { useState } from 'preact/hooks';
 import { api, request } from '../api';
 import { Grid } from '../grid/grid';
 import { SqlConfirm } from '../lib/confirm-sql';
-import { ErrorBox, Modal, cellText, useAction, useLoad } from '../ui';
+import { ErrorBox, cellText, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 type Rec = Record<string, unknown>;
-/** The rows of a list answer, whatever its key (`data`, `logs`, `issues`, `migrations`, …). */
-const KEYS = ['data', 'items', 'logs', 'issues', 'migrations', 'schedules', 'webhooks', 'deliveries', 'runs'];
+/** The rows of a list answer, whatever its key (`data`, `issues`, `migrations`, …). */
+const KEYS = ['data', 'items', 'issues', 'migrations'];
 const list = (d: unknown): Rec[] => {
   if (Array.isArray(d)) return d as Rec[];
   const o = (d ?? {}) as Record<string, unknown>;
   return (KEYS.map((k) => o[k]).find(Array.isArray) ?? []) as Rec[];
 };
-
-/** A grid of whatever objects an endpoint lists, columns from their keys. */
-function AutoGrid({ label, rows, actions }: { label: string; rows: Rec[]; actions?: (r: Rec) => preact.ComponentChildren }) {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].slice(0, 8);
-  return <Grid<Rec> label={label} rows={rows} rowKey={(r, i) => String(r.id ?? i)} empty="Nothing yet." actions={actions} columns={keys.map((k) => ({ key: k, label: k, cell: (r) => cellText(r[k]) }))} />;
-}
-
-const LEVELS = ['debug', 'info', 'warn', 'error'];
-
-/** Logs (issue 27's /api/logs): a source, the lowest level, text to find, live tail. */
-export function Logs() {
-  const sources = useLoad(() => api<{ sources: Array<{ name: string; count: number }> }>('/api/logs/sources'), []);
-  const [source, setSource] = useState('api');
-  const [level, setLevel] = useState('info');
-  const [q, setQ] = useState('');
-  const [live, setLive] = useState(false);
-  const query = `limit=100&level=${level}${q ? `&q=${encodeURIComponent(q)}` : ''}`;
-  const { data, error, reload } = useLoad(() => api(`/api/logs/${encodeURIComponent(source)}?${query}`), [source, query]);
-  useEffect(() => {
-    if (!live) return;
-    const id = setInterval(() => document.visibilityState === 'visible' && reload(), 3000);
-    return () => clearInterval(id);
-  }, [live]);
-  const names = sources.data?.sources.map((x) => x.name) ?? ['api'];
-  return (
-    <section class="stack">
-      <h1>Logs</h1>
-      <LoadState error={sources.error} what="The logs explorer" endpoint="GET /api/logs/sources">
-        <form class="inline" role="search" onSubmit={(e) => (e.preventDefault(), setQ(String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? '')))}>
-          <label for="log-source">Source</label>
-          <select id="log-source" value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-            {names.map((n) => <option key={n}>{n}</option>)}
-          </select>
-          <label for="log-level">Level</label>
-          <select id="log-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>
-            {LEVELS.map((n) => <option key={n}>{n}</option>)}
-          </select>
-          <label for="log-q">Contains</label>
-          <input id="log-q" name="q" type="search" />
-          <button type="submit">Filter</button>
-          <label class="check">
-            <input type="checkbox" checked={live} onChange={(e) => setLive(e.currentTarget.checked)} /> Live tail
-          </label>
-        </form>
-        <ErrorBox error={error} />
-        {data !== null && (
-          <Grid<Rec>
-            label="Log lines"
-            rows={list(data)}
-            rowKey={(r, i) => String(r.id ?? i)}
-            empty="No lines match."
-            columns={[
-              { key: 'timestamp', label: 'Time', cell: (r) => new Date(String(r.timestamp)).toLocaleString(), cellClass: () => 'nowrap' },
-              { key: 'level', label: 'Level', cell: (r) => cellText(r.level) },
-              { key: 'message', label: 'Message', cell: (r) => cellText(r.eventMessage), cellClass: () => 'json' },
-            ]}
-          />
-        )}
-      </LoadState>
-    </section>
-  );
-}
-
-function Deliveries({ hook, onClose }: { hook: Rec; onClose: () => void }) {
-  const path = `/api/database/webhooks/${encodeURIComponent(String(hook.id))}/deliveries`;
-  const { data, error, reload } = useLoad(() => api(path), [path]);
-  const act = useAction();
-  return (
-    <Modal title={`Deliveries of ${String(hook.name ?? hook.id)}`} onClose={onClose}>
-      <LoadState error={error} what="The delivery log" endpoint={`GET ${path}`}>
-        {data !== null && (
-          <AutoGrid
-            label="Deliveries"
-            rows={list(data)}
-            actions={(d) => (
-              <button type="button" class="ghost" aria-label={`Redeliver ${String(d.id)}`} onClick={() => void act.run(() => api(`${path}/${encodeURIComponent(String(d.id))}/redeliver`, { method: 'POST' }).then(reload))}>
-                Redeliver
-              </button>
-            )}
-          />
-        )}
-        <ErrorBox error={act.error} />
-      </LoadState>
-    </Modal>
-  );
-}
-
-export function Webhooks() {
-  const { data, error } = useLoad(() => api('/api/database/webhooks'), []);
-  const [hook, setHook] = useState<Rec | null>(null);
-  return (
-    <section class="stack">
-      <h1>Webhooks</h1>
-      <LoadState error={error} what="Webhooks" endpoint="GET /api/database/webhooks">
-        {data !== null && (
-          <AutoGrid
-            label="Webhooks"
-            rows={list(data)}
-            actions={(r) => (
-              <button type="button" class="ghost" aria-label={`Deliveries of ${String(r.name ?? r.id)}`} onClick={() => setHook(r)}>
-                Deliveries
-              </button>
-            )}
-          />
-        )}
-      </LoadState>
-      {hook && <Deliveries hook={hook} onClose={() => setHook(null)} />}
-    </section>
-  );
-}
 
 interface DryRun {
   riskLevel: string;
