@@ -52,10 +52,12 @@ describe.each(backends())('banned users (%s)', (backend) => {
     expect(a.body.accessToken).toBeUndefined();
   }
 
-  it('a ban ends every session at once and refuses password, email code, magic link and refresh; the user shows it', async () => {
+  it('a ban ends every session at once and refuses password, email codes, magic link and refresh; the user shows it', async () => {
     const u = await account();
     await post('/api/auth/email/send-otp', { email: u.email });
     const code = await smtp.waitForCode(u.email);
+    await post('/api/auth/email/send-verification', { email: u.email });
+    const verification = await smtp.waitForCode(u.email, 1);
     const banned = await patch(u.id, { banned: true, banReason: 'Spam in the comments' });
     expect(banned.status, banned.text).toBe(200);
     expect(banned.body.user).toMatchObject({ id: u.id, bannedUntil: 'infinity', banReason: 'Spam in the comments' });
@@ -67,6 +69,7 @@ describe.each(backends())('banned users (%s)', (backend) => {
     expectError(await signin(u.email, 'wrong-password'), 401, 'INVALID_CREDENTIALS');
     expectBanned(await signin(u.email));
     expectBanned(await post('/api/auth/sessions', { email: u.email, otp: code, method: 'otp' }));
+    expectBanned(await post('/api/auth/email/verify', { email: u.email, code: verification }));
     expect((await post('/api/auth/magic-link', { email: u.email, redirectTo: APP })).status).toBe(200);
     expectBanned(await post('/api/auth/magic-link/verify', { token: await magicToken(u.email) }));
     // Admins see it wherever users are listed.
