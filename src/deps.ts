@@ -317,7 +317,7 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
       ai,
       mailer,
       auth,
-      userAdmin: new UserAdmin(db),
+      userAdmin: new UserAdmin(db, logs),
       oauth,
       redis,
       healthChecks,

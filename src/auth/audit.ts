@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import type { LogLevel, LogWriter } from '../logs/index.js';
 import { AuthService, type AuthContext, type AuthServiceDeps, type SignedIn } from './service.js';
 import type { SignInResult } from './signin.js';
+import type { UserRow } from './users.js';
 
 type Caller = { userId: string; sessionId: string } | null;
 
@@ -68,6 +69,11 @@ export class AuditedAuthService extends AuthService {
   private signedIn(r: SignInResult, method: string, ctx: AuthContext): void {
     if ('mfaRequired' in r) this.event('info', 'sign-in: second factor required', { method, ip: ctx.ip });
     else this.event('info', 'sign-in', { userId: r.user.id, method, ip: ctx.ip });
+  }
+
+  /** A provider sign-in (src/auth/oauth/): refused ones log here, the others where they happen. */
+  override async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
+    return this.audited('sign-in failed', { userId: row.id, method: 'oauth', ip: ctx.ip }, () => super.startSession(row, ctx));
   }
 
   override async refresh(refreshToken: string): Promise<SignedIn> {

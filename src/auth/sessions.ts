@@ -38,7 +38,8 @@ export async function openSession(db: Db, userId: string, ttlSeconds: number, me
 
 export type RotateResult =
   | { ok: true; sessionId: string; userId: string; refreshToken: string; aal: Aal; amr: AmrEntry[] }
-  | { ok: false; reason: 'unknown' | 'ended' | 'reused' };
+  | { ok: false; reason: 'unknown' | 'reused' }
+  | { ok: false; reason: 'ended'; userId: string };
 
 /**
  * Spends a refresh token and issues its successor, extending the session. A token that was
@@ -59,7 +60,7 @@ export async function rotateRefreshToken(db: Db, token: string, ttlSeconds: numb
     );
     const row = claimed.rows[0];
     if (!row) return { ok: false, reason: 'unknown' };
-    if (!row.live) return { ok: false, reason: 'ended' };
+    if (!row.live) return { ok: false, reason: 'ended', userId: row.user_id };
     await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [sha256Hex(next), row.session_id]);
     await tx.query(
       `update auth.sessions set refreshed_at = now(), expires_at = now() + make_interval(secs => $2) where id = $1`,

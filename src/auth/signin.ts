@@ -7,6 +7,7 @@ import * as users from './users.js';
 import * as sessions from './sessions.js';
 import type { User, UserRow } from './users.js';
 import type { AuthContext } from './service.js';
+import { refuseBanned } from './ban.js';
 
 export interface SignedIn {
   user: User;
@@ -45,6 +46,7 @@ export class SessionIssuer {
 
   /** After a first factor: a session at aal1, or a challenge when the user has a verified factor. */
   async afterFirstFactor(row: UserRow, ctx: AuthContext, method: AuthMethod): Promise<SignInResult> {
+    refuseBanned(row);
     const factors = (row.factors ?? []).filter((f) => f.status === 'verified');
     if (factors.length === 0) return this.open(row, ctx, 'aal1', [amrEntry(method)]);
     const token = `mfa_${randomBytes(32).toString('base64url')}`;
@@ -93,8 +95,9 @@ export class SessionIssuer {
     return { userId: row.user_id, amr: row.amr, settle };
   }
 
-  /** Opens a session at the given level for a user who has proven who they are. */
+  /** Opens a session at the given level for a user who has proven who they are (and is not banned). */
   async open(row: UserRow, ctx: AuthContext, aal: Aal, amr: AmrEntry[]): Promise<SignedIn> {
+    refuseBanned(row);
     await sessions.pruneSessions(this.deps.db, row.id);
     const s = await sessions.openSession(this.deps.db, row.id, this.deps.refreshTtlSeconds, {
       ip: ctx.ip,
@@ -106,10 +109,15 @@ export class SessionIssuer {
     return { user: users.toUser(row), accessToken, refreshToken: s.refreshToken };
   }
 
-  /** Spends a refresh token for a new pair at the session's level. Reusing a spent token ends the session. */
+  /**
+   * Spends a refresh token for a new pair at the session's level. Reusing a spent token ends the
+   * session. A banned user's refresh is USER_BANNED (the ban ended the session already).
+   */
   async refresh(refreshToken: string): Promise<SignedIn> {
     const r = await sessions.rotateRefreshToken(this.deps.db, refreshToken, this.deps.refreshTtlSeconds);
     if (!r.ok) {
+      const owner = r.reason === 'ended' ? await users.userById(this.deps.db, r.userId) : null;
+      if (owner) refuseBanned(owner);
       throw new AppError('INVALID_REFRESH_TOKEN', {
         details: r.reason, // read by the auth log (audit.ts): a reused token is an alarm
         message:
@@ -122,6 +130,9 @@ export class SessionIssuer {
     }
     const row = await users.userById(this.deps.db, r.userId);
     if (!row) throw new AppError('INVALID_REFRESH_TOKEN', { message: 'The user of this refresh token no longer exists.' });
+    // A sign-in that raced the ban left a live session: it ends here.
+    if (row.banned_until) await sessions.revokeSession(this.deps.db, r.sessionId);
+    refuseBanned(row);
     const accessToken = await this.accessToken(row, r.sessionId, r.aal, r.amr);
     return { user: users.toUser(row), accessToken, refreshToken: r.refreshToken };
   }

@@ -1,5 +1,7 @@
-import type { Queryable } from '../db/types.js';
+import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
+import type { LogWriter } from '../logs/index.js';
+import { applyBan, banOf, type BanChange } from './ban.js';
 import * as users from './users.js';
 
 export interface SessionSummary {
@@ -21,10 +23,14 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 /**
  * What an admin sees and changes of one user beyond the user itself (the dashboard's user
  * panel, on Plinth's own connection: admin SQL runs as the owner role, which may not read
- * auth's tables): the live sessions, the sign-in identities, the name and the verified mark.
+ * auth's tables): the live sessions, the sign-in identities, the name, the verified mark and
+ * the ban (written to the auth log).
  */
 export class UserAdmin {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Db,
+    private readonly logs: LogWriter,
+  ) {}
 
   private async existing(id: string): Promise<void> {
     if (!(await users.userById(this.db, id))) throw new AppError('USER_NOT_FOUND');
@@ -49,11 +55,20 @@ export class UserAdmin {
     return rows.map((r) => ({ provider: r.provider, email: r.email, lastSignInAt: iso(r.last_sign_in_at) }));
   }
 
-  /** Sets the profile's name and/or marks the email verified (never unverifies); answers the user. */
-  async update(id: string, input: { name?: string; emailVerified?: true }): Promise<users.User> {
+  /**
+   * Sets the profile's name, marks the email verified (never unverifies), bans or lifts a ban
+   * (see ban.ts), all at once; answers the user.
+   */
+  async update(id: string, input: { name?: string; emailVerified?: true } & BanChange): Promise<users.User> {
+    const ban = banOf(input);
     await this.existing(id);
-    if (input.emailVerified) await users.markEmailVerified(this.db, id);
-    if (input.name !== undefined) await users.mergeProfile(this.db, id, { name: input.name });
+    await this.db.transaction(async (tx) => {
+      if (input.emailVerified) await users.markEmailVerified(tx, id);
+      if (input.name !== undefined) await users.mergeProfile(tx, id, { name: input.name });
+      if (ban !== undefined) await applyBan(tx, id, ban);
+    });
+    if (ban) this.logs.write('auth', 'info', 'user banned', { userId: id, until: ban.until, reason: ban.reason, by: 'admin' });
+    else if (ban === null) this.logs.write('auth', 'info', 'user unbanned', { userId: id, by: 'admin' });
     return users.toUser((await users.userById(this.db, id))!);
   }
 }

@@ -19,6 +19,10 @@ export interface User {
   isAnonymous: boolean;
   /** The user's MFA factors (never their secrets). */
   factors: FactorSummary[];
+  /** Banned until this time (ISO), `"infinity"` until an admin lifts it, null when not banned. */
+  bannedUntil: string | null;
+  /** The admin's note on a ban (null when not banned or none given). */
+  banReason: string | null;
 }
 
 /** An MFA factor as users and admins see it. */
@@ -41,6 +45,9 @@ export interface UserRow {
   identity_providers?: string[] | null;
   is_anonymous?: boolean;
   factors?: FactorSummary[] | null;
+  /** A ban in force (USER_COLUMNS drops one that has passed): an ISO time or 'infinity'. */
+  banned_until?: string | null;
+  ban_reason?: string | null;
 }
 
 // An anonymous user has no email: the API shows "" (Supabase's shape), so `email` is a string.
@@ -49,7 +56,10 @@ export const USER_COLUMNS =
   'array(select i.provider from auth.identities i where i.user_id = auth.users.id group by i.provider order by min(i.created_at)) as identity_providers, ' +
   "(select coalesce(jsonb_agg(jsonb_build_object('id', f.id, 'type', f.type, 'friendlyName', f.friendly_name, 'status', f.status, " +
   "'createdAt', to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) order by f.created_at), '[]'::jsonb) " +
-  'from auth.mfa_factors f where f.user_id = auth.users.id) as factors';
+  'from auth.mfa_factors f where f.user_id = auth.users.id) as factors, ' +
+  "case when banned_until > now() then case when banned_until = 'infinity' then 'infinity' " +
+  "else to_char(banned_until at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') end end as banned_until, " +
+  'case when banned_until > now() then ban_reason end as ban_reason';
 
 export function toUser(row: UserRow): User {
   return {
@@ -63,6 +73,8 @@ export function toUser(row: UserRow): User {
     metadata: null,
     isAnonymous: row.is_anonymous === true,
     factors: row.factors ?? [],
+    bannedUntil: row.banned_until ?? null,
+    banReason: row.ban_reason ?? null,
   };
 }
 

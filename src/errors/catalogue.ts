@@ -40,6 +40,7 @@ export const ERRORS = {
   INVALID_CREDENTIALS: { status: 401, message: 'Invalid email or password.', nextActions: 'Check the email and password, or reset the password.' },
   EMAIL_NOT_VERIFIED: { status: 403, message: 'The email address is not verified yet.', nextActions: 'Enter the code sent by email at POST /api/auth/email/verify, or ask for a new one at POST /api/auth/email/send-verification.' },
   INVALID_CODE: { status: 400, message: 'The code is wrong or has expired.', nextActions: 'Ask for a new code and try again.' },
+  USER_BANNED: { status: 403, message: 'This account is banned.', nextActions: "Contact the app's administrator to have the ban lifted." },
   USER_NOT_FOUND: { status: 404, message: 'No such user.', nextActions: 'Check the user id; GET /api/auth/users lists users.' },
   INVALID_REFRESH_TOKEN: { status: 401, message: 'The refresh token is invalid, expired or already used.', nextActions: 'Sign in again.' },
   // auth: MFA, anonymous sign-in

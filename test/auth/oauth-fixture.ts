@@ -44,9 +44,11 @@ export class OAuthFixture {
   readonly oidc = new OidcServer();
   readonly gh = new GitHubServer();
 
-  async start(backend: Backend): Promise<void> {
+  /** `env`: more settings of the server (SMTP, anonymous sign-in…). */
+  async start(backend: Backend, env: Record<string, string> = {}): Promise<void> {
     await Promise.all([this.oidc.listen(), this.gh.listen()]);
     this.t = await startApp(backend, {
+      ...env,
       OAUTH_PROVIDERS: 'kc,github,down,mixup',
       // A discovery document that names another issuer.
       OAUTH_MIXUP_ISSUER: this.gh.url,

@@ -22,7 +22,7 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     expect(a.status).toBe(200);
     expect(Object.keys(a.body).sort()).toEqual(['accessToken', 'refreshToken', 'requireEmailVerification', 'user']);
     expect(a.body.user).toEqual({ ...USER_SHAPE, email: email.toLowerCase(), emailVerified: false, profile: { name: 'Ada' } });
-    expect(Object.keys(a.body.user).sort()).toEqual(['createdAt', 'email', 'emailVerified', 'factors', 'id', 'isAnonymous', 'metadata', 'profile', 'providers', 'updatedAt']);
+    expect(Object.keys(a.body.user).sort()).toEqual(['banReason', 'bannedUntil', 'createdAt', 'email', 'emailVerified', 'factors', 'id', 'isAnonymous', 'metadata', 'profile', 'providers', 'updatedAt']);
     expect(a.body.requireEmailVerification).toBe(false);
     expect(a.body.accessToken).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(a.body.refreshToken).toMatch(/^rt_/);

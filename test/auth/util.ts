@@ -21,6 +21,8 @@ export const USER_SHAPE = {
   metadata: null,
   isAnonymous: false,
   factors: [],
+  bannedUntil: null,
+  banReason: null,
 };
 
 /** The claims of a JWT (not checked: the server already did). */

@@ -266,7 +266,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await accessible('sql-studio');
   });
 
-  it('edits a user, marks them verified, lists their sessions, signs them out everywhere', T, async () => {
+  it('edits a user, marks them verified, lists their sessions, signs them out everywhere, bans and unbans them', T, async () => {
     // Plinth's own tables are out of admin SQL's reach (the owner role): set up as the superuser.
     await t.deps.db.query(`update auth.users set email_verified = false where id = $1`, [userId]);
     await go('/users', 'Users');
@@ -283,6 +283,19 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await panel.getByText('No live sessions.').waitFor();
     const [u] = (await t.deps.db.query<{ email_verified: boolean; name: string }>(`select email_verified, profile->>'name' as name from auth.users where id = $1`, [userId])).rows;
     expect(u).toEqual({ email_verified: true, name: 'Grace' });
+    // Ban (indefinitely, with a reason): the panel and the list say so; then unban.
+    const ban = async () => (await t.deps.db.query(`select banned_until::text as until, ban_reason as reason from auth.users where id = $1`, [userId])).rows[0];
+    await panel.getByLabel('Reason').fill('Spam');
+    await panel.getByRole('button', { name: 'Ban', exact: true }).click();
+    await panel.getByRole('button', { name: 'Unban' }).waitFor();
+    expect(await ban()).toEqual({ until: 'infinity', reason: 'Spam' });
+    await accessible('user-panel-banned');
+    await panel.getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('region', { name: 'Users' }).getByText('Banned', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Open grace@example.com' }).click();
+    await panel.getByRole('button', { name: 'Unban' }).click();
+    await panel.getByRole('button', { name: 'Ban', exact: true }).waitFor();
+    expect(await ban()).toEqual({ until: null, reason: null });
   });
 
   it('previews images and text, uploads several dropped files with progress, counts folders honestly', T, async () => {

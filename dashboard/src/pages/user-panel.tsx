@@ -1,5 +1,5 @@
 // One user in a side panel: identities and sessions, edit the name, mark verified, send a
-// verification or password-reset email, sign out everywhere. What the admin user API lacks
+// verification or password-reset email, sign out everywhere, ban (until a time, with a reason) or unban. What the admin user API lacks
 // (identities, sessions, the name, the verified flag) goes through the admin SQL endpoint
 // with bind parameters.
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -14,6 +14,49 @@ interface Detail {
   profile?: { name?: string };
   providers?: string[];
   createdAt?: string;
+  bannedUntil?: string | null;
+  banReason?: string | null;
+}
+
+/** When a ban ends, as the panel says it. */
+const banEnd = (until: string) => (until === 'infinity' ? 'until unbanned' : `until ${new Date(until).toLocaleString()}`);
+
+/**
+ * Ban (optional end time and reason; it ends every session) or unban: PATCH
+ * /api/auth/users/{id} with {banned}.
+ */
+function BanControl({ u, act, done }: { u: Detail; act: ReturnType<typeof useAction>; done: (msg: string) => void }) {
+  const patch = (body: Record<string, unknown>) => api(`/api/auth/users/${u.id}`, { method: 'PATCH', body });
+  if (u.bannedUntil) {
+    return (
+      <div class="row">
+        <p>
+          <span class="badge bad">Banned</span> {banEnd(u.bannedUntil)}
+          {u.banReason ? ` · ${u.banReason}` : ''}
+        </p>
+        <button type="button" disabled={act.busy} onClick={() => void act.run(() => patch({ banned: false }).then(() => done('Ban lifted.')))}>
+          Unban
+        </button>
+      </div>
+    );
+  }
+  const ban = (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    const until = String(f.get('until') ?? '');
+    const reason = String(f.get('reason') ?? '').trim();
+    const body = { banned: true, ...(until ? { bannedUntil: new Date(until).toISOString() } : {}), ...(reason ? { banReason: reason } : {}) };
+    void act.run(() => patch(body).then(() => done('User banned; their sessions have ended.')));
+  };
+  return (
+    <form class="inline" onSubmit={ban} aria-label="Ban user">
+      <label for="ban-until">Banned until (empty: until unbanned)</label>
+      <input id="ban-until" name="until" type="datetime-local" />
+      <label for="ban-reason">Reason</label>
+      <input id="ban-reason" name="reason" maxLength={500} autocomplete="off" />
+      <button type="submit" class="danger" disabled={act.busy}>Ban</button>
+    </form>
+  );
 }
 
 export function UserPanel({ userId, onClose, onChanged }: { userId: string; onClose: () => void; onChanged: () => void }) {
@@ -54,6 +97,7 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
             <input id="user-name" name="name" defaultValue={u.profile?.name ?? ''} />
             <button type="submit" disabled={act.busy}>Save</button>
           </form>
+          <BanControl u={u} act={act} done={done} />
           <div class="actions">
             {!u.emailVerified && (
               <button type="button" onClick={() => void act.run(() => api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { emailVerified: true } }).then(() => done('Marked verified.')))}>

@@ -12,6 +12,7 @@ interface User {
   profile?: { name?: string };
   isAnonymous?: boolean;
   factors?: { id: string; type: string; status: string; friendlyName: string | null }[];
+  bannedUntil?: string | null;
 }
 
 /** How a user is named in the table and in button labels: anonymous users have no email. */
@@ -115,7 +116,7 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
   );
 }
 
-/** Users: search, page, create, delete, end sessions, verified state, MFA (reset), anonymous users (cleanup). */
+/** Users: search, page, create, delete, end sessions, verified state, bans, MFA (reset), anonymous users (cleanup). */
 export function Users() {
   const [search, setSearch] = useState('');
   const [offset, setOffset] = useState(0);
@@ -149,7 +150,16 @@ export function Users() {
         rowKey={(u) => u.id}
         empty="No users."
         columns={[
-          { key: 'email', label: 'Email', cell: (u) => (u.isAnonymous ? <em>anonymous</em> : u.email) },
+          {
+            key: 'email',
+            label: 'Email',
+            cell: (u) => (
+              <>
+                {u.isAnonymous ? <em>anonymous</em> : u.email}
+                {u.bannedUntil && <> <span class="badge bad">Banned</span></>}
+              </>
+            ),
+          },
           { key: 'verified', label: 'Verified', cell: (u) => (u.isAnonymous ? '–' : u.emailVerified ? '✓ verified' : 'not verified') },
           { key: 'mfa', label: 'MFA', cell: (u) => mfaOf(u) },
           { key: 'name', label: 'Name', cell: (u) => u.profile?.name ?? '' },

@@ -85,10 +85,19 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
       ...admin,
       schema: {
         tags: ['auth'],
-        summary: "Set a user's name or mark the email verified",
+        summary: "Set a user's name, mark the email verified, ban or unban (a ban ends every session)",
         security,
         params: UserId,
-        body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 200 })), emailVerified: Type.Optional(Type.Literal(true)) }, { additionalProperties: false, minProperties: 1 }),
+        body: Type.Object(
+          {
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+            emailVerified: Type.Optional(Type.Literal(true)),
+            banned: Type.Optional(Type.Boolean({ description: 'true bans (no sign-in of any kind, sessions end at once), false lifts the ban' })),
+            bannedUntil: Type.Optional(Type.String({ format: 'date-time', description: 'With banned: true, when the ban ends (in the future); without it the ban lasts until lifted' })),
+            banReason: Type.Optional(Type.String({ maxLength: 500, description: "With banned: true, the admin's note (not shown to the user)" })),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
         response: { 200: Type.Object({ user: UserSchema }) },
       },
     },

@@ -29,6 +29,8 @@ export const UserSchema = Type.Object(
     metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     isAnonymous: Type.Boolean({ description: 'Signed in anonymously (no email: `email` is "")' }),
     factors: Type.Array(FactorSchema()),
+    bannedUntil: Type.Union([Type.String(), Type.Null()], { description: 'Banned until this time (ISO), "infinity" until the ban is lifted; null when not banned' }),
+    banReason: Type.Union([Type.String(), Type.Null()], { description: "The admin's note on the ban in force" }),
   },
 );
 
