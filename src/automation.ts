@@ -94,10 +94,12 @@ async function startHousekeeping(
   closers: Array<() => Promise<unknown>>,
 ): Promise<UsageHistory> {
   const usage = new UsageHistory(areas.db, { intervalSeconds: config.logs.usageSampleSeconds, countFunctions: config.logs.store });
-  await usage.tick();
+  // A failed sample is a line in the log, never a failed start: the next tick tries again.
+  const tick = () => usage.tick().catch((err) => void areas.logs.write('jobs', 'warn', 'could not take the usage sample', { err: String(err) }));
+  await tick();
   if (!jobs) {
     // A sample is due once per interval; ticking at least once a minute takes it soon after.
-    const timer = setInterval(() => void usage.tick().catch((err) => areas.logs.write('jobs', 'warn', 'usage sample failed', { err: String(err) })), Math.min(config.logs.usageSampleSeconds, 60) * 1000);
+    const timer = setInterval(() => void tick(), Math.min(config.logs.usageSampleSeconds, 60) * 1000);
     timer.unref();
     closers.push(async () => clearInterval(timer));
     return usage;
