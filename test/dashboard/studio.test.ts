@@ -315,7 +315,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await expect.poll(() => page.getByLabel('File contents').textContent()).toBe('hello text');
     await page.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('button', { name: 'dot.png', exact: true }).click();
-    await expect.poll(() => page.getByRole('img', { name: 'dot.png' }).evaluate((i: HTMLImageElement) => i.naturalWidth)).toBe(1);
+    await expect.poll(() => page.getByRole('img', { name: 'dot.png', exact: true }).evaluate((i: HTMLImageElement) => i.naturalWidth)).toBe(1);
     await page.getByRole('button', { name: 'Close' }).click();
     // A folder is drawn with an SVG icon (no emoji font needed), and the count says objects.
     const folder = page.getByRole('button', { name: 'Open folder docs/' });
