@@ -1,37 +1,38 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
+import { Type } from '@fastify/type-provider-typebox';
 import { AppError } from '../../../errors/index.js';
-import { onlineArchive } from '../../../db/embedded/backup.js';
-import type { EmbeddedCluster } from '../../../db/embedded/index.js';
+import { BACKUP_NAME_PATTERN } from '../../../admin/backups.js';
 import type { RoutePlugin } from '../../types.js';
 
-/** Operator endpoints: a backup of the running server. */
+const tags = ['admin'];
+const security = [{ apiKey: [] }];
+const Kept = Type.Object({
+  name: Type.String(),
+  size: Type.Integer({ description: 'Bytes (so far, while running)' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  status: Type.Union([Type.Literal('running'), Type.Literal('ready'), Type.Literal('failed')]),
+  error: Type.Optional(Type.String({ description: 'Why it failed' })),
+});
+const Name = Type.Object({ name: Type.String({ pattern: BACKUP_NAME_PATTERN, maxLength: 64, description: 'A name from the list, e.g. plinth-backup-2026-11-28T05-30-00-123Z.tar.gz' }) });
+
+/** Operator endpoints: a backup of the running server, streamed or kept on the server. */
 export const adminRoutes: RoutePlugin = async (app, { deps }) => {
+  const backups = deps.backups;
   app.post(
     '/api/admin/backup',
     {
       config: { access: 'admin' },
       schema: {
-        tags: ['admin'],
+        tags,
         summary: 'A backup of the running server (embedded database + local storage) as a .tar.gz; restore it with "npm run plinth -- restore <file>"',
-        security: [{ apiKey: [] }],
+        security,
       },
     },
     async (_request, reply) => {
-      const cluster = (deps.db as { cluster?: EmbeddedCluster }).cluster;
-      if (!cluster) {
-        throw new AppError('BACKUP_UNAVAILABLE', {
-          message: `This server's database is ${deps.db.kind === 'pglite' ? 'PGlite (DATABASE_URL=pglite://)' : 'a Postgres server (DATABASE_URL)'}, not the embedded Postgres: Plinth cannot copy its files.`,
-          nextActions:
-            deps.db.kind === 'pglite'
-              ? 'Stop the server and copy DATA_DIR, or move to the embedded default (unset DATABASE_URL) and use this endpoint.'
-              : 'Back the database up with "pg_dump -Fc -f plinth.dump $DATABASE_URL" (restore with pg_restore); for S3 storage use the provider\'s versioning or "aws s3 sync". README, Backups.',
-        });
-      }
-      const s3 = Boolean(deps.config.storage.s3);
+      const chunks = backups.archive();
       const gzip = createGzip();
-      const chunks = onlineArchive({ dataDir: deps.config.dataDir, plinthVersion: deps.version, includeStorage: !s3, url: cluster.url('postgres') });
       // The first chunk before the headers: a backup that cannot start (no connection, a
       // backup already running in that session) answers an error envelope, not a 200.
       const first = await chunks.next().catch((err: unknown) => {
@@ -49,8 +50,41 @@ export const adminRoutes: RoutePlugin = async (app, { deps }) => {
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       reply.header('content-type', 'application/gzip');
       reply.header('content-disposition', `attachment; filename="plinth-backup-${stamp}.tar.gz"`);
-      reply.header('x-plinth-backup-storage', s3 ? 's3 (not included)' : 'local');
+      reply.header('x-plinth-backup-storage', backups.storage === 's3' ? 's3 (not included)' : 'local');
       return reply.send(gzip);
+    },
+  );
+
+  app.get(
+    '/api/admin/backups',
+    { config: { access: 'admin' }, schema: { tags, security, summary: 'The backups kept on the server (BACKUP_DIR), newest first', response: { 200: Type.Array(Kept) } } },
+    () => backups.list(),
+  );
+  app.post(
+    '/api/admin/backups',
+    {
+      config: { access: 'admin' },
+      schema: { tags, security, summary: 'Starts a backup kept on the server (one at a time); GET /api/admin/backups shows it running, then ready', response: { 202: Kept } },
+    },
+    async (_request, reply) => reply.status(202).send(backups.start()),
+  );
+  app.get(
+    '/api/admin/backups/:name',
+    { config: { access: 'admin' }, schema: { tags, security, summary: 'Downloads a ready backup (.tar.gz)', params: Name } },
+    async (request, reply) => {
+      const file = await backups.open(request.params.name);
+      reply.header('content-type', 'application/gzip');
+      reply.header('content-length', file.size);
+      reply.header('content-disposition', `attachment; filename="${file.name}"`);
+      return reply.send(file.stream);
+    },
+  );
+  app.delete(
+    '/api/admin/backups/:name',
+    { config: { access: 'admin' }, schema: { tags, security, summary: 'Deletes a ready or failed backup', params: Name, response: { 200: Type.Object({ message: Type.String() }) } } },
+    async (request) => {
+      backups.remove(request.params.name);
+      return { message: `Backup ${request.params.name} deleted.` };
     },
   );
 };
