@@ -1,10 +1,16 @@
 // The operations pages against issue 27 and 28's shapes, the endpoints faked in the browser
 // (page.route) so the pages are checked before those APIs are on this branch: the overview's
 // request and latency charts, logs with level and text filters, an advisor fix shown as SQL
-// and run, webhook deliveries and a redelivery. axe-core on each; no CSP violation.
+// and run, webhook deliveries and a redelivery. axe-core on each; no CSP violation. Then the
+// Backups page against a real server on its own embedded Postgres: create, listed until
+// ready, download, delete.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
 import { backends } from '../helpers/db.js';
 import { axeViolations, browserAvailable, launch } from './browser.js';
 
@@ -103,6 +109,72 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
     expect(await axeViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Redeliver d1' }).click();
     await expect.poll(() => calls.includes('redeliver')).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server on its own embedded Postgres)', () => {
+  let root: string;
+  let t: ConfiguredApp;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const listed = async () => (await (await t.fetch('/api/admin/backups', { headers: { 'x-api-key': t.deps.generatedAdminKey! } })).json()) as Array<{ name: string; status: string }>;
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'plinth-dash-backups-'));
+    chmodSync(root, 0o711); // postgres runs as the user plinth when the tests run as root
+    [t, browser] = await Promise.all([startConfiguredApp({ DATA_DIR: path.join(root, 'data') }), launch()]);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await context.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked "${e.sample}"`)),
+    );
+    page = await context.newPage();
+    page.on('dialog', (d) => void d.accept());
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (/CSP violation: style-src-attr blocked ""/.test(m.text())) return;
+      if (/CSP violation|Refused to/.test(m.text())) problems.push(m.text());
+    });
+    await page.goto(`${t.url}/dashboard/`);
+    await page.getByLabel('Admin API key').fill(t.deps.generatedAdminKey!);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('creates a backup kept on the server, shows it until ready, downloads and deletes it', T, async () => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Backups', exact: true }).click();
+    await page.getByText('No backup on the server yet.').waitFor();
+    await page.getByRole('button', { name: 'Create backup' }).click();
+    // The new row is listed at once (running), and the page refreshes it until it is ready.
+    await page.getByRole('region', { name: 'Backups kept on the server' }).getByRole('cell', { name: /^plinth-backup-.*\.tar\.gz$/ }).waitFor();
+    await page.getByRole('cell', { name: 'ready', exact: true }).waitFor({ timeout: 30_000 });
+    const [kept] = await listed();
+    expect(kept).toMatchObject({ status: 'ready' });
+    expect(await page.getByRole('button', { name: 'Create backup' }).isEnabled()).toBe(true);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 844 });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
+        expect(await axeViolations(page), `${scheme} ${width}px`).toEqual([]);
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${kept!.name}` }).click()]);
+    expect(download.suggestedFilename()).toBe(kept!.name);
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(`${kept!.name} downloaded`);
+
+    await page.getByRole('button', { name: `Delete ${kept!.name}` }).click();
+    await page.getByText('No backup on the server yet.').waitFor();
+    expect(await listed()).toEqual([]);
     expect(problems).toEqual([]);
   });
 });
