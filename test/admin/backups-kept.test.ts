@@ -12,6 +12,8 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+/** A backup, a restore through the CLI and a server start each take many seconds on 2 busy cores. */
+const SLOW = { timeout: 300_000 };
 const NAME = /^plinth-backup-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.tar\.gz$/;
 
 interface Kept {
@@ -56,7 +58,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
   const backup = async (): Promise<Kept> => {
     const r = await call('POST', '/api/admin/backups');
     expect(r.status, JSON.stringify(r.body)).toBe(202);
-    await expect.poll(async () => (await list()).find((b) => b.name === r.body.name)?.status, { timeout: 30_000, interval: 100 }).not.toBe('running');
+    await expect.poll(async () => (await list()).find((b) => b.name === r.body.name)?.status, { timeout: 120_000, interval: 200 }).not.toBe('running');
     return (await list()).find((b) => b.name === r.body.name)!;
   };
   const stop = async () => {
@@ -77,7 +79,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('starts one in the background (202, a second POST meanwhile is a 409), lists it ready, downloads a whole archive', async () => {
+  it('starts one in the background (202, a second POST meanwhile is a 409), lists it ready, downloads a whole archive', SLOW, async () => {
     await sql(`create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept ✓')`);
     expect(await list()).toEqual([]);
     for (const [method, p] of [['GET', '/api/admin/backups'], ['POST', '/api/admin/backups'], ['GET', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz'], ['DELETE', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz']]) {
@@ -101,7 +103,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     if (early.status === 200) expect(Number(early.headers.get('content-length'))).toBe((await early.arrayBuffer()).byteLength);
     else expect((await early.json()).error).toBe('BACKUP_RUNNING');
 
-    await expect.poll(async () => (await list())[0]?.status, { timeout: 30_000, interval: 100 }).toBe('ready');
+    await expect.poll(async () => (await list())[0]?.status, { timeout: 120_000, interval: 200 }).toBe('ready');
     const [ready] = await list();
     expect(ready).toMatchObject({ name: started.body.name, status: 'ready' });
     expect(Date.parse(ready!.createdAt)).toBeGreaterThan(Date.now() - 120_000);
@@ -119,7 +121,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     writeFileSync(dir('downloaded.tar.gz'), bytes);
   });
 
-  it('keeps the newest BACKUP_KEEP=2 ready backups and deletes older ones', async () => {
+  it('keeps the newest BACKUP_KEEP=2 ready backups and deletes older ones', SLOW, async () => {
     const first = (await list())[0]!;
     const second = await backup();
     const third = await backup();
@@ -137,7 +139,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     expect((await call('DELETE', `/api/admin/backups/${second.name}`)).status).toBe(404);
   });
 
-  it('answers hostile names with a 400 or 404 envelope and never leaves BACKUP_DIR', async () => {
+  it('answers hostile names with a 400 or 404 envelope and never leaves BACKUP_DIR', SLOW, async () => {
     writeFileSync(dir('secret.txt'), 'not a backup');
     // A link with a valid name planted in the folder is not followed, listed or deleted through.
     const planted = 'plinth-backup-2020-01-01T00-00-00-000Z.tar.gz';
@@ -165,7 +167,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     rmSync(path.join(backupDir(), planted));
   });
 
-  it('a downloaded backup is an archive restore accepts, and the restored server has the data', async () => {
+  it('a downloaded backup is an archive restore accepts, and the restored server has the data', SLOW, async () => {
     const restore = await cli(['restore', dir('downloaded.tar.gz')], { DATA_DIR: dir('restored') });
     expect(restore.out).toMatch(/Restored the backup/);
     expect(restore.out).toMatch(/replays its WAL/);
@@ -180,7 +182,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     }
   });
 
-  it('a stop while one runs removes its temp file; a temp file left by a crash is removed at start and never listed', async () => {
+  it('a stop while one runs removes its temp file; a temp file left by a crash is removed at start and never listed', SLOW, async () => {
     const started = await call('POST', '/api/admin/backups');
     expect(started.status).toBe(202);
     await stop();
@@ -201,7 +203,7 @@ describe('backups kept on the server (embedded Postgres)', () => {
     if (mounted) spawnSync('umount', [tiny]);
     rmSync(tiny, { recursive: true, force: true });
   });
-  it.skipIf(!mounted)('a full disk: the backup is failed with a clear error, its temp file removed; it can be deleted', async () => {
+  it.skipIf(!mounted)('a full disk: the backup is failed with a clear error, its temp file removed; it can be deleted', SLOW, async () => {
     await stop();
     t = await startConfiguredApp({ DATA_DIR: dir('src'), BACKUP_DIR: tiny });
     const failed = await backup();
@@ -225,7 +227,7 @@ describe('backups of a database Plinth does not run itself', () => {
     await t?.close();
   });
 
-  it('answers every backups endpoint with the 501 BACKUP_UNAVAILABLE of POST /api/admin/backup', async () => {
+  it('answers every backups endpoint with the 501 BACKUP_UNAVAILABLE of POST /api/admin/backup', SLOW, async () => {
     const streamed = await t.fetch('/api/admin/backup', { method: 'POST', headers: { 'x-api-key': t.adminKey } });
     expect(streamed.status).toBe(501);
     const expected = await streamed.json();

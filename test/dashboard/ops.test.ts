@@ -147,13 +147,13 @@ describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('creates a backup kept on the server, shows it until ready, downloads and deletes it', T, async () => {
+  it('creates a backup kept on the server, shows it until ready, downloads and deletes it', { timeout: 240_000 }, async () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Backups', exact: true }).click();
     await page.getByText('No backup on the server yet.').waitFor();
     await page.getByRole('button', { name: 'Create backup' }).click();
     // The new row is listed at once (running), and the page refreshes it until it is ready.
     await page.getByRole('region', { name: 'Backups kept on the server' }).getByRole('cell', { name: /^plinth-backup-.*\.tar\.gz$/ }).waitFor();
-    await page.getByRole('cell', { name: 'ready', exact: true }).waitFor({ timeout: 30_000 });
+    await page.getByRole('cell', { name: 'ready', exact: true }).waitFor({ timeout: 120_000 });
     const [kept] = await listed();
     expect(kept).toMatchObject({ status: 'ready' });
     expect(await page.getByRole('button', { name: 'Create backup' }).isEnabled()).toBe(true);
