@@ -39,10 +39,9 @@ import type { AdvisorService } from './advisor/service.js';
 import type { TypeGenerator } from './database/typegen.js';
 import type { McpUsage } from './mcp/usage.js';
 import type { AgentDocs } from './mcp/docs.js';
+import type { BackupService } from './admin/backups.js';
 
-export const VERSION: string = JSON.parse(
-  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
-).version;
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 /**
  * A named probe for GET /api/health?checks=true; `run` throws when the part is down. A
@@ -120,6 +119,8 @@ export interface Deps {
   mcpUsage: McpUsage;
   /** The docs for agents (/llms.txt, /api/docs, the MCP fetch-docs tool). */
   agentDocs: AgentDocs;
+  /** Backups of the embedded server: streamed, or kept in BACKUP_DIR (docs/database.md). */
+  backups: BackupService;
   /** Set only when this start generated the admin key: main prints it once. */
   generatedAdminKey: string | null;
   /** Stops everything this root started, in reverse order. */
@@ -305,12 +306,9 @@ export async function buildDeps(config: Readonly<Config>, opts: { db?: Db; engin
     healthChecks.logs = logsCheck(config, logs);
     healthChecks.functions = { run: () => functions.runtime.check(), required: true };
     const automation = await startAutomation(config, db, { functions, email, logs, metrics, ownerDb: owner.db }, closers, healthChecks);
-    const ops = operations(db, { oauth, auth, functions, schedules: automation.schedules }, VERSION, closers);
+    const ops = operations(config, db, { oauth, auth, functions, schedules: automation.schedules, logs }, VERSION, closers);
     return {
-      config,
-      version: VERSION,
-      db,
-      owner,
+      config, version: VERSION, db, owner,
       credentials,
       tokens,
       identity,

@@ -1,6 +1,8 @@
 // What agents and operators read about the backend, composed for the composition root
-// (deps.ts): metadata, the advisor, the generated types, the docs for agents, MCP usage.
+// (deps.ts): metadata, the advisor, the generated types, the docs for agents, MCP usage, backups.
+import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
+import type { LogWriter } from './logs/types.js';
 import type { AuthService } from './auth/service.js';
 import type { OAuthService } from './auth/oauth/index.js';
 import type { FunctionService } from './functions/index.js';
@@ -17,18 +19,22 @@ import { AgentDocs } from './mcp/docs.js';
 import { loadDocBundle } from './mcp/docs-bundle.js';
 import { derivedVariables, type ConfigVariable } from './config/effective.js';
 import type { Deps } from './deps.js';
+import { createBackups } from './admin/backups.js';
 
 /**
  * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
- * URLs: functions, schedules), on Plinth's own connection.
+ * URLs: functions, schedules), on Plinth's own connection; the backups of the embedded server.
  */
 export function operations(
+  config: Readonly<Config>,
   db: Db,
-  areas: { oauth: OAuthService; auth: AuthService; functions: FunctionService; schedules: ScheduleService },
+  areas: { oauth: OAuthService; auth: AuthService; functions: FunctionService; schedules: ScheduleService; logs: LogWriter },
   version: string,
   closers: Array<() => Promise<unknown>>,
 ) {
   const { oauth, auth, functions, schedules } = areas;
+  const backups = createBackups(config, db, version, areas.logs);
+  closers.push(() => backups.close());
   const mcpUsage = new McpUsage(db);
   closers.push(() => mcpUsage.flush());
   const metadata = new MetadataService({ db, version, realtimeTrigger: REALTIME_TRIGGER }, [
@@ -40,7 +46,7 @@ export function operations(
     schedulesSection(() => schedules.list()),
   ]);
   const advisor = new AdvisorService(db, [functionUrls(db), scheduleUrls(() => schedules.list())]);
-  return { metadata, advisor, typegen: new TypeGenerator(db), mcpUsage, agentDocs: new AgentDocs(loadDocBundle()) };
+  return { metadata, advisor, typegen: new TypeGenerator(db), mcpUsage, agentDocs: new AgentDocs(loadDocBundle()), backups };
 }
 
 

@@ -20,7 +20,7 @@ const NAV: Array<{ path: string; label: string; load: Loader }> = [
   { path: '/webhooks', label: 'Webhooks', load: () => import('./pages/webhooks').then((m) => m.Webhooks) },
   { path: '/migrations', label: 'Migrations', load: () => import('./pages/ops').then((m) => m.Migrations) },
   { path: '/advisor', label: 'Advisor', load: () => import('./pages/ops').then((m) => m.Advisor) },
-  { path: '/backups', label: 'Backups', load: () => import('./pages/ops').then((m) => m.Backups) },
+  { path: '/backups', label: 'Backups', load: () => import('./pages/backups').then((m) => m.Backups) },
   { path: '/agents', label: 'Agents', load: () => import('./pages/agents').then((m) => m.Agents) },
   { path: '/settings', label: 'Settings', load: () => import('./pages/settings').then((m) => m.Settings) },
   { path: '/health', label: 'Health', load: () => import('./pages/health').then((m) => m.Health) },

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { readOAuth, type OAuthConfig } from './oauth.js';
 import { readAutomation, type AutomationConfig } from './automation.js';
@@ -11,6 +12,8 @@ export interface Config {
   host: string;
   publicUrl: string | null;
   dataDir: string;
+  /** Backups kept on the server: their folder (BACKUP_DIR, default DATA_DIR/backups) and how many ready ones stay (BACKUP_KEEP). */
+  backups: { dir: string; keep: number };
   /** Below this much free space under DATA_DIR, health reports the disk as degraded (DISK_LOW_MB). */
   diskLowBytes: number;
   databaseUrl: string | null;
@@ -112,6 +115,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
+    backups: { dir: str(r, 'BACKUP_DIR', path.join(str(r, 'DATA_DIR', './data'), 'backups')), keep: int(r, 'BACKUP_KEEP', 7, 1, 1000) },
     diskLowBytes: int(r, 'DISK_LOW_MB', 1024, 0, 100_000_000) * MIB,
     databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -145,6 +145,9 @@ export const ERRORS = {
   MCP_TOO_MANY_SESSIONS: { status: 503, message: 'Too many MCP sessions are open on this server.', nextActions: 'Close sessions you no longer use (DELETE /api/mcp with their Mcp-Session-Id) or wait for idle ones to expire, then try again.' },
   DOC_NOT_FOUND: { status: 404, message: 'No such document.', nextActions: 'GET /api/docs lists the documents this server has.' },
   NOT_SUPPORTED: { status: 501, message: 'Plinth does not do this.', nextActions: 'See GET /api/docs/instructions for what this server offers.' },
+  // backups kept on the server (/api/admin/backups)
+  BACKUP_RUNNING: { status: 409, message: 'A backup is being made.', nextActions: 'Wait until GET /api/admin/backups shows it ready (or failed), then try again.' },
+  BACKUP_NOT_FOUND: { status: 404, message: 'No such backup on this server.', nextActions: 'GET /api/admin/backups lists the backups kept on the server.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

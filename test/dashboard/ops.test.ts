@@ -1,13 +1,18 @@
 // The operations pages: the overview's request and latency charts, a migration dry run and an
 // advisor fix against issue 27 and 28's shapes faked in the browser (page.route); the logs
 // explorer (filters, older pages by cursor, live tail) and webhooks (create with the secret shown
-// once, deliveries to a real receiver, redelivery, disable, delete) on the real API. axe-core on
-// each; no CSP violation.
+// once, deliveries to a real receiver, redelivery, disable, delete) on the real API; the Backups
+// page against a real server on its own embedded Postgres (create, listed until ready, download,
+// delete). axe-core on each; no CSP violation.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
@@ -176,6 +181,72 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
     await confirm.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('cell', { name: 'No webhooks yet.' }).waitFor();
     expect((await call(t, 'GET', '/api/database/webhooks', { headers: admin() })).body).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server on its own embedded Postgres)', () => {
+  let root: string;
+  let t: ConfiguredApp;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const listed = async () => (await (await t.fetch('/api/admin/backups', { headers: { 'x-api-key': t.deps.generatedAdminKey! } })).json()) as Array<{ name: string; status: string }>;
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'plinth-dash-backups-'));
+    chmodSync(root, 0o711); // postgres runs as the user plinth when the tests run as root
+    [t, browser] = await Promise.all([startConfiguredApp({ DATA_DIR: path.join(root, 'data') }), launch()]);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await context.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked "${e.sample}"`)),
+    );
+    page = await context.newPage();
+    page.on('dialog', (d) => void d.accept());
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (/CSP violation: style-src-attr blocked ""/.test(m.text())) return;
+      if (/CSP violation|Refused to/.test(m.text())) problems.push(m.text());
+    });
+    await page.goto(`${t.url}/dashboard/`);
+    await page.getByLabel('Admin API key').fill(t.deps.generatedAdminKey!);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('creates a backup kept on the server, shows it until ready, downloads and deletes it', { timeout: 240_000 }, async () => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Backups', exact: true }).click();
+    await page.getByText('No backup on the server yet.').waitFor();
+    await page.getByRole('button', { name: 'Create backup' }).click();
+    // The new row is listed at once (running), and the page refreshes it until it is ready.
+    await page.getByRole('region', { name: 'Backups kept on the server' }).getByRole('cell', { name: /^plinth-backup-.*\.tar\.gz$/ }).waitFor();
+    await page.getByRole('cell', { name: 'ready', exact: true }).waitFor({ timeout: 120_000 });
+    const [kept] = await listed();
+    expect(kept).toMatchObject({ status: 'ready' });
+    expect(await page.getByRole('button', { name: 'Create backup' }).isEnabled()).toBe(true);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 844 });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
+        expect(await axeViolations(page), `${scheme} ${width}px`).toEqual([]);
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${kept!.name}` }).click()]);
+    expect(download.suggestedFilename()).toBe(kept!.name);
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(`${kept!.name} downloaded`);
+
+    await page.getByRole('button', { name: `Delete ${kept!.name}` }).click();
+    await page.getByText('No backup on the server yet.').waitFor();
+    expect(await listed()).toEqual([]);
     expect(problems).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
-// Operations pages over endpoints other work adds (migrations, advisor) and the backup
-// endpoint: each shows "not available on this server" on a 404.
+// Operations pages over endpoints other work adds (migrations, advisor): each shows "not
+// available on this server" on a 404.
 import { useState } from 'preact/hooks';
-import { api, request } from '../api';
+import { api } from '../api';
 import { Grid } from '../grid/grid';
 import { SqlConfirm } from '../lib/confirm-sql';
 import { ErrorBox, cellText, useAction, useLoad } from '../ui';
@@ -124,37 +124,6 @@ export function Advisor() {
         )}
       </LoadState>
       {fix && <SqlConfirm title="Apply the fix" sql={fix} onClose={() => setFix(null)} onDone={() => (setFix(null), void api('/api/advisor/scan', { method: 'POST' }).then(reload, reload))} />}
-    </section>
-  );
-}
-
-export function Backups() {
-  const act = useAction();
-  const [done, setDone] = useState('');
-  const backup = () =>
-    act.run(async () => {
-      const r = await request('/api/admin/backup', { method: 'POST' });
-      const blob = await r.blob();
-      const name = /filename="?([^";]+)/.exec(r.headers.get('content-disposition') ?? '')?.[1] ?? `plinth-backup-${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.tar.gz`;
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = name;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setDone(`${name} downloaded (${(blob.size / 1048576).toFixed(1)} MiB). Restore it with "npm run plinth -- restore ${name}".`);
-    });
-  return (
-    <section class="stack">
-      <h1>Backups</h1>
-      <p class="muted">A backup of the running server: the embedded database and local storage as one .tar.gz, downloaded to this computer.</p>
-      <div class="actions">
-        <button type="button" class="primary" disabled={act.busy} onClick={() => void backup()}>
-          {act.busy ? 'Backing up…' : 'Create and download a backup'}
-        </button>
-      </div>
-      <ErrorBox error={act.error} />
-      {done && <p role="status">{done}</p>}
     </section>
   );
 }
