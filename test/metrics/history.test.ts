@@ -128,6 +128,7 @@ describe.each(backends())('usage history (%s)', (backend: Backend) => {
       const r = await call(t, 'GET', `/api/metrics/history?range=${encodeURIComponent(range)}`, { headers: admin });
       expect(r.status, range).toBe(400);
       expect(r.body).toMatchObject({ statusCode: 400, error: 'INVALID_INPUT' });
+      expect(r.body.message).toBe('Invalid request: querystring/range must be one of 1h, 24h, 7d, 30d.');
       expect(typeof r.body.nextActions).toBe('string');
     }
   });

@@ -70,12 +70,33 @@ export function postgrestBody(appErr: AppError): ErrorBody & { code: string; det
   return { ...appErr.toBody(), code, details: appErr.details, hint: appErr.hint };
 }
 
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: { allowedValue?: unknown; allowedValues?: unknown[] };
+}
+
+/**
+ * A choice of fixed values (a union of literals, an enum) said as one: "querystring/range must
+ * be one of 1h, 24h, 7d, 30d" instead of Ajv's "must be equal to constant" once per choice and
+ * "must match a schema in anyOf". Null when the failure is of another kind.
+ */
+function validationMessage(e: { validation?: unknown; validationContext?: string }): string | null {
+  const errors = e.validation as AjvError[];
+  if (!Array.isArray(errors) || !errors.length) return null;
+  const path = errors[0]!.instancePath;
+  if (!errors.every((x) => x.instancePath === path && ['const', 'enum', 'anyOf'].includes(x.keyword))) return null;
+  const values = errors.flatMap((x) => (x.keyword === 'const' ? [x.params.allowedValue] : x.keyword === 'enum' ? (x.params.allowedValues ?? []) : []));
+  if (!values.length) return null;
+  return `${e.validationContext ?? 'request'}${path || ''} must be one of ${values.map((v) => String(v)).join(', ')}`;
+}
+
 /** Turns any thrown value into a client-safe AppError, or null for an unexpected failure. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const e = err as FastifyError & { validation?: unknown };
   if (e && typeof e === 'object') {
-    if (e.validation) return new AppError('INVALID_INPUT', { message: `Invalid request: ${e.message}.` });
+    if (e.validation) return new AppError('INVALID_INPUT', { message: `Invalid request: ${validationMessage(e) ?? e.message}.` });
     const byCode = e.code ? BY_FASTIFY_CODE[e.code] : undefined;
     if (byCode) return new AppError(byCode, { message: byCode === 'INVALID_JSON' ? undefined : e.message });
     // JSON.parse failures from Fastify's body parser carry a 400 status.
