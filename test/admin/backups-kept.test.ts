@@ -2,7 +2,7 @@
 // made in the background one at a time, listed, downloaded whole (restore accepts it and the
 // restored cluster has the data), BACKUP_KEEP, hostile names, a restart or a stop while one
 // runs, a full disk (a 1 MiB tmpfs as BACKUP_DIR); and the 501 of a database Plinth does not run.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,8 +12,8 @@ import { EMBEDDED_DATABASE, startCluster } from '../../src/db/embedded/index.js'
 import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { cli } from '../helpers/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 /** A backup, a restore through the CLI and a server start each take many seconds on 2 busy cores. */
 const SLOW = { timeout: 300_000 };
 const NAME = /^plinth-backup-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.tar\.gz$/;
@@ -24,17 +24,6 @@ interface Kept {
   createdAt: string;
   status: 'running' | 'ready' | 'failed';
   error?: string;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
-  const base = { ...process.env };
-  delete base.DATABASE_URL;
-  delete base.S3_BUCKET;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
-    });
-  });
 }
 
 describe('backups kept on the server (embedded Postgres)', () => {

@@ -1,5 +1,5 @@
 // Browser helpers for the dashboard tests: Debian's chromium through playwright-core, axe-core
-// injected into the page, first-page JS measured from the network.
+// injected into the page, first-page JS measured from the network, signing in with the admin key.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
@@ -44,4 +44,12 @@ export function recordScripts(page: Page): () => Promise<{ files: number; bytes:
     bytes: bodies.reduce((n, b) => n + b.length, 0),
     gzipBytes: bodies.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0),
   });
+}
+
+/** Opens the dashboard at `url` and signs in with the admin key, as a person would. */
+export async function signIn(page: Page, url: string, adminKey: string): Promise<void> {
+  await page.goto(`${url}/dashboard/`);
+  await page.getByLabel('Admin API key').fill(adminKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }

@@ -16,7 +16,7 @@ import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-ap
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
-import { axeViolations, browserAvailable, launch } from './browser.js';
+import { axeViolations, browserAvailable, launch, signIn } from './browser.js';
 
 const T = { timeout: 60_000 };
 const json = (r: Route, body: unknown, status = 200) => r.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) });
@@ -56,10 +56,7 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
       calls.push(JSON.stringify(r.request().postDataJSON()));
       return json(r, { riskLevel: 'high', reasons: ['drops a column'], statements: [{ sql: 'alter table a drop column b', kind: 'alter', riskLevel: 'high', reasons: ['drops a column'] }], checksum: 'x', version: '20261126', status: 'drift' });
     });
-    await page.goto(`${t.url}/dashboard/`);
-    await page.getByLabel('Admin API key').fill(t.adminKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signIn(page, t.url, t.adminKey);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -208,10 +205,7 @@ describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server
       if (/CSP violation: style-src-attr blocked ""/.test(m.text())) return;
       if (/CSP violation|Refused to/.test(m.text())) problems.push(m.text());
     });
-    await page.goto(`${t.url}/dashboard/`);
-    await page.getByLabel('Admin API key').fill(t.deps.generatedAdminKey!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await signIn(page, t.url, t.deps.generatedAdminKey!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,6 @@
 // (a) `plinth backup` of a stopped DATA_DIR, (b) POST /api/admin/backup of a running server
 // taken while writes run (the restore starts by recovery from backup_label), (c) both with S3
 // storage (a real s3rver): the archives hold the database only, the objects stay in the bucket.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,20 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTar } from '../../src/lib/tar.js';
 import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
 import { startS3, type TestS3 } from '../storage/s3server.js';
+import { cli } from '../helpers/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
-  if (process.env.DEBUG_BACKUP) console.log(new Date().toISOString(), 'cli', args.join(' '));
-  const base = { ...process.env };
-  delete base.DATABASE_URL;
-  delete base.S3_BUCKET;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
-    });
-  });
-}
 
 describe('backup and restore of the embedded database and local storage', () => {
   let root: string;
