@@ -80,6 +80,14 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   });
 
   it('opens on an overview with sizes and counts', T, async () => {
+    // Every page's link is in sight at 1280 px (the list wraps instead of hiding the last ones).
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const nav = page.getByRole('navigation').first();
+    for (const a of await nav.getByRole('link').all()) {
+      const box = (await a.boundingBox())!;
+      expect(box.x + box.width, (await a.textContent())!).toBeLessThanOrEqual(1280);
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
     await expect.poll(() => page.locator('.cards').textContent()).toMatch(/Database size/);
     expect(await page.locator('.cards').textContent()).toMatch(/Tables/);
     // The request charts read GET /api/logs/stats: the requests of the sign-in are there once stored.
