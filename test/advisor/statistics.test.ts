@@ -70,8 +70,10 @@ describe.each(backends())('advisor rules over statistics and sessions (%s)', (ba
     expect(await keys()).not.toContain('stale_statistics:public.churn');
     await run('delete from public.churn');
     await until(async () => (await keys()).includes('dead_tuples:public.churn'), 5000, 'dead tuples');
-    await run((await issue('dead_tuples:public.churn'))!.fixSql!.split(';')[0]!);
-    await until(async () => !(await keys()).includes('dead_tuples:public.churn'), 5000, 'the dead tuples to go');
+    const vacuum = (await issue('dead_tuples:public.churn'))!.fixSql!.split(';')[0]!;
+    // A VACUUM cannot remove rows a transaction open at that moment may still see (the app's
+    // own background work in this database, e.g. the job queue): run the fix again until it has.
+    await until(async () => (await run(vacuum), !(await keys()).includes('dead_tuples:public.churn')), 20_000, 'the dead tuples to go');
   });
 
   it('sequences near their end', async () => {
