@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PLINTH, compare, freePort, requireWrk, spawnServer, type Server } from './lib.js';
 
-const BODY = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16, temperature: 0 });
+const BODY = JSON.stringify({
+  model: 'bench-model',
+  messages: [{ role: 'user', content: 'Say hello in five words.' }],
+  max_tokens: 16,
+  temperature: 0,
+});
 const ADMIN_KEY = `ik_${'b'.repeat(64)}`;
 const STREAM_BODY = JSON.stringify({ ...JSON.parse(BODY), stream: true });
 
@@ -27,10 +32,14 @@ export async function benchAi(): Promise<void> {
   const servers: Server[] = [];
   try {
     const upstreamPort = await freePort();
-    const upstream = await spawnServer(process.execPath, ['--import', 'tsx', 'test/helpers/openai-mock.ts', String(upstreamPort)], {
-      port: upstreamPort,
-      readyPath: '/v1/models',
-    });
+    const upstream = await spawnServer(
+      process.execPath,
+      ['--import', 'tsx', 'test/helpers/openai-mock.ts', String(upstreamPort)],
+      {
+        port: upstreamPort,
+        readyPath: '/v1/models',
+      },
+    );
     servers.push(upstream);
     const port = await freePort();
     const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, {
@@ -70,19 +79,33 @@ export async function benchAi(): Promise<void> {
     });
     // One call first, so a broken setup stops here instead of showing up as wrk errors
     // (compare() warms both paths up itself).
-    const r = await fetch(`${plinth.url}/api/ai/chat/completions`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: BODY });
+    const r = await fetch(`${plinth.url}/api/ai/chat/completions`, {
+      method: 'POST',
+      headers: { ...json, authorization: `Bearer ${token}` },
+      body: BODY,
+    });
     if (r.status !== 200) throw new Error(`first call failed: ${r.status} ${await r.text()}`);
     await r.arrayBuffer();
-    const results = await compare('POST /api/ai/chat/completions: direct to the upstream vs through Plinth (goal: added p50 ≤ 2 ms)', [
-      { name: 'chat, user token, 1 connection (latency)', baseline: direct(BODY, 1), subject: through(BODY, 1) },
-      // The admin key needs no session lookup: the difference to the line above is identity, not the gateway.
-      { name: 'chat, admin key, 1 connection', baseline: direct(BODY, 1), subject: through(BODY, 1, `Bearer ${ADMIN_KEY}`) },
-      { name: 'chat, 16 connections (throughput)', baseline: direct(BODY, 16), subject: through(BODY, 16) },
-      { name: 'chat stream: true, 1 connection', baseline: direct(STREAM_BODY, 1), subject: through(STREAM_BODY, 1) },
-    ]);
+    const results = await compare(
+      'POST /api/ai/chat/completions: direct to the upstream vs through Plinth (goal: added p50 ≤ 2 ms)',
+      [
+        { name: 'chat, user token, 1 connection (latency)', baseline: direct(BODY, 1), subject: through(BODY, 1) },
+        // The admin key needs no session lookup: the difference to the line above is identity, not the gateway.
+        {
+          name: 'chat, admin key, 1 connection',
+          baseline: direct(BODY, 1),
+          subject: through(BODY, 1, `Bearer ${ADMIN_KEY}`),
+        },
+        { name: 'chat, 16 connections (throughput)', baseline: direct(BODY, 16), subject: through(BODY, 16) },
+        { name: 'chat stream: true, 1 connection', baseline: direct(STREAM_BODY, 1), subject: through(STREAM_BODY, 1) },
+      ],
+    );
     console.log('');
-    for (const r of results) console.log(`- ${r.name}: added p50 ${r.addedP50Ms.toFixed(2)} ms, req/s ratio ${r.ratio.toFixed(2)}×`);
-    console.log('\nCPU ms/req: baseline column is the upstream process, plinth column is Plinth alone (its added work).');
+    for (const r of results)
+      console.log(`- ${r.name}: added p50 ${r.addedP50Ms.toFixed(2)} ms, req/s ratio ${r.ratio.toFixed(2)}×`);
+    console.log(
+      '\nCPU ms/req: baseline column is the upstream process, plinth column is Plinth alone (its added work).',
+    );
   } finally {
     for (const s of servers.reverse()) await s.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -27,34 +27,39 @@ export async function benchAuth(): Promise<void> {
     if (!signup.ok) throw new Error(`signup failed: ${signup.status} ${await signup.text()}`);
     const { accessToken } = (await signup.json()) as { accessToken: string };
     const health = { url: `${plinth.url}/api/health`, pid: plinth.pid, seconds: 5, connections: 16 };
-    const results = await compare(`Auth vs GET /api/health on the same server (${process.env.DATABASE_URL ? 'server Postgres' : 'PGlite'})`, [
-      {
-        name: 'POST /api/auth/signin',
-        baseline: health,
-        subject: {
-          url: `${plinth.url}/api/auth/signin`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(credentials),
-          pid: plinth.pid,
-          seconds: 5,
-          connections: 16,
+    const results = await compare(
+      `Auth vs GET /api/health on the same server (${process.env.DATABASE_URL ? 'server Postgres' : 'PGlite'})`,
+      [
+        {
+          name: 'POST /api/auth/signin',
+          baseline: health,
+          subject: {
+            url: `${plinth.url}/api/auth/signin`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(credentials),
+            pid: plinth.pid,
+            seconds: 5,
+            connections: 16,
+          },
         },
-      },
-      {
-        name: 'GET /api/auth/user (token + session check)',
-        baseline: health,
-        subject: {
-          url: `${plinth.url}/api/auth/user`,
-          headers: { authorization: `Bearer ${accessToken}` },
-          pid: plinth.pid,
-          seconds: 5,
-          connections: 16,
+        {
+          name: 'GET /api/auth/user (token + session check)',
+          baseline: health,
+          subject: {
+            url: `${plinth.url}/api/auth/user`,
+            headers: { authorization: `Bearer ${accessToken}` },
+            pid: plinth.pid,
+            seconds: 5,
+            connections: 16,
+          },
         },
-      },
-    ]);
+      ],
+    );
     for (const r of results) {
-      console.log(`- ${r.name}: ${r.subject.rps.toFixed(0)} req/s = ${r.ratio.toFixed(4)}× health (${r.baseline.rps.toFixed(0)} req/s)`);
+      console.log(
+        `- ${r.name}: ${r.subject.rps.toFixed(0)} req/s = ${r.ratio.toFixed(4)}× health (${r.baseline.rps.toFixed(0)} req/s)`,
+      );
     }
   } finally {
     await plinth.stop();

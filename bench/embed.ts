@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PLINTH, freshBenchDatabase, compare, freePort, requireWrk, spawnServer, type Server } from './lib.js';
-import { TokenSigner } from '../src/auth/tokens.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 
 const POSTS = 10_000;
@@ -38,16 +37,31 @@ async function load(url: string) {
     `alter table public.posts enable row level security`,
     `create policy read_all on public.profiles for select to authenticated using (true)`,
     `create policy read_all on public.posts for select to authenticated using (true)`,
-  ]) await sqlCall(url, s);
-  await sqlCall(url, `insert into public.profiles (name) select 'author ' || i from generate_series(1, $1::int) i`, [AUTHORS]);
-  await sqlCall(url, `insert into public.posts (title, author_id, score) select 'post ' || i, (select id from public.profiles order by name offset (i % $2::int) limit 1), i from generate_series(1, $1::int) i`, [POSTS, AUTHORS]);
+  ])
+    await sqlCall(url, s);
+  await sqlCall(url, `insert into public.profiles (name) select 'author ' || i from generate_series(1, $1::int) i`, [
+    AUTHORS,
+  ]);
+  await sqlCall(
+    url,
+    `insert into public.posts (title, author_id, score) select 'post ' || i, (select id from public.profiles order by name offset (i % $2::int) limit 1), i from generate_series(1, $1::int) i`,
+    [POSTS, AUTHORS],
+  );
   await sqlCall(url, 'analyze public.profiles; analyze public.posts');
-  const u = await sqlCall(url, `insert into auth.users (email, password_hash, email_verified) values ('embed@example.com', 'x', true) returning id, email`);
-  const user = u.rows[0] as { id: string; email: string };
-  const s = await sqlCall(url, `insert into auth.sessions (user_id, expires_at) values ($1, now() + interval '1 day') returning id`, [user.id]);
-  const sid = s.rows[0].id as string;
-  const token = await new TokenSigner(JWT_SECRET, 3600).sign({ sub: user.id, email: user.email, role: 'authenticated', sid });
-  return { token, claims: JSON.stringify({ sub: user.id, email: user.email, role: 'authenticated', sid }) };
+  // The reader signs up (admin SQL may not write auth.users since least privilege, issue #40).
+  const signup = await fetch(`${url}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: `embed-${randomBytes(4).toString('hex')}@example.com`,
+      password: 'bench-password-1',
+    }),
+  });
+  if (!signup.ok) throw new Error(`signup: ${signup.status} ${await signup.text()}`);
+  const { accessToken: token } = (await signup.json()) as { accessToken: string };
+  const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+  // The claims Plinth sets for this caller (src/database/caller.ts), for the baseline to set too.
+  return { token, claims: JSON.stringify({ ...payload, role: 'authenticated' }) };
 }
 
 export async function benchEmbed(): Promise<void> {
@@ -58,7 +72,17 @@ export async function benchEmbed(): Promise<void> {
   const servers: Server[] = [];
   try {
     const port = await freePort();
-    const env = { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: ADMIN_KEY, JWT_SECRET, TOKEN_TTL: '3600', DATABASE_URL: dbUrl, DATA_DIR: dataDir };
+    const env = {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PLAN: 'off',
+      ADMIN_API_KEY: ADMIN_KEY,
+      JWT_SECRET,
+      TOKEN_TTL: '3600',
+      DATABASE_URL: dbUrl,
+      DATA_DIR: dataDir,
+    };
     const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, { env, port, readyPath: '/api/health' });
     servers.push(plinth);
     const fx = await load(plinth.url);
@@ -69,16 +93,25 @@ export async function benchEmbed(): Promise<void> {
     });
     servers.push(base);
     const auth = { authorization: `Bearer ${fx.token}` };
-    const check = await fetch(`${plinth.url}/api/database/records/posts?select=*,author:profiles(name)&order=id&limit=20`, { headers: auth });
+    const check = await fetch(
+      `${plinth.url}/api/database/records/posts?select=*,author:profiles(name)&order=id&limit=20`,
+      { headers: auth },
+    );
     const rows = (await check.json()) as Array<{ author: { name: string } | null }>;
-    if (rows.length !== 20 || !rows[0]?.author?.name) throw new Error(`unexpected Plinth answer: ${JSON.stringify(rows).slice(0, 200)}`);
+    if (rows.length !== 20 || !rows[0]?.author?.name)
+      throw new Error(`unexpected Plinth answer: ${JSON.stringify(rows).slice(0, 200)}`);
     await compare(
       `Embedded read on server Postgres, ${POSTS} posts, ${AUTHORS} authors, as a user through RLS (goal ≥ 0.7×)`,
       [
         {
           name: 'GET posts?select=*,author:profiles(name)&order=id&limit=20 vs hand-written join',
           baseline: { url: `${base.url}/`, headers: auth, pid: base.pid, seconds: 4 },
-          subject: { url: `${plinth.url}/api/database/records/posts?select=*,author:profiles(name)&order=id&limit=20`, headers: auth, pid: plinth.pid, seconds: 4 },
+          subject: {
+            url: `${plinth.url}/api/database/records/posts?select=*,author:profiles(name)&order=id&limit=20`,
+            headers: auth,
+            pid: plinth.pid,
+            seconds: 4,
+          },
         },
       ],
       3,

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PLINTH, compare, freePort, median, pinnedCpus, requireWrk, rssMiB, spawnServer } from './lib.js';
+import { PLINTH, compare, freePort, median, pinnedCpus, requireWrk, rssMiB, smoke, spawnServer } from './lib.js';
 
 async function benchFoundation(): Promise<void> {
   await requireWrk();
@@ -12,13 +12,21 @@ async function benchFoundation(): Promise<void> {
   try {
     // First start creates the data dir; the timed starts below reuse it.
     let port = await freePort();
-    const first = await spawnServer(PLINTH.cmd, PLINTH.args, { env: { ...env, PORT: String(port) }, port, readyPath: '/api/health' });
+    const first = await spawnServer(PLINTH.cmd, PLINTH.args, {
+      env: { ...env, PORT: String(port) },
+      port,
+      readyPath: '/api/health',
+    });
     await first.stop();
 
     const startTimes: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < smoke(3, 1); i++) {
       port = await freePort();
-      const s = await spawnServer(PLINTH.cmd, PLINTH.args, { env: { ...env, PORT: String(port) }, port, readyPath: '/api/health' });
+      const s = await spawnServer(PLINTH.cmd, PLINTH.args, {
+        env: { ...env, PORT: String(port) },
+        port,
+        readyPath: '/api/health',
+      });
       startTimes.push(s.readyMs);
       await s.stop();
     }
@@ -26,24 +34,41 @@ async function benchFoundation(): Promise<void> {
     // Both servers on one CPU, wrk on another (when the machine has two).
     const cpus = await pinnedCpus();
     port = await freePort();
-    const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, { env: { ...env, PORT: String(port) }, port, readyPath: '/api/health', cpu: cpus?.server });
-    await new Promise((r) => setTimeout(r, 2000));
+    const plinth = await spawnServer(PLINTH.cmd, PLINTH.args, {
+      env: { ...env, PORT: String(port) },
+      port,
+      readyPath: '/api/health',
+      cpu: cpus?.server,
+    });
+    await new Promise((r) => setTimeout(r, smoke(2000, 300)));
     const idleRss = rssMiB(plinth.pid);
     const basePort = await freePort();
-    const base = await spawnServer(process.execPath, ['bench/baseline-health.mjs'], { env: { PORT: String(basePort) }, port: basePort, cpu: cpus?.server });
+    const base = await spawnServer(process.execPath, ['bench/baseline-health.mjs'], {
+      env: { PORT: String(basePort) },
+      port: basePort,
+      cpu: cpus?.server,
+    });
     try {
       const title = `GET /api/health vs bare node:http (goal ≥ 0.8×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`;
       const run = { seconds: 3, connections: 32, cpu: cpus?.load };
       await compare(
         title,
-        [{ name: 'health', baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run }, subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, ...run } }],
+        [
+          {
+            name: 'health',
+            baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run },
+            subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, ...run },
+          },
+        ],
         9,
       );
     } finally {
       await base.stop();
       await plinth.stop();
     }
-    console.log(`\n- start to first healthy answer (existing data dir, PGlite): median ${median(startTimes).toFixed(0)} ms of ${startTimes.map((t) => t.toFixed(0)).join(', ')}`);
+    console.log(
+      `\n- start to first healthy answer (existing data dir, PGlite): median ${median(startTimes).toFixed(0)} ms of ${startTimes.map((t) => t.toFixed(0)).join(', ')}`,
+    );
     console.log(`- resident memory when idle: ${idleRss.toFixed(0)} MiB`);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

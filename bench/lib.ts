@@ -1,7 +1,7 @@
 // Shared benchmark helpers: wrk as the load generator (C, cheap on the shared cores), the
 // server's CPU time from /proc, interleaved rounds with medians, and a printed ratio.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +9,25 @@ import pg from 'pg';
 
 const run = promisify(execFile);
 const CLK_TCK = 100; // Linux USER_HZ
+
+/**
+ * BENCH_SMOKE=1 (`npm run bench:smoke`, run by CI): every benchmark runs to completion with
+ * tiny sizes, one round of one second per case and no warm-up, so a crash fails the build in
+ * minutes. The figures it prints mean nothing.
+ */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/**
+ * Records one figure for the summary `npm run bench` prints at the end (bench/summary.ts):
+ * a JSON line in the file BENCH_RESULTS names (set by bench/run.ts; nothing when run alone).
+ */
+export function record(key: string, value: number, extra: Record<string, unknown> = {}): void {
+  const file = process.env.BENCH_RESULTS;
+  if (file) appendFileSync(file, `${JSON.stringify({ key, value, ...extra })}\n`);
+}
+
+/** `full` normally, `smoke` under BENCH_SMOKE=1. */
+export const smoke = <T>(full: T, small: T): T => (SMOKE ? small : full);
 
 export interface LoadOptions {
   url: string;
@@ -75,7 +94,8 @@ function luaFile(lua: string): string {
 
 function requestLua(o: LoadOptions): string {
   const lines = [`wrk.method = ${JSON.stringify(o.method ?? 'GET')}`];
-  for (const [k, v] of Object.entries(o.headers ?? {})) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(o.headers ?? {}))
+    lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   if (o.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(o.body)}`);
   return lines.join('\n');
 }
@@ -102,7 +122,7 @@ function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, 
 
 /** One wrk run against `url`. */
 export async function load(o: LoadOptions): Promise<LoadResult> {
-  const seconds = o.seconds ?? 5;
+  const seconds = SMOKE ? 1 : (o.seconds ?? 5);
   const cpu0 = o.pid ? cpuMs(o.pid) : 0;
   const args = [
     `-t${o.threads ?? 1}`,
@@ -166,15 +186,28 @@ export async function compare(title: string, cases: Case[], rounds = 3): Promise
     const b: LoadResult[] = [];
     const s: LoadResult[] = [];
     // Warm up both (JIT, connection pools) before anything counts.
-    await load({ ...c.baseline, seconds: 2 });
-    await load({ ...c.subject, seconds: 2 });
-    for (let i = 0; i < rounds; i++) {
+    if (!SMOKE) {
+      await load({ ...c.baseline, seconds: 2 });
+      await load({ ...c.subject, seconds: 2 });
+    }
+    for (let i = 0; i < (SMOKE ? 1 : rounds); i++) {
       b.push(await load(c.baseline));
       s.push(await load(c.subject));
     }
     const baseline = medianResult(b);
     const subject = medianResult(s);
-    results.push({ name: c.name, baseline, subject, ratio: subject.rps / baseline.rps, addedP50Ms: subject.p50Ms - baseline.p50Ms });
+    record(`${title} :: ${c.name}`, subject.rps / baseline.rps, {
+      baseline: baseline.rps,
+      subject: subject.rps,
+      cpu: [baseline.cpuMsPerReq, subject.cpuMsPerReq],
+    });
+    results.push({
+      name: c.name,
+      baseline,
+      subject,
+      ratio: subject.rps / baseline.rps,
+      addedP50Ms: subject.p50Ms - baseline.p50Ms,
+    });
   }
   printResults(title, results);
   return results;
@@ -184,7 +217,9 @@ const f = (n: number | null, d = 2) => (n == null || !Number.isFinite(n) ? '-' :
 
 export function printResults(title: string, results: CaseResult[]): void {
   console.log(`\n## ${title}\n`);
-  console.log('| case | baseline req/s | plinth req/s | ratio | p50 ms (base / plinth) | p99 ms (base / plinth) | CPU ms/req (base / plinth) | errors |');
+  console.log(
+    '| case | baseline req/s | plinth req/s | ratio | p50 ms (base / plinth) | p99 ms (base / plinth) | CPU ms/req (base / plinth) | errors |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     console.log(
@@ -204,7 +239,14 @@ export interface Server {
 export async function spawnServer(
   cmd: string,
   args: string[],
-  opts: { env?: Record<string, string | undefined>; port: number; readyPath?: string; timeoutMs?: number; cwd?: string; cpu?: number },
+  opts: {
+    env?: Record<string, string | undefined>;
+    port: number;
+    readyPath?: string;
+    timeoutMs?: number;
+    cwd?: string;
+    cpu?: number;
+  },
 ): Promise<Server & { readyMs: number }> {
   const started = performance.now();
   const proc = spawn(...pinned(opts.cpu, cmd, args), {
@@ -215,7 +257,8 @@ export async function spawnServer(
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   const url = `http://127.0.0.1:${opts.port}`;
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  // Generous: a fresh data dir on a loaded shared machine can take a minute or more.
+  const deadline = Date.now() + Math.max(opts.timeoutMs ?? 0, 180_000);
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${cmd} exited early: ${stderr.slice(-2000)}`);
     try {
@@ -317,10 +360,13 @@ export function benchDir(prefix: string): string {
 }
 
 /** The server Postgres benchmarks compare against: BENCH_DATABASE_URL, else TEST_DATABASE_URL, else the local one. */
-export const SERVER_PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const SERVER_PG_URL =
+  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** A fresh database on a server Postgres for one benchmark run; `drop()` removes it again. */
-export async function freshBenchDatabase(adminUrl: string = SERVER_PG_URL): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshBenchDatabase(
+  adminUrl: string = SERVER_PG_URL,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `plinth_bench_${Date.now().toString(36)}_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

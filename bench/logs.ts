@@ -6,9 +6,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PLINTH, compare, freePort, freshBenchDatabase, pinnedCpus, requireWrk, spawnServer, type Server } from './lib.js';
+import {
+  PLINTH,
+  compare,
+  freePort,
+  freshBenchDatabase,
+  pinnedCpus,
+  requireWrk,
+  smoke,
+  spawnServer,
+  type Server,
+} from './lib.js';
 
-process.env.BENCH_ROWS ??= '10000';
+process.env.BENCH_ROWS ??= smoke('10000', '1000');
 const { load, plinthEnv, ADMIN_KEY } = await import('./database.js');
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -20,13 +30,21 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 async function benchLogs(): Promise<void> {
   await requireWrk();
   const database = await freshBenchDatabase();
-  const dirs = [mkdtempSync(path.join(tmpdir(), 'plinth-bench-logs-')), mkdtempSync(path.join(tmpdir(), 'plinth-bench-logs-'))];
+  const dirs = [
+    mkdtempSync(path.join(tmpdir(), 'plinth-bench-logs-')),
+    mkdtempSync(path.join(tmpdir(), 'plinth-bench-logs-')),
+  ];
   const servers: Server[] = [];
   const cpus = await pinnedCpus();
   try {
     const start = async (store: boolean, dataDir: string) => {
       const port = await freePort();
-      const s = await spawnServer(PLINTH.cmd, PLINTH.args, { env: plinthEnv(port, { DATABASE_URL: database.url, DATA_DIR: dataDir, LOGS_STORE: String(store) }), port, readyPath: '/api/health', cpu: cpus?.server });
+      const s = await spawnServer(PLINTH.cmd, PLINTH.args, {
+        env: plinthEnv(port, { DATABASE_URL: database.url, DATA_DIR: dataDir, LOGS_STORE: String(store) }),
+        port,
+        readyPath: '/api/health',
+        cpu: cpus?.server,
+      });
       servers.push(s);
       return s;
     };
@@ -39,19 +57,38 @@ async function benchLogs(): Promise<void> {
     await compare(
       `Log store on (subject) vs off (baseline), same database, interleaved (goal ≥ 0.95×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`,
       [
-        { name: 'GET /api/health', baseline: { url: `${off.url}/api/health`, pid: off.pid, ...run }, subject: { url: `${on.url}/api/health`, pid: on.pid, ...run } },
-        { name: 'GET 20 rows (RLS)', baseline: { url: read(off), headers: auth, pid: off.pid, ...run }, subject: { url: read(on), headers: auth, pid: on.pid, ...run } },
+        {
+          name: 'GET /api/health',
+          baseline: { url: `${off.url}/api/health`, pid: off.pid, ...run },
+          subject: { url: `${on.url}/api/health`, pid: on.pid, ...run },
+        },
+        {
+          name: 'GET 20 rows (RLS)',
+          baseline: { url: read(off), headers: auth, pid: off.pid, ...run },
+          subject: { url: read(on), headers: auth, pid: on.pid, ...run },
+        },
       ],
       3,
     );
     const admin = { 'x-api-key': ADMIN_KEY };
-    const [sources, tSources] = await timed(async () => (await (await fetch(`${on.url}/api/logs/sources`, { headers: admin })).json()) as { sources: Array<{ name: string; count: number }> });
-    const [, tSearch] = await timed(() => fetch(`${on.url}/api/logs/search?q=bench_items&limit=100`, { headers: admin }).then((r) => r.json()));
+    const [sources, tSources] = await timed(
+      async () =>
+        (await (await fetch(`${on.url}/api/logs/sources`, { headers: admin })).json()) as {
+          sources: Array<{ name: string; count: number }>;
+        },
+    );
+    const [, tSearch] = await timed(() =>
+      fetch(`${on.url}/api/logs/search?q=bench_items&limit=100`, { headers: admin }).then((r) => r.json()),
+    );
     const [, tStats] = await timed(() => fetch(`${on.url}/api/logs/stats`, { headers: admin }).then((r) => r.json()));
     const metrics = await (await fetch(`${on.url}/metrics`, { headers: admin })).text();
     const dropped = /^plinth_logs_dropped_total (\d+)/m.exec(metrics)?.[1];
-    console.log(`\n- lines stored: ${sources.sources.find((s) => s.name === 'api')?.count ?? 0} (api), dropped: ${dropped ?? '?'}`);
-    console.log(`- over them: sources ${tSources.toFixed(0)} ms, search q=bench_items ${tSearch.toFixed(0)} ms, stats (last hour) ${tStats.toFixed(0)} ms`);
+    console.log(
+      `\n- lines stored: ${sources.sources.find((s) => s.name === 'api')?.count ?? 0} (api), dropped: ${dropped ?? '?'}`,
+    );
+    console.log(
+      `- over them: sources ${tSources.toFixed(0)} ms, search q=bench_items ${tSearch.toFixed(0)} ms, stats (last hour) ${tStats.toFixed(0)} ms`,
+    );
   } finally {
     for (const s of servers) await s.stop();
     await database.drop();

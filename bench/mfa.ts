@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateSync } from 'otplib';
-import { PLINTH, cpuMs, freePort, median, spawnServer } from './lib.js';
+import { PLINTH, cpuMs, freePort, median, smoke, spawnServer } from './lib.js';
 
-const USERS = Number(process.env.BENCH_MFA_USERS ?? 60);
+const USERS = Number(process.env.BENCH_MFA_USERS ?? smoke(60, 5));
 
 async function post(url: string, body: unknown, token?: string): Promise<any> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -50,7 +50,11 @@ export async function benchMfa(): Promise<void> {
       const email = `bench-mfa-${i}-${Date.now().toString(36)}@example.com`;
       const up = await post(api('/api/auth/signup'), { email, password });
       const f = await post(api('/api/auth/mfa/factors'), {}, up.accessToken);
-      await post(api(`/api/auth/mfa/factors/${f.id}/verify`), { code: generateSync({ secret: f.secret, epoch: base }) }, up.accessToken);
+      await post(
+        api(`/api/auth/mfa/factors/${f.id}/verify`),
+        { code: generateSync({ secret: f.secret, epoch: base }) },
+        up.accessToken,
+      );
       mfaUsers.push({ email, secret: f.secret, factorId: f.id });
     }
     const pw: { wall: number; cpu: number }[] = [];
@@ -59,20 +63,37 @@ export async function benchMfa(): Promise<void> {
     for (const u of mfaUsers) {
       pw.push(await timed(plinth.pid, () => post(api('/api/auth/signin'), { email: plain, password })));
       let challenge: any;
-      first.push(await timed(plinth.pid, async () => (challenge = await post(api('/api/auth/signin'), { email: u.email, password }))));
+      first.push(
+        await timed(
+          plinth.pid,
+          async () => (challenge = await post(api('/api/auth/signin'), { email: u.email, password })),
+        ),
+      );
       const code = generateSync({ secret: u.secret, epoch: base + 30 });
-      second.push(await timed(plinth.pid, () => post(api('/api/auth/mfa/challenge'), { token: challenge.challenge.token, factorId: u.factorId, code })));
+      second.push(
+        await timed(plinth.pid, () =>
+          post(api('/api/auth/mfa/challenge'), { token: challenge.challenge.token, factorId: u.factorId, code }),
+        ),
+      );
     }
     // Wall: medians. CPU: means (the kernel counts CPU in 10 ms ticks, so one request reads as
     // 0 or 10 ms; the mean over many is right, a median is not).
     const m = (xs: { wall: number; cpu: number }[], k: 'wall' | 'cpu') =>
       k === 'wall' ? median(xs.map((x) => x.wall)) : xs.reduce((a, x) => a + x.cpu, 0) / xs.length;
     const total = { wall: m(first, 'wall') + m(second, 'wall'), cpu: m(first, 'cpu') + m(second, 'cpu') };
-    console.log(`MFA sign-in vs password sign-in (${process.env.DATABASE_URL ? 'server Postgres' : 'embedded Postgres'}, ${USERS} of each, sequential; wall: medians, server CPU: means)`);
+    console.log(
+      `MFA sign-in vs password sign-in (${process.env.DATABASE_URL ? 'server Postgres' : 'embedded Postgres'}, ${USERS} of each, sequential; wall: medians, server CPU: means)`,
+    );
     console.log(`- password sign-in: ${m(pw, 'wall').toFixed(1)} ms wall, ${m(pw, 'cpu').toFixed(1)} ms server CPU`);
-    console.log(`- MFA step 1 (password, answers a challenge): ${m(first, 'wall').toFixed(1)} ms wall, ${m(first, 'cpu').toFixed(1)} ms CPU`);
-    console.log(`- MFA step 2 (POST /api/auth/mfa/challenge, TOTP check, session): ${m(second, 'wall').toFixed(1)} ms wall, ${m(second, 'cpu').toFixed(1)} ms CPU`);
-    console.log(`- MFA sign-in, both steps: ${total.wall.toFixed(1)} ms wall (${(total.wall / m(pw, 'wall')).toFixed(2)}× password), ${total.cpu.toFixed(1)} ms CPU (${(total.cpu / m(pw, 'cpu')).toFixed(2)}×)`);
+    console.log(
+      `- MFA step 1 (password, answers a challenge): ${m(first, 'wall').toFixed(1)} ms wall, ${m(first, 'cpu').toFixed(1)} ms CPU`,
+    );
+    console.log(
+      `- MFA step 2 (POST /api/auth/mfa/challenge, TOTP check, session): ${m(second, 'wall').toFixed(1)} ms wall, ${m(second, 'cpu').toFixed(1)} ms CPU`,
+    );
+    console.log(
+      `- MFA sign-in, both steps: ${total.wall.toFixed(1)} ms wall (${(total.wall / m(pw, 'wall')).toFixed(2)}× password), ${total.cpu.toFixed(1)} ms CPU (${(total.cpu / m(pw, 'cpu')).toFixed(2)}×)`,
+    );
   } finally {
     await plinth.stop();
     rmSync(dataDir, { recursive: true, force: true });

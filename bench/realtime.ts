@@ -4,18 +4,31 @@
 // against a bare socket.io broadcast of the same payload to 1,000 sockets in the same run;
 // (c) broadcast messages/s through one instance and through two instances on Redis (needs
 // BENCH_DATABASE_URL or TEST_DATABASE_URL, and Redis at BENCH_REDIS_URL / TEST_REDIS_URL).
-// Sizes: BENCH_RT_IDLE (10000), BENCH_RT_FANOUT (1000), BENCH_RT_SECONDS (5).
+// Sizes: BENCH_RT_IDLE (10000), BENCH_RT_FANOUT (1000), BENCH_RT_SECONDS (5); BENCH_SMOKE=1 runs
+// every step with a few hundred sockets, 5 users, 3 rounds and 1 s windows.
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { io as connectIo, type Socket } from 'socket.io-client';
-import { PLINTH, freshBenchDatabase, benchDir, freePort, median, rssMiB, spawnServer, type Server } from './lib.js';
+import {
+  PLINTH,
+  freshBenchDatabase,
+  benchDir,
+  freePort,
+  record,
+  rssMiB,
+  smoke,
+  spawnServer,
+  type Server,
+} from './lib.js';
 
-const IDLE = Number(process.env.BENCH_RT_IDLE ?? 10_000);
-const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? 1000);
-const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? 5);
-const USERS = 50;
-const ROUNDS = 20;
+const IDLE = Number(process.env.BENCH_RT_IDLE ?? smoke(10_000, 400));
+const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? smoke(1000, 100));
+const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? smoke(5, 1));
+const USERS = smoke(50, 5);
+const ROUNDS = smoke(20, 3);
+/** The pauses that let memory settle or a stream get going: short in the smoke run. */
+const SETTLE_MS = smoke(3000, 300);
 const DB_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? null;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? null;
 
@@ -26,7 +39,12 @@ const pct = (xs: number[], p: number) => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function open(url: string, token?: string): Promise<Socket> {
-  const s = connectIo(url, { transports: ['websocket'], auth: token ? { token } : {}, reconnection: false, forceNew: true });
+  const s = connectIo(url, {
+    transports: ['websocket'],
+    auth: token ? { token } : {},
+    reconnection: false,
+    forceNew: true,
+  });
   return new Promise((resolve, reject) => {
     s.once('connect', () => resolve(s));
     s.once('connect_error', reject);
@@ -34,10 +52,17 @@ function open(url: string, token?: string): Promise<Socket> {
 }
 
 /** Opens `n` sockets, `batch` handshakes at a time. */
-async function openMany(n: number, url: (i: number) => string, token: (i: number) => string | undefined, batch = 100): Promise<Socket[]> {
+async function openMany(
+  n: number,
+  url: (i: number) => string,
+  token: (i: number) => string | undefined,
+  batch = 100,
+): Promise<Socket[]> {
   const out: Socket[] = [];
   for (let i = 0; i < n; i += batch) {
-    out.push(...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => open(url(i + j), token(i + j))))));
+    out.push(
+      ...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => open(url(i + j), token(i + j))))),
+    );
   }
   return out;
 }
@@ -47,7 +72,16 @@ async function plinth(dir: string, adminKey: string, env: Record<string, string>
   return spawnServer(PLINTH.cmd, PLINTH.args, {
     port,
     readyPath: '/api/health',
-    env: { DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: adminKey, REALTIME_MESSAGES_PER_SECOND: '1000000', ...env },
+    env: {
+      DATA_DIR: dir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PLAN: 'off',
+      ADMIN_API_KEY: adminKey,
+      REALTIME_MESSAGES_PER_SECOND: '1000000',
+      ...env,
+    },
   });
 }
 
@@ -67,21 +101,37 @@ async function api(url: string, adminKey: string, method: string, p: string, bod
 async function idle(server: Server): Promise<void> {
   const half = Math.floor(IDLE / 2);
   const started = performance.now();
-  const first = await openMany(half, () => server.url, () => undefined, 200);
-  await sleep(3000);
+  const first = await openMany(
+    half,
+    () => server.url,
+    () => undefined,
+    200,
+  );
+  await sleep(SETTLE_MS);
   const before = rssMiB(server.pid);
-  const second = await openMany(IDLE - half, () => server.url, () => undefined, 200);
+  const second = await openMany(
+    IDLE - half,
+    () => server.url,
+    () => undefined,
+    200,
+  );
   const openSec = (performance.now() - started) / 1000;
-  await sleep(3000);
+  await sleep(SETTLE_MS);
   const after = rssMiB(server.pid);
   const perConn = ((after - before) * 1024) / second.length;
-  console.log(`(a) idle connections: ${first.length + second.length} open in ${openSec.toFixed(1)} s (server RSS ${after.toFixed(0)} MiB); growth over the second ${second.length}: ${perConn.toFixed(1)} KiB per connection (goal ≤ 20)`);
+  console.log(
+    `(a) idle connections: ${first.length + second.length} open in ${openSec.toFixed(1)} s (server RSS ${after.toFixed(0)} MiB); growth over the second ${second.length}: ${perConn.toFixed(1)} KiB per connection (goal ≤ 20)`,
+  );
   for (const s of [...first, ...second]) s.close();
   await sleep(500);
 }
 
 /** Latencies (ms) of `rounds` events reaching every socket, each round started by `trigger`. */
-async function fanoutLatency(sockets: Socket[], event: string, trigger: (round: number) => Promise<void>): Promise<number[]> {
+async function fanoutLatency(
+  sockets: Socket[],
+  event: string,
+  trigger: (round: number) => Promise<void>,
+): Promise<number[]> {
   const lat: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     let pending = sockets.length;
@@ -108,18 +158,28 @@ async function fanout(server: Server, adminKey: string, dir: string): Promise<vo
     rlsEnabled: true,
     columns: [{ name: 'body', type: 'string', nullable: false }],
   });
-  await api(server.url, adminKey, 'POST', '/api/database/sql', { query: 'create policy readers on public.items for select to authenticated using (auth.uid() is not null)' });
+  await api(server.url, adminKey, 'POST', '/api/database/sql', {
+    query: 'create policy readers on public.items for select to authenticated using (auth.uid() is not null)',
+  });
   await api(server.url, adminKey, 'POST', '/api/database/tables/items/realtime');
   const tokens: string[] = [];
   for (let i = 0; i < USERS; i++) {
     const r = await fetch(`${server.url}/api/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `bench-${i}-${randomBytes(3).toString('hex')}@example.com`, password: 'bench-password-1', name: 'b' }),
+      body: JSON.stringify({
+        email: `bench-${i}-${randomBytes(3).toString('hex')}@example.com`,
+        password: 'bench-password-1',
+        name: 'b',
+      }),
     });
     tokens.push(((await r.json()) as { accessToken: string }).accessToken);
   }
-  const sockets = await openMany(FANOUT, () => server.url, (i) => tokens[i % USERS]);
+  const sockets = await openMany(
+    FANOUT,
+    () => server.url,
+    (i) => tokens[i % USERS],
+  );
   for (const s of sockets) {
     const ack = await s.emitWithAck('realtime:subscribe', { channel: 'table:items' });
     if (!ack.ok) throw new Error(JSON.stringify(ack));
@@ -147,14 +207,22 @@ server.listen(${port}, '127.0.0.1');`,
   );
   const bare = await spawnServer(process.execPath, [script], { port, readyPath: '/ready' });
   try {
-    const bareSockets = await openMany(FANOUT, () => bare.url, () => undefined);
+    const bareSockets = await openMany(
+      FANOUT,
+      () => bare.url,
+      () => undefined,
+    );
     await sleep(200);
     const bareLat = await fanoutLatency(bareSockets, 'INSERT', async () => {
       await fetch(`${bare.url}/emit`).then((r) => r.text());
     });
     for (const s of bareSockets) s.close();
     const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms`;
-    console.log(`(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`);
+    record('realtime.fanout.p99', pct(plinthLat, 99));
+    record('realtime.bare.p99', pct(bareLat, 99));
+    console.log(
+      `(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`,
+    );
   } finally {
     await bare.stop();
   }
@@ -162,22 +230,36 @@ server.listen(${port}, '127.0.0.1');`,
 
 /** Messages delivered a second: `pubs` publishers on `pubUrl`, `subs` subscribers on `subUrl`. */
 async function throughput(pubUrl: string, subUrl: string, adminKey: string, pubs = 4, subs = 4): Promise<number> {
-  const publishers = await openMany(pubs, () => pubUrl, () => adminKey);
-  const subscribers = await openMany(subs, () => subUrl, () => adminKey);
+  const publishers = await openMany(
+    pubs,
+    () => pubUrl,
+    () => adminKey,
+  );
+  const subscribers = await openMany(
+    subs,
+    () => subUrl,
+    () => adminKey,
+  );
   for (const s of subscribers) await s.emitWithAck('realtime:subscribe', { channel: 'bench:tp' });
   let received = 0;
   for (const s of subscribers) s.on('m', () => received++);
   let running = true;
+  let sent = 0;
+  // End-to-end flow control: at most WINDOW messages published and not yet delivered to every
+  // subscriber. The client's own write buffer drains into the kernel, so bounding it let the
+  // publishers queue hundreds of thousands of messages in the server (which then answered no
+  // new handshake for 20 s).
+  const WINDOW = 2000;
   const pump = async (s: Socket) => {
     while (running) {
       for (let i = 0; i < 50; i++) s.emit('realtime:publish', { channel: 'bench:tp', event: 'm', payload: { i } });
-      // Let the socket drain: publishing faster than the server reads only queues.
+      sent += 50;
       await new Promise((r) => setImmediate(r));
-      while (running && (s.io.engine as any).writeBuffer.length > 200) await sleep(1);
+      while (running && sent - received / subs > WINDOW) await sleep(1);
     }
   };
   const pumps = publishers.map(pump);
-  await sleep(1000);
+  await sleep(SETTLE_MS / 3);
   const start = received;
   const t0 = performance.now();
   await sleep(SECONDS * 1000);
@@ -198,9 +280,13 @@ async function main(): Promise<void> {
     await idle(one);
     await fanout(one, adminKey, dir);
     const single = await throughput(one.url, one.url, adminKey);
-    console.log(`(c) broadcast through one instance (4 publishers → 4 subscribers): ${Math.round(single)} msgs/s delivered`);
+    console.log(
+      `(c) broadcast through one instance (4 publishers → 4 subscribers): ${Math.round(single)} msgs/s delivered`,
+    );
     if (!DB_URL || !REDIS_URL) {
-      console.log('(c) two instances: skipped (set BENCH_DATABASE_URL/TEST_DATABASE_URL and BENCH_REDIS_URL/TEST_REDIS_URL)');
+      console.log(
+        '(c) two instances: skipped (set BENCH_DATABASE_URL/TEST_DATABASE_URL and BENCH_REDIS_URL/TEST_REDIS_URL)',
+      );
       return;
     }
     const database = await freshBenchDatabase(DB_URL);
@@ -212,7 +298,9 @@ async function main(): Promise<void> {
       servers.push(b);
       const same = await throughput(a.url, a.url, adminKey);
       const cross = await throughput(a.url, b.url, adminKey);
-      console.log(`(c) two instances on Redis: publishers and subscribers on one instance ${Math.round(same)} msgs/s; publishers on one, subscribers on the other ${Math.round(cross)} msgs/s; cross/one-instance ratio ${(cross / single).toFixed(2)}×`);
+      console.log(
+        `(c) two instances on Redis: publishers and subscribers on one instance ${Math.round(same)} msgs/s; publishers on one, subscribers on the other ${Math.round(cross)} msgs/s; cross/one-instance ratio ${(cross / single).toFixed(2)}×`,
+      );
       await a.stop(); // before the database is dropped; stopping again in finally is a no-op
       await b.stop();
     } finally {
@@ -221,7 +309,6 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) await s.stop();
     rmSync(dir, { recursive: true, force: true });
-    void median;
   }
 }
 

@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { PLINTH, freePort, rssMiB, spawnServer, treeMemoryMiB } from './lib.js';
 import { prepare, runLoad, type Answer } from '../test/faults/load.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '4' } },
+});
 const minutes = Number(values.minutes);
 const concurrency = Number(values.concurrency);
 const ADMIN_KEY = `ik_${'c'.repeat(64)}`;
@@ -28,11 +30,20 @@ async function main() {
   const server = await spawnServer(PLINTH.cmd, PLINTH.args, {
     port,
     readyPath: '/api/health',
-    env: { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off' },
+    env: {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: ADMIN_KEY,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PLAN: 'off',
+    },
   });
   try {
     const target = await prepare({ url: server.url, adminKey: ADMIN_KEY });
-    console.log(`soak: ${minutes} min, ${concurrency} concurrent clients, ${process.env.DATABASE_URL ? 'server Postgres (DATABASE_URL)' : 'default database'}`);
+    console.log(
+      `soak: ${minutes} min, ${concurrency} concurrent clients, ${process.env.DATABASE_URL ? 'server Postgres (DATABASE_URL)' : 'default database'}`,
+    );
     console.log('minute  requests  errors  p99 ms (read/write/upload/call)      RSS MiB  tree PSS MiB');
     const load = runLoad(target, concurrency);
     const rows: Array<{ rss: number; tree: number; p99: number }> = [];
@@ -47,8 +58,9 @@ async function main() {
       rows.push(row);
       const kinds = (['read', 'write', 'upload', 'call'] as const).map((k) => byKind(k).toFixed(1)).join('/');
       console.log(
-        `${String(m).padStart(6)}  ${String(answers.length).padStart(8)}  ${String(errors).padStart(6)}  ${row.p99.toFixed(1).padStart(6)} (${kinds})`.padEnd(58) +
-          `${row.rss.toFixed(1).padStart(7)}  ${row.tree.toFixed(1).padStart(12)}`,
+        `${`${String(m).padStart(6)}  ${String(answers.length).padStart(8)}  ${String(errors).padStart(6)}  ${row.p99.toFixed(1).padStart(6)} (${kinds})`.padEnd(
+          58,
+        )}${row.rss.toFixed(1).padStart(7)}  ${row.tree.toFixed(1).padStart(12)}`,
       );
     }
     await load.stop();
@@ -57,9 +69,13 @@ async function main() {
       const last = rows[rows.length - 1]!;
       const maxRss = Math.max(...rows.slice(1).map((r) => r.rss));
       const growth = (x: number, y: number) => `${(((y - x) / x) * 100).toFixed(1)}%`;
-      console.log(`RSS growth after minute 1: ${growth(first.rss, last.rss)} at the end, ${growth(first.rss, maxRss)} at the peak (goal < 10%)`);
+      console.log(
+        `RSS growth after minute 1: ${growth(first.rss, last.rss)} at the end, ${growth(first.rss, maxRss)} at the peak (goal < 10%)`,
+      );
       console.log(`Process tree (Postgres, Deno) PSS growth after minute 1: ${growth(first.tree, last.tree)}`);
-      console.log(`p99 minute 1 → last: ${first.p99.toFixed(1)} → ${last.p99.toFixed(1)} ms (×${(last.p99 / first.p99).toFixed(2)})`);
+      console.log(
+        `p99 minute 1 → last: ${first.p99.toFixed(1)} → ${last.p99.toFixed(1)} ms (×${(last.p99 / first.p99).toFixed(2)})`,
+      );
     }
   } finally {
     await server.stop();

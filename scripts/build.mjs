@@ -12,13 +12,18 @@ import path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, process.argv[2] ?? 'dist');
-if (path.dirname(dist) !== root) throw new Error('The build goes into a folder of the project root (it reads ../package.json and node_modules from there).');
+if (path.dirname(dist) !== root)
+  throw new Error(
+    'The build goes into a folder of the project root (it reads ../package.json and node_modules from there).',
+  );
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 for (const name of (existsSync(dist) ? readdirSync(dist) : []).filter((n) => n !== 'dashboard')) {
   rmSync(path.join(dist, name), { recursive: true, force: true });
 }
-execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', dist], { stdio: 'inherit' });
+execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', dist], {
+  stdio: 'inherit',
+});
 
 /** Every file under `dir` that is not TypeScript. */
 function assets(dir) {

@@ -37,13 +37,40 @@ import { migrationRoutes } from './http/routes/database/migrations.js';
 import { metadataRoutes } from './http/routes/metadata/index.js';
 import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
+import { Drain } from './http/drain.js';
 import { advanceRoutes } from './http/routes/database/advance.js';
 import { typesRoutes } from './http/routes/database/types.js';
 import { mcpRoutes } from './http/routes/mcp/index.js';
 import { docsRoutes } from './http/routes/mcp/docs.js';
 
 /** Every route module, in registration order. */
-const ROUTES: RoutePlugin[] = [healthRoutes, authRoutes, oauthRoutes, aiRoutes, tableRoutes, realtimeTableRoutes, migrationRoutes, recordRoutes, rpcRoutes, storageRoutes, functionRoutes, metadataRoutes, advisorRoutes, keyRoutes, adminRoutes, logRoutes, metricsRoutes, advanceRoutes, typesRoutes, mcpRoutes, docsRoutes, dashboardRoutes, scheduleRoutes, webhookRoutes, emailRoutes];
+const ROUTES: RoutePlugin[] = [
+  healthRoutes,
+  authRoutes,
+  oauthRoutes,
+  aiRoutes,
+  tableRoutes,
+  realtimeTableRoutes,
+  migrationRoutes,
+  recordRoutes,
+  rpcRoutes,
+  storageRoutes,
+  functionRoutes,
+  metadataRoutes,
+  advisorRoutes,
+  keyRoutes,
+  adminRoutes,
+  logRoutes,
+  metricsRoutes,
+  advanceRoutes,
+  typesRoutes,
+  mcpRoutes,
+  docsRoutes,
+  dashboardRoutes,
+  scheduleRoutes,
+  webhookRoutes,
+  emailRoutes,
+];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -54,7 +81,10 @@ const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false 
 /** Fastify's validator factory, with type coercion everywhere but in bodies. */
 function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
   const build = (coerceTypes: 'array' | false) =>
-    ajvCompilers(externalSchemas, { ...ajvOptions, customOptions: { ...AJV_BASE, coerceTypes } } as never) as unknown as Compile;
+    ajvCompilers(externalSchemas, {
+      ...ajvOptions,
+      customOptions: { ...AJV_BASE, coerceTypes },
+    } as never) as unknown as Compile;
   const coercing = build('array');
   const strict = build(false);
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
@@ -64,30 +94,47 @@ function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
 function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): void {
   const e = new AppError('EXPECTATION_FAILED');
   const body = JSON.stringify(e.toBody());
-  res.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.writeHead(e.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
   res.end(body);
 }
 
 /** The answer to a request that arrives on an open connection while the server shuts down. */
 const DRAINING = {
   message: 'The server is shutting down.',
-  nextActions: 'Send the request again after the seconds in Retry-After, on a new connection: another instance, or this one restarted, will answer.',
+  nextActions:
+    'Send the request again after the seconds in Retry-After, on a new connection: another instance, or this one restarted, will answer.',
   headers: { 'retry-after': '5', connection: 'close' },
 };
 
-/** Once closing starts (SIGTERM), a request arriving on an open connection gets the envelope. */
-function answerWhileDraining(app: FastifyInstance): void {
-  let draining = false;
+/**
+ * Once closing starts (SIGTERM), a request arriving on an open connection gets the envelope
+ * (with Connection: close); idle keep-alive connections are closed only after `graceMs` of
+ * idleness (http/drain.ts), so that no request sent on one is cut by a reset.
+ */
+function answerWhileDraining(app: FastifyInstance, graceMs: number): Drain {
+  const drain = new Drain(app.server);
   app.addHook('preClose', (done) => {
-    draining = true;
-    done();
+    drain.start(graceMs).then(() => done(), done);
   });
-  app.addHook('onRequest', (_request, _reply, done) => done(draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined));
+  app.addHook('onRequest', (_request, _reply, done) =>
+    done(drain.draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined),
+  );
+  return drain;
 }
 
 export interface AppOptions {
   /** Where log lines go (default stdout); false turns logging off. */
   logStream?: NodeJS.WritableStream | { write(line: string): unknown } | false;
+  /**
+   * While closing, how long a keep-alive connection must have been idle before it is closed
+   * (main.ts: 1 s, so that a client's next request on it is answered, not reset); default 100 ms
+   * (a request already sent behind the last answer is still read and answered).
+   */
+  drainGraceMs?: number;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
@@ -113,10 +160,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     frameworkErrors: frameworkErrorHandler,
     // Requests Node cannot even parse still get the envelope.
     clientErrorHandler: (err, socket) => {
-      const e = new AppError((err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST');
+      const e = new AppError(
+        (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'MALFORMED_REQUEST',
+      );
       const body = JSON.stringify(e.toBody());
       if (!socket.writable) return socket.destroy();
-      socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // While draining, requests still arriving on open connections get the envelope (below), not
@@ -144,15 +195,26 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     }
     done();
   });
-  answerWhileDraining(app);
+  const drain = answerWhileDraining(app, opts.drainGraceMs ?? 100);
   registerCors(app, config.corsOrigins);
   registerObserve(app, deps.logs, deps.metrics);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);
+  await registerOpenApi(app, deps.version);
+  app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
+  for (const routes of ROUTES) await app.register(routes, { deps });
+  // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
+  await attachRealtime(app, deps);
+  drain.leaveUpgrades();
+  return app;
+}
+
+/** The OpenAPI document every route's schema feeds (`GET /api/openapi.json`, docs/api.md). */
+async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Plinth API', version: deps.version, description: 'Self-hostable backend platform.' },
+      info: { title: 'Plinth API', version, description: 'Self-hostable backend platform.' },
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer' },
@@ -162,9 +224,4 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       },
     },
   });
-  app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
-  for (const routes of ROUTES) await app.register(routes, { deps });
-  // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
-  await attachRealtime(app, deps);
-  return app;
 }

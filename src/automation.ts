@@ -5,13 +5,14 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
-import type { HealthCheck } from './deps.js';
+import type { Lifecycle } from './lib/lifecycle.js';
 import type { FunctionService } from './functions/index.js';
 import type { Mailer } from './auth/mailer.js';
 import type { LogsService } from './logs/index.js';
 import type { Metrics } from './metrics/index.js';
 import { FallbackCounter, MemoryCounter, RedisCounter } from './lib/counter.js';
 import { Jobs } from './jobs/index.js';
+import { type LineSink, processLog } from './lib/process-log.js';
 import { UsageHistory } from './metrics/history.js';
 import { ScheduleService } from './schedules/service.js';
 import { WebhookService } from './webhooks/service.js';
@@ -23,22 +24,37 @@ import { guardedDispatcher, OutboundPolicy } from './lib/outbound.js';
 export async function startAutomation(
   config: Readonly<Config>,
   db: Db,
-  areas: { functions: FunctionService; email: EmailService; logs: LogsService; metrics: Metrics; ownerDb: Db },
-  closers: Array<() => Promise<unknown>>,
-  healthChecks: Record<string, HealthCheck>,
+  areas: {
+    functions: FunctionService;
+    email: EmailService;
+    logs: LogsService;
+    metrics: Metrics;
+    ownerDb: Db;
+    /** Writes the AI gateway's pending usage rows (a usage sample counts them). */
+    flushAiUsage: () => Promise<void>;
+    /** The process's stdout (main.ts's non-blocking destination), for lines an operator must see. */
+    stdout?: LineSink;
+  },
+  life: Lifecycle,
 ) {
   const { functions, email, logs } = areas;
-  const log = (source: string) => (level: 'info' | 'warn', msg: string, extra: Record<string, unknown> = {}) => logs.write(source, level, msg, extra);
+  const log =
+    (source: string) =>
+    (level: 'info' | 'warn', msg: string, extra: Record<string, unknown> = {}) =>
+      logs.write(source, level, msg, extra);
   const a = config.automation;
   const outbound = new OutboundPolicy(a.outboundAllowHosts);
   const dispatcher = guardedDispatcher(outbound, { timeoutMs: a.webhooks.timeoutMs });
-  closers.push(() => dispatcher.close());
+  life.onClose(() => dispatcher.close());
   // pg-boss needs a server (SKIP LOCKED across connections, scripts): PGlite runs without jobs.
-  const jobs = db.kind === 'postgres' ? new Jobs(db, { maxQueued: a.jobsMaxQueued, warn: (msg, extra) => logs.write('jobs', 'warn', msg, extra) }) : null;
+  const jobs =
+    db.kind === 'postgres'
+      ? new Jobs(db, { maxQueued: a.jobsMaxQueued, warn: (msg, extra) => logs.write('jobs', 'warn', msg, extra) })
+      : null;
   if (jobs) {
     await jobs.start();
-    closers.push(() => jobs.stop());
-    healthChecks.jobs = {
+    life.onClose(() => jobs.stop());
+    life.health('jobs', {
       required: false,
       run: async () => {
         const depth = await jobs.depth();
@@ -52,29 +68,45 @@ export async function startAutomation(
         scheduleRunsKept: String(a.schedules.runsKept),
         webhookDeliveryRetentionDays: String(a.webhooks.deliveryRetentionDays),
       },
-    };
-    areas.metrics.setJobQueueDepth(async () => Object.fromEntries(Object.entries(await jobs.depth()).map(([queue, d]) => [queue, d.queued])));
+    });
+    areas.metrics.setJobQueueDepth(async () =>
+      Object.fromEntries(Object.entries(await jobs.depth()).map(([queue, d]) => [queue, d.queued])),
+    );
   }
-  const schedules = new ScheduleService(db, jobs, { db, ownerDb: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.schedules, log: log('schedules') });
-  const webhooks = new WebhookService({ db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl }, { ...a.webhooks, log: log('webhooks') });
+  const schedules = new ScheduleService(
+    db,
+    jobs,
+    { db, ownerDb: areas.ownerDb, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl },
+    { ...a.schedules, log: log('schedules') },
+  );
+  const webhooks = new WebhookService(
+    { db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl },
+    { ...a.webhooks, log: log('webhooks') },
+  );
   if (jobs) {
     await schedules.start();
-    closers.push(() => schedules.stop());
+    life.onClose(() => schedules.stop());
     await webhooks.start();
-    closers.push(() => webhooks.stop());
-    const mail = log('email');
-    await email.start(jobs, { info: (obj, msg) => mail('info', msg ?? 'email', obj as Record<string, unknown>), error: (obj, msg) => mail('warn', msg ?? 'email', obj as Record<string, unknown>) });
+    life.onClose(() => webhooks.stop());
+    // Every line of the mail queue goes to the log store; a mail given up on (error) also to
+    // stdout, where an operator at LOG_LEVEL=warn sees it.
+    const out = processLog(config.logLevel, areas.stdout);
+    await email.start(jobs, (level, msg, fields) => {
+      logs.write('email', level, msg, fields);
+      if (level === 'error') out(level, msg, fields);
+    });
   }
-  const usageHistory = await startHousekeeping(config, jobs, { db, logs }, closers);
+  const usageHistory = await startHousekeeping(config, jobs, { db, logs, flushAiUsage: areas.flushAiUsage }, life);
   return { jobs, schedules, webhooks, outbound, usageHistory };
 }
 
 /** The email API over the mailer, with per-caller counters shared through Redis when there is one. */
 export function buildEmail(config: Readonly<Config>, db: Db, mailer: Mailer, redis: Redis | null): EmailService {
-  const counter = redis ? new FallbackCounter(new RedisCounter(redis, 'plinth-email:'), new MemoryCounter()) : new MemoryCounter();
-  return new EmailService({ mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
+  const counter = redis
+    ? new FallbackCounter(new RedisCounter(redis, 'plinth-email:'), new MemoryCounter())
+    : new MemoryCounter();
+  return new EmailService({ db, mailer, counter, templates: new TemplateStore(db) }, config.automation.email);
 }
-
 
 /** The housekeeping of the shared database, as pg-boss scheduled jobs (background work is a job). */
 export const HOUSEKEEPING = { logs: 'logs-retention', usage: 'usage-sample' } as const;
@@ -90,18 +122,28 @@ export const HOUSEKEEPING = { logs: 'logs-retention', usage: 'usage-sample' } as
 async function startHousekeeping(
   config: Readonly<Config>,
   jobs: Jobs | null,
-  areas: { db: Db; logs: LogsService },
-  closers: Array<() => Promise<unknown>>,
+  areas: { db: Db; logs: LogsService; flushAiUsage: () => Promise<void> },
+  life: Lifecycle,
 ): Promise<UsageHistory> {
-  const usage = new UsageHistory(areas.db, { intervalSeconds: config.logs.usageSampleSeconds, countFunctions: config.logs.store });
+  const usage = new UsageHistory(areas.db, {
+    intervalSeconds: config.logs.usageSampleSeconds,
+    countFunctions: config.logs.store,
+    // This instance's function calls and AI usage still in their batches are written first.
+    settle: async () => {
+      await Promise.all([areas.logs.flush(), areas.flushAiUsage()]);
+    },
+  });
   // A failed sample is a line in the log, never a failed start: the next tick tries again.
-  const tick = () => usage.tick().catch((err) => void areas.logs.write('jobs', 'warn', 'could not take the usage sample', { err: String(err) }));
+  const tick = () =>
+    usage
+      .tick()
+      .catch((err) => void areas.logs.write('jobs', 'warn', 'could not take the usage sample', { err: String(err) }));
   await tick();
   if (!jobs) {
     // A sample is due once per interval; ticking at least once a minute takes it soon after.
     const timer = setInterval(() => void tick(), Math.min(config.logs.usageSampleSeconds, 60) * 1000);
     timer.unref();
-    closers.push(async () => clearInterval(timer));
+    life.onClose(async () => clearInterval(timer));
     return usage;
   }
   await jobs.every(HOUSEKEEPING.logs, '* * * * *', async () => ({ dropped: await areas.logs.prune() }));

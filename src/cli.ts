@@ -1,16 +1,14 @@
 // The Plinth command line: `npm run plinth -- <command>`. Works on the configured database
 // (DATA_DIR or DATABASE_URL). With the embedded database, stop the server first.
 import { ConfigError, loadConfig, readEnv } from './config/index.js';
-import { openDb } from './deps.js';
+// Only what every command needs is imported here; each command loads its own modules, so a
+// command starts without loading the server.
+import { openDb } from './db/configured.js';
 import { migrate } from './db/migrate.js';
-import { VERSION } from './deps.js';
-import { writeOfflineBackup } from './db/embedded/backup.js';
-import { restoreBackup } from './db/embedded/restore.js';
+import { VERSION } from './version.js';
 import type { Config } from './config/index.js';
 import { MIGRATIONS_USAGE, migrationsCommand } from './database/migrations/cli.js';
 import { writeFileSync } from 'node:fs';
-import { runBridge } from './mcp/bridge.js';
-import { TypeGenerator } from './database/typegen.js';
 import { rotateAdminKey, rotateAnonKey, rotateJwtSecret, storedAnonKey } from './auth/credentials.js';
 
 const USAGE = `Usage: npm run plinth -- <command>
@@ -46,17 +44,37 @@ async function backupCommand(config: Readonly<Config>, argv: string[]): Promise<
     return 2;
   }
   if (config.databaseUrl) throw new Error(SERVER_POSTGRES_HINT);
-  const s3 = config.storage.s3 ? `\nStorage is S3 (bucket ${config.storage.s3.bucket}): back it up with the provider's versioning or "aws s3 sync".` : '';
+  const s3 = config.storage.s3
+    ? `\nStorage is S3 (bucket ${config.storage.s3.bucket}): back it up with the provider's versioning or "aws s3 sync".`
+    : '';
   if (cmd === 'backup') {
-    await writeOfflineBackup({ dataDir: config.dataDir, file, plinthVersion: VERSION, includeStorage: !config.storage.s3 });
-    process.stdout.write(`Backup written to ${file} (database${config.storage.s3 ? '' : ' and local storage'} of ${config.dataDir}).${s3}\n`);
+    const { writeOfflineBackup } = await import('./db/embedded/backup.js');
+    await writeOfflineBackup({
+      dataDir: config.dataDir,
+      file,
+      plinthVersion: VERSION,
+      includeStorage: !config.storage.s3,
+    });
+    process.stdout.write(
+      `Backup written to ${file} (database${config.storage.s3 ? '' : ' and local storage'} of ${config.dataDir}).${s3}\n`,
+    );
     return 0;
   }
-  const { manifest, movedAside } = await restoreBackup({ dataDir: config.dataDir, file, force: rest.includes('--force') });
-  process.stdout.write(`Restored the backup of ${manifest.createdAt} (Plinth ${manifest.plinthVersion}, Postgres ${manifest.postgresMajor}) into ${config.dataDir}.\n`);
+  const { restoreBackup } = await import('./db/embedded/restore.js');
+  const { manifest, movedAside } = await restoreBackup({
+    dataDir: config.dataDir,
+    file,
+    force: rest.includes('--force'),
+  });
+  process.stdout.write(
+    `Restored the backup of ${manifest.createdAt} (Plinth ${manifest.plinthVersion}, Postgres ${manifest.postgresMajor}) into ${config.dataDir}.\n`,
+  );
   for (const dir of movedAside) process.stdout.write(`The data that was there is kept at ${dir}.\n`);
-  if (manifest.kind === 'online') process.stdout.write('It was taken from a running server: the next start replays its WAL first (recovery).\n');
-  process.stdout.write(`Start the server to use it.${manifest.storage === 's3' ? '\nThe archive holds no storage objects (they live in S3).' : ''}\n`);
+  if (manifest.kind === 'online')
+    process.stdout.write('It was taken from a running server: the next start replays its WAL first (recovery).\n');
+  process.stdout.write(
+    `Start the server to use it.${manifest.storage === 's3' ? '\nThe archive holds no storage objects (they live in S3).' : ''}\n`,
+  );
   return 0;
 }
 
@@ -91,9 +109,12 @@ async function mcpCommand(argv: string[]): Promise<number> {
   const url = typeof o.url === 'string' ? o.url : process.env.PLINTH_URL;
   const key = typeof o.key === 'string' ? o.key : process.env.PLINTH_ADMIN_KEY;
   if (!url || !key) {
-    process.stderr.write('Usage: npm run plinth -- mcp --url http://localhost:7130 --key <admin key> [--readonly]\n(or PLINTH_URL and PLINTH_ADMIN_KEY)\n');
+    process.stderr.write(
+      'Usage: npm run plinth -- mcp --url http://localhost:7130 --key <admin key> [--readonly]\n(or PLINTH_URL and PLINTH_ADMIN_KEY)\n',
+    );
     return 2;
   }
+  const { runBridge } = await import('./mcp/bridge.js');
   await runBridge({ url, key, readOnly: o.readonly === true });
   return 0;
 }
@@ -103,11 +124,15 @@ async function genTypesCommand(argv: string[]): Promise<number> {
   let types: string;
   if (typeof o.url === 'string') {
     if (typeof o.key !== 'string') throw new Error('--url needs --key <admin key> as well.');
-    const r = await fetch(new URL('/api/database/types/typescript', o.url), { headers: { authorization: `Bearer ${o.key}` } });
+    const r = await fetch(new URL('/api/database/types/typescript', o.url), {
+      headers: { authorization: `Bearer ${o.key}` },
+    });
     const body = (await r.json()) as { types?: string; message?: string; nextActions?: string };
-    if (!r.ok || typeof body.types !== 'string') throw new Error(`${r.status}: ${body.message ?? 'no types'} ${body.nextActions ?? ''}`);
+    if (!r.ok || typeof body.types !== 'string')
+      throw new Error(`${r.status}: ${body.message ?? 'no types'} ${body.nextActions ?? ''}`);
     types = body.types;
   } else {
+    const { TypeGenerator } = await import('./database/typegen.js');
     const db = await openDb(loadConfig(readEnv()));
     try {
       types = await new TypeGenerator(db).typescript();
@@ -125,7 +150,12 @@ async function genTypesCommand(argv: string[]): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   const [group, cmd] = argv;
   if (group === 'backup' || group === 'restore') return backupCommand(loadConfig(readEnv()), argv);
-  if (group === 'db') return migrationsCommand(argv.slice(1), { env: readEnv(), cwd: process.cwd(), out: (line) => process.stdout.write(`${line}\n`) });
+  if (group === 'db')
+    return migrationsCommand(argv.slice(1), {
+      env: readEnv(),
+      cwd: process.cwd(),
+      out: (line) => process.stdout.write(`${line}\n`),
+    });
   if (group === 'mcp') return mcpCommand(argv.slice(1));
   if (group === 'gen' && cmd === 'types') return genTypesCommand(argv.slice(2));
   if (group !== 'keys' || !cmd || !['show', 'rotate-admin', 'rotate-anon', 'rotate-jwt'].includes(cmd)) {
@@ -139,22 +169,27 @@ async function main(argv: string[]): Promise<number> {
     switch (cmd) {
       case 'show': {
         const key = config.credentials.anonKey ?? (await storedAnonKey(db));
-        process.stdout.write(key ? `anon key: ${key}\n` : 'No anon key yet: start the server once to generate the keys.\n');
+        process.stdout.write(
+          key ? `anon key: ${key}\n` : 'No anon key yet: start the server once to generate the keys.\n',
+        );
         if (config.credentials.anonKey) process.stdout.write('(from the ANON_KEY environment variable)\n');
         break;
       }
       case 'rotate-admin':
         process.stdout.write(`New admin API key (shown only now; store it safely):\n${await rotateAdminKey(db)}\n`);
-        if (config.credentials.adminApiKey) process.stdout.write('Note: ADMIN_API_KEY is set in the environment and still overrides the stored key.\n');
+        if (config.credentials.adminApiKey)
+          process.stdout.write('Note: ADMIN_API_KEY is set in the environment and still overrides the stored key.\n');
         break;
       case 'rotate-anon':
         process.stdout.write(`New anon key:\n${await rotateAnonKey(db)}\n`);
-        if (config.credentials.anonKey) process.stdout.write('Note: ANON_KEY is set in the environment and still overrides the stored key.\n');
+        if (config.credentials.anonKey)
+          process.stdout.write('Note: ANON_KEY is set in the environment and still overrides the stored key.\n');
         break;
       case 'rotate-jwt':
         await rotateJwtSecret(db);
         process.stdout.write('New JWT secret stored. Restart the servers; every user must sign in again.\n');
-        if (config.credentials.jwtSecret) process.stdout.write('Note: JWT_SECRET is set in the environment and still overrides the stored secret.\n');
+        if (config.credentials.jwtSecret)
+          process.stdout.write('Note: JWT_SECRET is set in the environment and still overrides the stored secret.\n');
         break;
     }
     return 0;
@@ -166,7 +201,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : `plinth: ${err instanceof Error ? err.message : String(err)}`}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : `plinth: ${err instanceof Error ? err.message : String(err)}`}\n`,
+    );
     process.exit(1);
   },
 );

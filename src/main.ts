@@ -1,9 +1,11 @@
-import { ConfigError, loadConfig, readEnv } from './config/index.js';
+import { ConfigError, loadConfig, readEnv, type Config } from './config/index.js';
 import { buildDeps } from './deps.js';
 import { buildApp } from './app.js';
 import { BYTE_ORDER_ADVICE, sortsTextByBytes } from './db/collation.js';
 import { LogDestination } from './lib/log-destination.js';
 import { diskTooFullToStart } from './lib/disk.js';
+import { postgresService, redisService, waitForServices } from './lib/wait-for-services.js';
+import { ensureWritable, lockDataDir, type DataDirLock } from './lib/data-dir.js';
 
 /** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -21,24 +23,20 @@ async function main(): Promise<void> {
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
   const logs = new LogDestination(1);
-  // A nearly full disk: one line that says so, rather than the database's own failure.
-  const usesDataDir = config.databaseUrl === null || config.databaseUrl.startsWith('pglite:') || config.storage.s3 === null;
-  const tooFull = usesDataDir ? await diskTooFullToStart(config.dataDir) : null;
-  if (tooFull) throw new Error(tooFull);
-  const deps = await buildDeps(config).catch(async (err) => {
+  const { usesDataDir, lock } = await takeDataDir(config);
+  await waitForServers(config);
+  const deps = await buildDeps(config, { stdout: logs }).catch(async (err) => {
     // Out of space while starting (creating the cluster, migrating): say that, in one line.
-    const full = usesDataDir && ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as { code?: string }).code === '53100');
-    throw full ? new Error(`No space left on the disk of DATA_DIR (${config.dataDir}) while starting. Free disk space there, or set DATA_DIR to a folder on a bigger disk.`) : err;
+    const full =
+      usesDataDir && ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as { code?: string }).code === '53100');
+    throw full
+      ? new Error(
+          `No space left on the disk of DATA_DIR (${config.dataDir}) while starting. Free disk space there, or set DATA_DIR to a folder on a bigger disk.`,
+        )
+      : err;
   });
-  const app = await buildApp(deps, { logStream: logs });
-  if (deps.generatedAdminKey) {
-    // Printed once, outside the log: only its hash is stored.
-    process.stdout.write(
-      `\n  Plinth generated an admin API key. It is shown only now; store it safely:\n\n    ${deps.generatedAdminKey}\n\n` +
-        `  Sign in with it at http://${LOOPBACK.has(config.host) || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/dashboard\n` +
-        `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${deps.credentials.anonKey}\n\n`,
-    );
-  }
+  const app = await buildApp(deps, { logStream: logs, drainGraceMs: DRAIN_IDLE_GRACE_MS });
+  if (deps.generatedAdminKey) printAdminKey(config, deps.generatedAdminKey, deps.credentials.anonKey);
   let stopping = false;
   // Exits once the pending log lines are written, or after a bound (a stalled log reader).
   const exit = (code: number) => void logs.drain(1000).then(() => process.exit(code));
@@ -55,14 +53,12 @@ async function main(): Promise<void> {
       exit(1);
     }, 20_000);
     force.unref();
-    // Node closes the keep-alive connections that are idle when closing starts; one whose
-    // request finishes later would stay open until the client drops it (up to the keep-alive
-    // timeout) and hold the exit back: close each as soon as it falls idle.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    sweep.unref();
     try {
-      await app.close(); // stops accepting, waits for in-flight requests
+      // Stops accepting; answers what arrives on open connections (503, Connection: close), closes
+      // each once it is idle (after DRAIN_IDLE_GRACE_MS), waits for requests in flight.
+      await app.close();
       await deps.close(); // function runtime, redis, database pool
+      await lock?.release();
       exit(0);
     } catch (err) {
       app.log.error({ err }, 'error while shutting down');
@@ -75,13 +71,58 @@ async function main(): Promise<void> {
   if (await sortsTextByBytes(deps.db).catch(() => false)) app.log.warn(BYTE_ORDER_ADVICE);
   if (config.publicUrl === null && !LOOPBACK.has(config.host)) {
     app.log.warn(
-      'PUBLIC_URL is not set: absolute links (upload and download URLs, a function\'s request URL) follow each request\'s Host header. ' +
+      "PUBLIC_URL is not set: absolute links (upload and download URLs, a function's request URL) follow each request's Host header. " +
         'Set PUBLIC_URL to the public address (e.g. https://api.example.com) so that a forged Host cannot make links point elsewhere.',
     );
   }
 }
 
+/**
+ * DATA_DIR at start: writable (one line when not), held by this process alone when the database
+ * lives there (a second Plinth on it refuses to start), and not nearly full.
+ */
+async function takeDataDir(config: Config): Promise<{ usesDataDir: boolean; lock: DataDirLock | null }> {
+  ensureWritable(config.dataDir);
+  const dbInDataDir = config.databaseUrl === null || config.databaseUrl.startsWith('pglite:');
+  const lock = dbInDataDir ? await lockDataDir(config.dataDir) : null;
+  // A nearly full disk: one line that says so, rather than the database's own failure.
+  const usesDataDir = dbInDataDir || config.storage.s3 === null;
+  const tooFull = usesDataDir ? await diskTooFullToStart(config.dataDir) : null;
+  if (tooFull) {
+    await lock?.release();
+    throw new Error(tooFull);
+  }
+  return { usesDataDir, lock };
+}
+
+/** A server Postgres and Redis that do not answer yet: waited for, health saying why (lib/wait-for-services.ts). */
+async function waitForServers(config: Config): Promise<void> {
+  const services = [];
+  if (config.databaseUrl && !config.databaseUrl.startsWith('pglite:'))
+    services.push(postgresService(config.databaseUrl));
+  if (config.rateLimit.redisUrl) services.push(redisService(config.rateLimit.redisUrl));
+  if (!services.length) return;
+  const log = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg })}\n`);
+  await waitForServices({ services, host: config.host, port: config.port, log });
+}
+
+/** The generated admin key, printed once, outside the log: only its hash is stored. */
+function printAdminKey(config: Config, key: string, anonKey: string): void {
+  const host =
+    LOOPBACK.has(config.host) || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  process.stdout.write(
+    `\n  Plinth generated an admin API key. It is shown only now; store it safely:\n\n    ${key}\n\n` +
+      `  Sign in with it at http://${host}:${config.port}/dashboard\n` +
+      `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${anonKey}\n\n`,
+  );
+}
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/**
+ * While draining, a keep-alive connection is closed once idle this long: a client that sends its
+ * next request sooner gets the 503 envelope instead of a reset.
+ */
+const DRAIN_IDLE_GRACE_MS = 1000;
 
 main().catch((err) => {
   process.stderr.write(`Plinth failed to start: ${err instanceof Error ? err.message : String(err)}\n`);

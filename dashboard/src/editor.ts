@@ -2,23 +2,34 @@
 import { EditorView, basicSetup } from 'codemirror';
 import { keymap } from '@codemirror/view';
 import { Compartment, EditorSelection, Prec, type Extension } from '@codemirror/state';
-import { acceptCompletion, autocompletion, closeCompletion, completeFromList, completionKeymap, completionStatus } from '@codemirror/autocomplete';
+import {
+  acceptCompletion,
+  autocompletion,
+  closeCompletion,
+  completeFromList,
+  completionKeymap,
+  completionStatus,
+} from '@codemirror/autocomplete';
 import { javascript } from '@codemirror/lang-javascript';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { tags as t } from '@lezer/highlight';
 
-// Colours with at least 4.5:1 contrast on white and on the active line (the defaults fall short).
+// Colours from the theme's code tokens (tokens.css): at least 4.5:1 on the editor's background in
+// light and dark, and on the active line (CodeMirror's defaults fall short).
 const readable = HighlightStyle.define([
-  { tag: [t.keyword, t.controlKeyword, t.moduleKeyword, t.operatorKeyword], color: '#6b21a8' },
-  { tag: [t.string, t.special(t.string), t.regexp], color: '#9f1239' },
-  { tag: [t.number, t.bool, t.null, t.atom], color: '#166534' },
-  { tag: [t.comment, t.lineComment, t.blockComment], color: '#4b5563', fontStyle: 'italic' },
-  { tag: [t.typeName, t.className, t.namespace], color: '#0f5f5a' },
-  { tag: [t.definition(t.variableName), t.function(t.variableName), t.function(t.propertyName)], color: '#1e40af' },
-  { tag: [t.variableName, t.propertyName, t.attributeName, t.labelName], color: '#1f2937' },
-  { tag: [t.operator, t.punctuation, t.bracket, t.meta], color: '#374151' },
-  { tag: t.invalid, color: '#b91c1c' },
+  { tag: [t.keyword, t.controlKeyword, t.moduleKeyword, t.operatorKeyword], color: 'var(--code-keyword)' },
+  { tag: [t.string, t.special(t.string), t.regexp], color: 'var(--code-string)' },
+  { tag: [t.number, t.bool, t.null, t.atom], color: 'var(--code-number)' },
+  { tag: [t.comment, t.lineComment, t.blockComment], color: 'var(--code-comment)', fontStyle: 'italic' },
+  { tag: [t.typeName, t.className, t.namespace], color: 'var(--code-type)' },
+  {
+    tag: [t.definition(t.variableName), t.function(t.variableName), t.function(t.propertyName)],
+    color: 'var(--code-function)',
+  },
+  { tag: [t.variableName, t.propertyName, t.attributeName, t.labelName], color: 'var(--code-fg)' },
+  { tag: [t.operator, t.punctuation, t.bracket, t.meta], color: 'var(--code-punct)' },
+  { tag: t.invalid, color: 'var(--code-invalid)' },
 ]);
 
 export interface Editor {
@@ -40,8 +51,13 @@ export interface SqlSchema {
 
 /** SQL with completion of this database's tables, columns and functions (and keywords). */
 function sqlSupport(schema: SqlSchema): Extension {
-  const fns = completeFromList(schema.functions.map((label) => ({ label, type: 'function', apply: `${label}()`, boost: 1 })));
-  return [sql({ dialect: PostgreSQL, schema: schema.tables, defaultSchema: 'public' }), PostgreSQL.language.data.of({ autocomplete: fns })];
+  const fns = completeFromList(
+    schema.functions.map((label) => ({ label, type: 'function', apply: `${label}()`, boost: 1 })),
+  );
+  return [
+    sql({ dialect: PostgreSQL, schema: schema.tables, defaultSchema: 'public' }),
+    PostgreSQL.language.data.of({ autocomplete: fns }),
+  ];
 }
 
 // Enter never accepts a completion (it closes the popup and makes the new line): Tab does.
@@ -59,7 +75,13 @@ const completionKeys = [
   ),
 ];
 
-export function createEditor(opts: { parent: HTMLElement; doc: string; lang: 'sql' | 'typescript'; label: string; onRun?: () => void }): Editor {
+export function createEditor(opts: {
+  parent: HTMLElement;
+  doc: string;
+  lang: 'sql' | 'typescript';
+  label: string;
+  onRun?: () => void;
+}): Editor {
   const run = opts.onRun;
   const language = new Compartment();
   const view = new EditorView({

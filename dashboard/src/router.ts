@@ -8,16 +8,17 @@ export function currentPath(): string {
   return p === '' || p === '/' ? '/overview' : p.replace(/\/$/, '');
 }
 
-export function navigate(path: string): void {
-  history.pushState(null, '', BASE + path);
+/** Goes to an app path (with its query, if any); `replace` keeps the history entry. */
+export function navigate(path: string, opts: { replace?: boolean } = {}): void {
+  if (opts.replace) history.replaceState(null, '', BASE + path);
+  else history.pushState(null, '', BASE + path);
   window.dispatchEvent(new Event('plinth:navigate'));
 }
 
-/** Re-renders on navigation; returns the current app path. */
-export function usePath(): string {
-  const [path, setPath] = useState(currentPath());
+function useLocationPart<T>(read: () => T): T {
+  const [value, setValue] = useState(read);
   useEffect(() => {
-    const on = () => setPath(currentPath());
+    const on = () => setValue(read());
     window.addEventListener('popstate', on);
     window.addEventListener('plinth:navigate', on);
     return () => {
@@ -25,7 +26,17 @@ export function usePath(): string {
       window.removeEventListener('plinth:navigate', on);
     };
   }, []);
-  return path;
+  return value;
+}
+
+/** Re-renders on navigation; returns the current app path. */
+export function usePath(): string {
+  return useLocationPart(currentPath);
+}
+
+/** The query of the current URL, kept up to date (a page's own state: ?new=1 opens its "new" dialog). */
+export function useSearch(): URLSearchParams {
+  return new URLSearchParams(useLocationPart(() => location.search));
 }
 
 /** The href of an app path, and a click handler that navigates without a reload. */

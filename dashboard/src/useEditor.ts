@@ -2,7 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Editor } from './editor';
 
 /** Mounts a CodeMirror editor (loaded on demand) into the returned ref. */
-export function useEditor(opts: { doc: string; lang: 'sql' | 'typescript'; label: string; onRun?: () => void }, deps: unknown[] = []) {
+export function useEditor(
+  opts: { doc: string; lang: 'sql' | 'typescript'; label: string; onRun?: () => void },
+  deps: unknown[] = [],
+) {
   const ref = useRef<HTMLDivElement>(null);
   const [editor, setEditor] = useState<Editor | null>(null);
   const runRef = useRef(opts.onRun);

@@ -2,7 +2,18 @@
 // storage) that POST /api/admin/backup streams, and the same archive kept on the server in
 // BACKUP_DIR: made in the background one at a time, written under a temp name and renamed
 // when whole, listed, downloaded, deleted, the newest BACKUP_KEEP ready ones kept.
-import { closeSync, constants, createWriteStream, fsyncSync, mkdirSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createWriteStream,
+  fsyncSync,
+  mkdirSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -56,7 +67,8 @@ export function backupUnavailable(kind: string): AppError {
 /** What a failed backup says: a full disk in plain words, else the error's own message. */
 function failure(err: unknown, dir: string): string {
   const code = (err as { code?: string } | null)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return `No space left on the disk of BACKUP_DIR (${dir}): the partial backup was removed. Free space there or set BACKUP_DIR to a larger disk, then try again.`;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return `No space left on the disk of BACKUP_DIR (${dir}): the partial backup was removed. Free space there or set BACKUP_DIR to a larger disk, then try again.`;
   return `The backup failed: ${err instanceof Error ? err.message : String(err)}`;
 }
 
@@ -73,7 +85,14 @@ export interface BackupOptions {
 /** The backups of this server: of its embedded cluster when it runs one (`db.cluster`). */
 export function createBackups(config: Readonly<Config>, db: Db, version: string, logs: LogWriter): BackupService {
   const cluster = (db as { cluster?: EmbeddedCluster }).cluster;
-  const source = cluster ? { dataDir: config.dataDir, plinthVersion: version, includeStorage: !config.storage.s3, url: cluster.url('postgres') } : null;
+  const source = cluster
+    ? {
+        dataDir: config.dataDir,
+        plinthVersion: version,
+        includeStorage: !config.storage.s3,
+        url: cluster.url('postgres'),
+      }
+    : null;
   return new BackupService({ source, kind: db.kind, dir: config.backups.dir, keep: config.backups.keep, logs });
 }
 
@@ -123,9 +142,11 @@ export class BackupService {
   async open(name: string): Promise<{ name: string; size: number; stream: NodeJS.ReadableStream }> {
     this.check(name);
     // O_NOFOLLOW: only the server's own file, never a link planted in the folder.
-    const handle = await open(this.file(name), constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
-      throw ['ENOENT', 'ELOOP'].includes(err.code ?? '') ? new AppError('BACKUP_NOT_FOUND') : err;
-    });
+    const handle = await open(this.file(name), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+      (err: NodeJS.ErrnoException) => {
+        throw ['ENOENT', 'ELOOP'].includes(err.code ?? '') ? new AppError('BACKUP_NOT_FOUND') : err;
+      },
+    );
     const st = await handle.stat();
     if (!st.isFile()) {
       await handle.close();
@@ -168,8 +189,12 @@ export class BackupService {
   /** The name is one the server gives, and not the backup being made. */
   private check(name: string): void {
     this.source();
-    if (!NAME.test(name)) throw new AppError('BACKUP_NOT_FOUND', { message: 'No such backup: backup names look like plinth-backup-2026-11-28T05-30-00-123Z.tar.gz.' });
-    if (this.running?.entry.name === name) throw new AppError('BACKUP_RUNNING', { message: `The backup ${name} is still being made.` });
+    if (!NAME.test(name))
+      throw new AppError('BACKUP_NOT_FOUND', {
+        message: 'No such backup: backup names look like plinth-backup-2026-11-28T05-30-00-123Z.tar.gz.',
+      });
+    if (this.running?.entry.name === name)
+      throw new AppError('BACKUP_RUNNING', { message: `The backup ${name} is still being made.` });
   }
 
   private async write(entry: KeptBackup, chunks: AsyncGenerator<Buffer>, signal: AbortSignal): Promise<void> {
@@ -177,13 +202,18 @@ export class BackupService {
     const tmp = this.temp(entry.name);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      await pipeline(Readable.from(chunks), createGzip(), createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
+      await pipeline(Readable.from(chunks), createGzip(), createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), {
+        signal,
+      });
       // On disk before it is listed as ready: a crash after the rename never leaves a short file.
       const fd = openSync(tmp, 'r');
       fsyncSync(fd);
       closeSync(fd);
       renameSync(tmp, this.file(entry.name));
-      logs.write('backups', 'info', `backup ${entry.name} ready`, { name: entry.name, size: this.sizeOf(this.file(entry.name)) });
+      logs.write('backups', 'info', `backup ${entry.name} ready`, {
+        name: entry.name,
+        size: this.sizeOf(this.file(entry.name)),
+      });
       this.prune();
     } catch (err) {
       await chunks.return(undefined).catch(() => {});

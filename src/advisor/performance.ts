@@ -90,7 +90,10 @@ export const authPerRow: Rule = {
       const using = r.using !== null && (await callsAuthPerRow(r.using));
       const check = r.check !== null && (await callsAuthPerRow(r.check));
       if (!using && !check) continue;
-      const parts = [using ? `using (${wrapAuth(r.using!)})` : '', check ? `with check (${wrapAuth(r.check!)})` : ''].filter(Boolean);
+      const parts = [
+        using ? `using (${wrapAuth(r.using!)})` : '',
+        check ? `with check (${wrapAuth(r.check!)})` : '',
+      ].filter(Boolean);
       out.push(
         finding(authPerRow, {
           severity: 'warning',
@@ -113,6 +116,7 @@ export const unusedIndex: Rule = {
       `select s.relname as table, s.indexrelname as index from pg_stat_user_indexes s join pg_index i on i.indexrelid = s.indexrelid
          join pg_stat_user_tables t on t.relid = s.relid
         where s.schemaname = 'public' and s.idx_scan = 0 and not i.indisunique and not i.indisprimary
+          and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid and k.conrelid = i.indrelid)
           and t.seq_scan + coalesce(t.idx_scan, 0) >= $1 order by 1, 2`,
       [thresholds.unusedIndexTableReads],
     );
@@ -128,30 +132,51 @@ export const unusedIndex: Rule = {
   },
 };
 
+/** An index of a public table, with the constraint it backs (primary key, unique, exclusion) if any. */
+interface IndexRow {
+  table: string;
+  index: string;
+  constraint: string | null;
+}
+
+// Indexes alike in columns, operator classes, expressions, predicate and uniqueness, the one
+// backing a constraint (then the oldest) first. Only the table's own primary key, unique and
+// exclusion constraints count: a foreign key elsewhere names the index it references in its
+// conindid too, and joining it listed that index twice ("projects_pkey duplicates projects_pkey").
+const DUPLICATES_SQL = `with ix as (
+    select c.relname as table, x.relname as index, x.oid, i.indrelid,
+      (select k.conname from pg_constraint k where k.conindid = i.indexrelid and k.conrelid = i.indrelid and k.contype in ('p', 'u', 'x')) as constraint,
+      i.indkey::text as key, i.indclass::text as cls, i.indisunique as uniq,
+      coalesce(pg_get_expr(i.indexprs, i.indrelid), '') as exprs, coalesce(pg_get_expr(i.indpred, i.indrelid), '') as pred
+      from pg_index i join pg_class x on x.oid = i.indexrelid join pg_class c on c.oid = i.indrelid
+     where c.relnamespace = 'public'::regnamespace)
+  select min(ix.table) as table, json_agg(json_build_object('table', ix.table, 'index', ix.index, 'constraint', ix.constraint)
+      order by (ix.constraint is null), ix.oid) as indexes
+    from ix group by ix.indrelid, ix.key, ix.cls, ix.exprs, ix.pred, ix.uniq having count(*) > 1 order by 1`;
+
+/** The SQL that removes a duplicate: its constraint when it backs one (DROP INDEX would fail, 2BP01). */
+const dropDuplicate = (d: IndexRow) =>
+  d.constraint
+    ? `alter table public.${q(d.table)} drop constraint ${q(d.constraint)};`
+    : `drop index public.${q(d.index)};`;
+
 export const duplicateIndex: Rule = {
   id: 'duplicate_index',
   category: 'performance',
   async run({ db }) {
-    const { rows } = await db.query<{ table: string; keep: string; drop: string[] }>(
-      `select c.relname as table, (array_agg(x.relname::text order by (k.conindid is null), x.oid))[1] as keep,
-          (array_agg(x.relname::text order by (k.conindid is null), x.oid))[2:] as drop
-         from pg_index i join pg_class x on x.oid = i.indexrelid join pg_class c on c.oid = i.indrelid
-         left join pg_constraint k on k.conindid = i.indexrelid
-        where c.relnamespace = 'public'::regnamespace
-        group by c.relname, i.indrelid, i.indkey::text, i.indclass::text, coalesce(i.indexprs::text, ''), coalesce(i.indpred::text, ''), i.indisunique
-        having count(*) > 1 order by 1`,
-    );
-    return rows.flatMap((r) =>
-      r.drop.map((d) =>
+    const { rows } = await db.query<{ table: string; indexes: IndexRow[] | string }>(DUPLICATES_SQL);
+    return rows.flatMap((r) => {
+      const [keep, ...drop] = (typeof r.indexes === 'string' ? JSON.parse(r.indexes) : r.indexes) as IndexRow[];
+      return drop.map((d) =>
         finding(duplicateIndex, {
           severity: 'warning',
-          object: { type: 'index', name: `public.${d}` },
-          title: `Index "${d}" of "${r.table}" duplicates "${r.keep}"`,
+          object: { type: 'index', name: `public.${d.index}` },
+          title: `Index "${d.index}" of "${r.table}" duplicates "${keep!.index}"`,
           why: 'Two identical indexes double the cost of every write and the space, and help no read more than one does.',
-          fixSql: `drop index public.${q(d)};`,
+          fixSql: dropDuplicate(d),
         }),
-      ),
-    );
+      );
+    });
   },
 };
 
@@ -169,12 +194,20 @@ export const seqScans: Rule = {
         severity: 'warning',
         object: { type: 'table', name: `public.${r.table}` },
         title: `"${r.table}" (~${r.rows} rows) was read by ${r.scans} sequential scans, more than by index`,
-        why: 'Each sequential scan reads the whole table; queries that filter it need an index on the filtered columns.',
-        fixSql: `-- index the columns your queries filter on, e.g.:\ncreate index on public.${q(r.table)} (<column>);`,
+        // Which columns to index depends on the queries, which the catalog does not tell: no SQL to run blindly.
+        why: `Each sequential scan reads the whole table; queries that filter it need an index on the filtered columns: create index on public.${q(r.table)} (<column>).`,
+        fixSql: null,
       }),
     );
   },
 };
 
-export const PERFORMANCE_RULES: Rule[] = [fkWithoutIndex, policyColumnIndex, authPerRow, unusedIndex, duplicateIndex, seqScans];
+export const PERFORMANCE_RULES: Rule[] = [
+  fkWithoutIndex,
+  policyColumnIndex,
+  authPerRow,
+  unusedIndex,
+  duplicateIndex,
+  seqScans,
+];
 export type { Finding };

@@ -3,7 +3,8 @@
 import { finding, lit, q, type Finding, type Rule } from './types.js';
 import { privateUrls } from './urls.js';
 
-const PERSONAL = /(^|_)(e?mail|phone|mobile|address|street|zip|postcode|postal|birth|dob|ssn|passport|first_?name|last_?name|full_?name|surname|ip_address|iban|salary|gender|national_id|tax_id)($|_)/i;
+const PERSONAL =
+  /(^|_)(e?mail|phone|mobile|address|street|zip|postcode|postal|birth|dob|ssn|passport|first_?name|last_?name|full_?name|surname|ip_address|iban|salary|gender|national_id|tax_id)($|_)/i;
 
 /** The uuid column that names a row's owner, if one does: the fix SQL scopes rows by it. */
 const OWNER_COLUMN = `(select a.attname from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
@@ -40,7 +41,13 @@ export const openPolicy: Rule = {
   id: 'policy_true_on_personal_data',
   category: 'security',
   async run({ db }) {
-    const { rows } = await db.query<{ table: string; policy: string; cmd: string; columns: string[]; owner: string | null }>(
+    const { rows } = await db.query<{
+      table: string;
+      policy: string;
+      cmd: string;
+      columns: string[];
+      owner: string | null;
+    }>(
       `select c.relname as table, p.polname as policy, p.polcmd::text as cmd, ${OWNER_COLUMN} as owner,
           array(select a.attname::text from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns
          from pg_policy p join pg_class c on c.oid = p.polrelid
@@ -55,7 +62,12 @@ export const openPolicy: Rule = {
       if (!personal.length) continue;
       const cmd = { r: 'select', a: 'insert', w: 'update', d: 'delete' }[r.cmd] ?? 'all';
       const scope = r.owner ? `${q(r.owner)} = (select auth.uid())` : 'false';
-      const clause = cmd === 'insert' ? `with check (${scope})` : cmd === 'select' || cmd === 'delete' ? `using (${scope})` : `using (${scope}) with check (${scope})`;
+      const clause =
+        cmd === 'insert'
+          ? `with check (${scope})`
+          : cmd === 'select' || cmd === 'delete'
+            ? `using (${scope})`
+            : `using (${scope}) with check (${scope})`;
       out.push(
         finding(openPolicy, {
           severity: 'critical',
@@ -153,4 +165,11 @@ export const privateUrl: Rule = {
   },
 };
 
-export const SECURITY_RULES: Rule[] = [rlsDisabled, openPolicy, rlsNoPolicy, definerSearchPath, publicBucket, privateUrl];
+export const SECURITY_RULES: Rule[] = [
+  rlsDisabled,
+  openPolicy,
+  rlsNoPolicy,
+  definerSearchPath,
+  publicBucket,
+  privateUrl,
+];

@@ -67,7 +67,10 @@ export class AdvisorService {
   /** Silences one finding by its key (it may not exist yet: a rule id and object name). */
   async suppress(key: string, reason: string): Promise<void> {
     if (!RULES.some((r) => key.startsWith(`${r.id}:`))) {
-      throw new AppError('INVALID_INPUT', { message: `"${key.slice(0, 100)}" is not a finding key (<rule>:<object>).`, nextActions: 'Copy the key of a finding from GET /api/advisor/issues.' });
+      throw new AppError('INVALID_INPUT', {
+        message: `"${key.slice(0, 100)}" is not a finding key (<rule>:<object>).`,
+        nextActions: 'Copy the key of a finding from GET /api/advisor/issues.',
+      });
     }
     await this.db.query(
       `insert into system.advisor_suppressions (key, reason) values ($1, $2) on conflict (key) do update set reason = excluded.reason`,
@@ -77,6 +80,10 @@ export class AdvisorService {
 
   async unsuppress(key: string): Promise<void> {
     const r = await this.db.query('delete from system.advisor_suppressions where key = $1', [key]);
-    if (!r.rowCount) throw new AppError('NOT_FOUND', { message: `No suppression "${key.slice(0, 100)}".`, nextActions: 'GET /api/advisor/suppressions lists them.' });
+    if (!r.rowCount)
+      throw new AppError('NOT_FOUND', {
+        message: `No suppression "${key.slice(0, 100)}".`,
+        nextActions: 'GET /api/advisor/suppressions lists them.',
+      });
   }
 }

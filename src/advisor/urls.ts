@@ -5,7 +5,8 @@ import { isPrivateAddress } from '../lib/net-guard.js';
 /** Whether a URL's host is private: a loopback, private or link-local address, or an internal name. */
 export function isPrivateHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || /\.(localhost|internal|local|lan|home\.arpa)$/.test(h) || h === 'metadata.google.internal') return true;
+  if (h === 'localhost' || /\.(localhost|internal|local|lan|home\.arpa)$/.test(h) || h === 'metadata.google.internal')
+    return true;
   return isPrivateAddress(h); // an address in the ranges the sandbox and outbound requests refuse; a name: false
 }
 
@@ -26,7 +27,12 @@ export function privateUrls(text: string): string[] {
 export function functionUrls(db: { query<T>(sql: string): Promise<{ rows: T[] }> }) {
   return {
     kind: 'function',
-    list: async () => (await db.query<{ name: string; text: string }>('select slug as name, code as text from functions.functions order by slug')).rows,
+    list: async () =>
+      (
+        await db.query<{ name: string; text: string }>(
+          'select slug as name, code as text from functions.functions order by slug',
+        )
+      ).rows,
   };
 }
 

@@ -21,7 +21,8 @@ export interface EmbeddingsAnswer {
   [extra: string]: unknown;
 }
 
-const isTokens = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 1_000_000_000;
+const isTokens = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 1_000_000_000;
 
 function malformed(what: string): AppError {
   return new AppError('AI_UPSTREAM_ERROR', {
@@ -41,16 +42,29 @@ function inputChars(input: unknown): number {
  * The upstream answer in OpenAI's shape plus `metadata`. `usage` is null when the upstream
  * reported none (the meter then records an estimate from the input's length).
  */
-export function shapeEmbeddings(raw: unknown, model: string, input: unknown): { answer: EmbeddingsAnswer; usage: Usage; estimated: boolean } {
+export function shapeEmbeddings(
+  raw: unknown,
+  model: string,
+  input: unknown,
+): { answer: EmbeddingsAnswer; usage: Usage; estimated: boolean } {
   if (!isObject(raw) || !Array.isArray(raw.data)) throw malformed('no data array');
   const data = raw.data.map((d: unknown, i: number) => {
-    if (!isObject(d) || (!Array.isArray(d.embedding) && typeof d.embedding !== 'string')) throw malformed('item without embedding');
-    return { object: 'embedding' as const, embedding: d.embedding as number[] | string, index: typeof d.index === 'number' ? d.index : i };
+    if (!isObject(d) || (!Array.isArray(d.embedding) && typeof d.embedding !== 'string'))
+      throw malformed('item without embedding');
+    return {
+      object: 'embedding' as const,
+      embedding: d.embedding as number[] | string,
+      index: typeof d.index === 'number' ? d.index : i,
+    };
   });
   const u = isObject(raw.usage) ? raw.usage : {};
   const given = isTokens(u.prompt_tokens);
   const usage: Usage = given
-    ? { prompt_tokens: u.prompt_tokens as number, completion_tokens: 0, total_tokens: isTokens(u.total_tokens) ? u.total_tokens : (u.prompt_tokens as number) }
+    ? {
+        prompt_tokens: u.prompt_tokens as number,
+        completion_tokens: 0,
+        total_tokens: isTokens(u.total_tokens) ? u.total_tokens : (u.prompt_tokens as number),
+      }
     : estimateUsage(inputChars(input), 0);
   const name = typeof raw.model === 'string' && raw.model ? raw.model : model;
   return {

@@ -1,31 +1,22 @@
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
 import { ClientGoneError, type AiUpstream, type Json } from './upstream.js';
-import { redact, redactError } from './redact.js';
+import { redactError } from './redact.js';
 import {
-  estimateUsage,
   promptChars,
-  readChunk,
   shapeChat,
   shapeImages,
   shapeModels,
   type ChatCompletion,
   type ImagesAnswer,
   type ModelList,
-  type Usage,
 } from './shape.js';
 import type { DailyUsage, UsageLine, UsageQuery } from './usage-store.js';
 import { shapeEmbeddings, type EmbeddingsAnswer, type EmbeddingsRequest } from './embeddings.js';
-import { CLIENT_CLOSED, type Caller, type MeteredCall, type UsageMeter } from './usage.js';
+import { relayStream } from './relay.js';
+import type { CallContext, MeteredCall, UsageMeter } from './usage.js';
 
-/** Who calls and how the call ends early: the caller's identity, its disconnect signal, its log. */
-export interface CallContext {
-  caller: Caller;
-  /** Aborted when the client goes away: the upstream call stops with it. */
-  signal: AbortSignal;
-  /** Where background failures (a usage row that could not be written) are reported. */
-  logError: (err: unknown, msg: string) => void;
-}
+export type { CallContext } from './usage.js';
 
 export interface ChatMessage {
   role: string;
@@ -47,8 +38,6 @@ export interface ImagesRequest {
   [k: string]: unknown;
 }
 
-const sseData = (data: string) => `data: ${data}\n\n`;
-
 /**
  * The AI gateway: checks who may call and with which model, enforces the daily token budget,
  * forwards to the upstream and records every call (tokens, images, latency, status).
@@ -66,6 +55,27 @@ export class AiGateway {
     return this.upstream !== null;
   }
 
+  /**
+   * Whether AI is set up, without calling the upstream (GET /api/ai/status): the dashboard asks
+   * this instead of /api/ai/models, which is a 503 on an install without AI. `provider` (the
+   * upstream's host) only for admins.
+   */
+  status(admin: boolean): {
+    configured: boolean;
+    provider?: string;
+    models: string[] | null;
+    defaultModel: string | null;
+  } {
+    if (!this.configured) return { configured: false, models: null, defaultModel: null };
+    const host = this.cfg.baseUrl ? new URL(String(this.cfg.baseUrl)).host : undefined;
+    return {
+      configured: true,
+      ...(admin && host ? { provider: host } : {}),
+      models: this.cfg.models ? [...this.cfg.models] : null,
+      defaultModel: this.cfg.defaultModel ?? null,
+    };
+  }
+
   /** Non-streaming chat completion. */
   async chat(ctx: CallContext, req: ChatRequest): Promise<ChatCompletion> {
     const upstream = this.admit(ctx);
@@ -73,7 +83,13 @@ export class AiGateway {
     const model = this.model(req.model);
     await this.meter.checkBudget(ctx.caller);
     const started = performance.now();
-    const call = metered(ctx, { endpoint: 'chat', model, stream: false, started, promptChars: promptChars(req.messages) });
+    const call = metered(ctx, {
+      endpoint: 'chat',
+      model,
+      stream: false,
+      started,
+      promptChars: promptChars(req.messages),
+    });
     try {
       const raw = await upstream.chat({ ...req, model }, ctx.signal);
       const { completion, estimated } = shapeChat(raw, model, call.promptChars!);
@@ -96,10 +112,20 @@ export class AiGateway {
     const model = this.model(req.model);
     await this.meter.checkBudget(ctx.caller);
     const started = performance.now();
-    const call = metered(ctx, { endpoint: 'chat', model, stream: true, started, promptChars: promptChars(req.messages) });
+    const call = metered(ctx, {
+      endpoint: 'chat',
+      model,
+      stream: true,
+      started,
+      promptChars: promptChars(req.messages),
+    });
     // Ask for the final usage chunk when the client did not decide; it is then kept from the client.
     const clientOptions = req.stream_options;
-    const injectUsage = !(typeof clientOptions === 'object' && clientOptions !== null && 'include_usage' in clientOptions);
+    const injectUsage = !(
+      typeof clientOptions === 'object' &&
+      clientOptions !== null &&
+      'include_usage' in clientOptions
+    );
     const body: Json = { ...req, model, stream: true };
     if (injectUsage) body.stream_options = { ...(clientOptions as Json | undefined), include_usage: true };
     let events: AsyncIterable<string[]>;
@@ -109,7 +135,7 @@ export class AiGateway {
       this.meter.recordFailure(call, err);
       throw this.safe(err);
     }
-    return this.relay(events, { ctx, call, injectUsage });
+    return relayStream(events, { ctx, call, injectUsage, apiKey: this.cfg.apiKey, meter: this.meter });
   }
 
   /** Image generation. */
@@ -137,7 +163,11 @@ export class AiGateway {
     await this.meter.checkBudget(ctx.caller);
     const call = metered(ctx, { endpoint: 'embeddings', model, stream: false, started: performance.now() });
     try {
-      const { answer, usage, estimated } = shapeEmbeddings(await upstream.embeddings({ ...req, model }, ctx.signal), model, req.input);
+      const { answer, usage, estimated } = shapeEmbeddings(
+        await upstream.embeddings({ ...req, model }, ctx.signal),
+        model,
+        req.input,
+      );
       this.meter.record(call, { usage, estimated, status: 200 });
       return answer;
     } catch (err) {
@@ -150,7 +180,10 @@ export class AiGateway {
   async models(ctx: CallContext): Promise<ModelList> {
     const upstream = this.admit(ctx);
     if (this.cfg.models) {
-      return { object: 'list', data: this.cfg.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'plinth' })) };
+      return {
+        object: 'list',
+        data: this.cfg.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'plinth' })),
+      };
     }
     try {
       return shapeModels(await upstream.models(ctx.signal));
@@ -160,7 +193,9 @@ export class AiGateway {
   }
 
   /** A user's (or the anon callers') tokens today (UTC) against the daily budget. */
-  async today(ctx: CallContext): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
+  async today(
+    ctx: CallContext,
+  ): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
     this.admit(ctx);
     return this.meter.today(ctx.caller);
   }
@@ -207,7 +242,8 @@ export class AiGateway {
     if (ctx.caller.kind === 'anon' && !this.cfg.allowAnon) {
       throw new AppError('FORBIDDEN', {
         message: 'The AI endpoints need a signed-in user; the anon key is not enough on this server.',
-        nextActions: 'Sign in and send the access token as "Authorization: Bearer <token>" (the operator can allow anon callers with AI_ALLOW_ANON=true).',
+        nextActions:
+          'Sign in and send the access token as "Authorization: Bearer <token>" (the operator can allow anon callers with AI_ALLOW_ANON=true).',
       });
     }
     if (!this.upstream) throw new AppError('AI_NOT_CONFIGURED');
@@ -231,78 +267,6 @@ export class AiGateway {
       });
     }
     return model;
-  }
-
-  private async *relay(
-    events: AsyncIterable<string[]>,
-    s: { ctx: CallContext; call: MeteredCall; injectUsage: boolean },
-  ): AsyncGenerator<string> {
-    let usage: Usage | null = null;
-    let chars = 0;
-    let finished = false;
-    let done = false;
-    let status = 200;
-    let error: string | null = null;
-    try {
-      // Events that arrived together are written together: one write, not one per event.
-      for await (const batch of events) {
-        let out = '';
-        try {
-          for (const data of batch) {
-            if (data === '[DONE]') {
-              done = true;
-              break;
-            }
-            let facts;
-            try {
-              facts = readChunk(JSON.parse(data));
-            } catch (err) {
-              // Not JSON.parse's own error: it quotes the chunk, and a quote cut short could hold part of the key.
-              throw err instanceof AppError
-                ? err
-                : new AppError('AI_UPSTREAM_ERROR', {
-                    message: 'The AI provider sent a malformed stream chunk.',
-                    cause: new Error(`AI upstream stream chunk is not JSON: ${redact(data, this.cfg.apiKey, 200)}`),
-                  });
-            }
-            if (facts.error !== null) {
-              throw new AppError('AI_UPSTREAM_ERROR', {
-                message: 'The AI provider reported an error in the middle of the answer.',
-                cause: new Error(`AI upstream error event: ${redact(facts.error, this.cfg.apiKey)}`),
-              });
-            }
-            chars += facts.chars;
-            finished ||= facts.finished;
-            if (facts.usage) usage = facts.usage;
-            if (facts.usageOnly && s.injectUsage) continue;
-            out += sseData(data);
-          }
-        } finally {
-          // The good events before a bad one still reach the client, then the error event.
-          if (out) yield out;
-        }
-        if (done) break;
-      }
-      if (!done && !finished) {
-        throw new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider ended the stream before the answer was complete.' });
-      }
-      yield sseData('[DONE]');
-    } catch (err) {
-      if (err instanceof ClientGoneError || s.ctx.signal.aborted) {
-        status = CLIENT_CLOSED;
-        return;
-      }
-      const e = redactError(err instanceof AppError ? err : new AppError('AI_UPSTREAM_ERROR', { cause: err }), this.cfg.apiKey);
-      status = e.status;
-      error = e.code;
-      if (e.status >= 500) s.ctx.logError(e.cause ?? e, `AI stream failed: ${e.message}`);
-      // The status line is long gone: the error travels as an event, as OpenAI sends them.
-      yield sseData(JSON.stringify({ error: { message: e.message, type: 'upstream_error', code: e.code } }));
-    } finally {
-      if (s.ctx.signal.aborted && status === 200) status = CLIENT_CLOSED;
-      const estimated = usage === null;
-      this.meter.record(s.call, { usage: usage ?? estimateUsage(s.call.promptChars!, chars), estimated, status, error });
-    }
   }
 }
 
@@ -329,6 +293,7 @@ export function checkMessages(messages: readonly ChatMessage[]): void {
 function bad(message: string): AppError {
   return new AppError('INVALID_INPUT', {
     message,
-    nextActions: 'Send messages as [{"role": "user", "content": "Hello"}]; roles are system, developer, user, assistant and tool.',
+    nextActions:
+      'Send messages as [{"role": "user", "content": "Hello"}]; roles are system, developer, user, assistant and tool.',
   });
 }

@@ -38,7 +38,13 @@ export class HttpClient {
   }
 
   /** `path` is relative to the base URL ("chat/completions"). Resolves when the headers arrive. */
-  async request(req: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal }): Promise<HttpAnswer> {
+  async request(req: {
+    method: 'GET' | 'POST';
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+    signal: AbortSignal;
+  }): Promise<HttpAnswer> {
     const url = new URL(req.path, this.base);
     const res = await this.pool.request({
       method: req.method,

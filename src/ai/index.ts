@@ -14,6 +14,8 @@ export function createAiGateway(
   /** Hears the tokens of every call (metrics). */
   onTokens?: (usage: { promptTokens: number; completionTokens: number }) => void,
 ): AiGateway {
-  const upstream = cfg.baseUrl ? new OpenAiUpstream({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs }) : null;
+  const upstream = cfg.baseUrl
+    ? new OpenAiUpstream({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs })
+    : null;
   return new AiGateway(cfg, upstream, new UsageMeter(new UsageStore(db), cfg.userDailyTokens, onTokens));
 }

@@ -31,10 +31,16 @@ export const insforgeUsage = (u: Usage): InsforgeUsage => ({
 function message(m: ChatMessage): ChatMessage {
   const { images, ...rest } = m;
   if (!Array.isArray(images) || images.length === 0) return m;
-  const parts: unknown[] = typeof rest.content === 'string' ? [{ type: 'text', text: rest.content }] : Array.isArray(rest.content) ? [...rest.content] : [];
+  const parts: unknown[] =
+    typeof rest.content === 'string'
+      ? [{ type: 'text', text: rest.content }]
+      : Array.isArray(rest.content)
+        ? [...rest.content]
+        : [];
   for (const img of images) {
     const url = isObject(img) ? img.url : img;
-    if (typeof url !== 'string') throw new AppError('INVALID_INPUT', { message: 'Each entry of a message\'s "images" needs a url.' });
+    if (typeof url !== 'string')
+      throw new AppError('INVALID_INPUT', { message: 'Each entry of a message\'s "images" needs a url.' });
     parts.push({ type: 'image_url', image_url: { url } });
   }
   return { ...rest, content: parts };
@@ -100,7 +106,10 @@ export function toInsforgeImages(a: ImagesAnswer, model: string) {
   const text = a.data.map((d) => d.revised_prompt).find((p): p is string => typeof p === 'string');
   return {
     ...(text ? { text } : {}),
-    images: a.data.map((d) => ({ type: 'imageUrl', imageUrl: typeof d.b64_json === 'string' ? `data:image/png;base64,${d.b64_json}` : d.url! })),
+    images: a.data.map((d) => ({
+      type: 'imageUrl',
+      imageUrl: typeof d.b64_json === 'string' ? `data:image/png;base64,${d.b64_json}` : d.url!,
+    })),
     metadata: { model, ...(isObject(a.usage) ? { usage: a.usage } : {}) },
   };
 }

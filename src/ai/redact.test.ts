@@ -14,10 +14,19 @@ describe('redact', () => {
 
   it('copies an error with every message, stack and cause redacted, keeping AppError code and headers', () => {
     const inner = Object.assign(new SyntaxError(`bad ${KEY}`), { code: 'E_X', data: Buffer.from(KEY) });
-    const err = new AppError('AI_UPSTREAM_RATE_LIMITED', { message: `limited ${KEY}`, headers: { 'retry-after': '3' }, cause: new Error(`outer ${KEY}`, { cause: inner }) });
+    const err = new AppError('AI_UPSTREAM_RATE_LIMITED', {
+      message: `limited ${KEY}`,
+      headers: { 'retry-after': '3' },
+      cause: new Error(`outer ${KEY}`, { cause: inner }),
+    });
     const safe = redactError(err, KEY);
     expect(safe).toBeInstanceOf(AppError);
-    expect(safe).toMatchObject({ code: 'AI_UPSTREAM_RATE_LIMITED', status: 429, headers: { 'retry-after': '3' }, message: 'limited [redacted]' });
+    expect(safe).toMatchObject({
+      code: 'AI_UPSTREAM_RATE_LIMITED',
+      status: 429,
+      headers: { 'retry-after': '3' },
+      message: 'limited [redacted]',
+    });
     const cause = safe.cause as Error;
     expect(cause.message).toBe('outer [redacted]');
     expect(cause.cause).toMatchObject({ name: 'SyntaxError', message: 'bad [redacted]', code: 'E_X' });

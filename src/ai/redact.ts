@@ -34,7 +34,12 @@ export function redactError(err: unknown, apiKey: string | null): Error {
 
 function copy(err: unknown, apiKey: string | null, depth: number): Error {
   if (!(err instanceof Error)) return new Error(redact(String(err), apiKey));
-  const cause = err.cause === undefined ? undefined : depth < MAX_CAUSES ? copy(err.cause, apiKey, depth + 1) : new Error('(more causes)');
+  const cause =
+    err.cause === undefined
+      ? undefined
+      : depth < MAX_CAUSES
+        ? copy(err.cause, apiKey, depth + 1)
+        : new Error('(more causes)');
   const message = redact(err.message, apiKey);
   let out: Error;
   if (err instanceof AppError) {

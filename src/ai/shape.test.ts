@@ -12,16 +12,45 @@ function rng(seed: number) {
 }
 function value(r: () => number, depth = 0): unknown {
   const k = Math.floor(r() * (depth > 3 ? 6 : 9));
-  const keys = ['choices', 'message', 'content', 'role', 'usage', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'data', 'b64_json', 'url', 'delta', 'finish_reason', 'index', 'error', 'created', 'id', 'model'];
+  const keys = [
+    'choices',
+    'message',
+    'content',
+    'role',
+    'usage',
+    'prompt_tokens',
+    'completion_tokens',
+    'total_tokens',
+    'data',
+    'b64_json',
+    'url',
+    'delta',
+    'finish_reason',
+    'index',
+    'error',
+    'created',
+    'id',
+    'model',
+  ];
   switch (k) {
-    case 0: return null;
-    case 1: return r() < 0.5;
-    case 2: return Math.floor(r() * 100) - 10;
-    case 3: return r() * 1e12;
-    case 4: return 'x'.repeat(Math.floor(r() * 5));
-    case 5: return undefined;
-    case 6: return Array.from({ length: Math.floor(r() * 3) }, () => value(r, depth + 1));
-    default: return Object.fromEntries(Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)]!, value(r, depth + 1)]));
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return Math.floor(r() * 100) - 10;
+    case 3:
+      return r() * 1e12;
+    case 4:
+      return 'x'.repeat(Math.floor(r() * 5));
+    case 5:
+      return undefined;
+    case 6:
+      return Array.from({ length: Math.floor(r() * 3) }, () => value(r, depth + 1));
+    default:
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(r() * 5) }, () => [keys[Math.floor(r() * keys.length)]!, value(r, depth + 1)]),
+      );
   }
 }
 
@@ -46,7 +75,11 @@ describe('shaping upstream answers', () => {
 
   it('keeps the spec fields typed: integers for usage and created, string or null content', () => {
     const { completion, estimated } = shapeChat(
-      { choices: [{ message: { content: ['not', 'a string'] }, finish_reason: 7 }], created: 1.5, usage: { prompt_tokens: -1 } },
+      {
+        choices: [{ message: { content: ['not', 'a string'] }, finish_reason: 7 }],
+        created: 1.5,
+        usage: { prompt_tokens: -1 },
+      },
       'fallback-model',
       40,
     );
@@ -54,12 +87,20 @@ describe('shaping upstream answers', () => {
     expect(completion.model).toBe('fallback-model');
     expect(completion.object).toBe('chat.completion');
     expect(Number.isInteger(completion.created)).toBe(true);
-    expect(completion.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant', content: null }, finish_reason: null });
+    expect(completion.choices[0]).toMatchObject({
+      index: 0,
+      message: { role: 'assistant', content: null },
+      finish_reason: null,
+    });
     expect(completion.usage).toEqual({ prompt_tokens: 10, completion_tokens: 0, total_tokens: 10 });
   });
 
   it('reads usage given as input/output tokens (image models) and fills total_tokens', () => {
-    const { usage } = shapeImages({ created: 1, data: [{ b64_json: 'AA' }], usage: { input_tokens: 5, output_tokens: 7 } });
+    const { usage } = shapeImages({
+      created: 1,
+      data: [{ b64_json: 'AA' }],
+      usage: { input_tokens: 5, output_tokens: 7 },
+    });
     expect(usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
   });
 
@@ -71,8 +112,14 @@ describe('shaping upstream answers', () => {
   });
 
   it('tells the usage-only chunk apart from content chunks', () => {
-    expect(readChunk({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })).toMatchObject({ usageOnly: true, chars: 0 });
-    expect(readChunk({ choices: [{ delta: { content: 'abc' }, finish_reason: 'stop' }] })).toMatchObject({ usageOnly: false, chars: 3, finished: true });
+    expect(
+      readChunk({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+    ).toMatchObject({ usageOnly: true, chars: 0 });
+    expect(readChunk({ choices: [{ delta: { content: 'abc' }, finish_reason: 'stop' }] })).toMatchObject({
+      usageOnly: false,
+      chars: 3,
+      finished: true,
+    });
     expect(readChunk({ error: { message: 'boom' } }).error).toBe('boom');
   });
 });

@@ -17,7 +17,12 @@ export interface ChatCompletion {
   object: string;
   created: number;
   model: string;
-  choices: Array<{ index: number; message: { role: string; content: string | null; [k: string]: unknown }; finish_reason: string | null; [k: string]: unknown }>;
+  choices: Array<{
+    index: number;
+    message: { role: string; content: string | null; [k: string]: unknown };
+    finish_reason: string | null;
+    [k: string]: unknown;
+  }>;
   usage: Usage;
   [extra: string]: unknown;
 }
@@ -83,7 +88,11 @@ export function readUsage(v: unknown): Usage | null {
  * A chat completion in the spec's shape. `estimated` says usage was made up from
  * `promptChars` and the answer's length because the upstream sent none.
  */
-export function shapeChat(raw: unknown, model: string, promptCharCount: number): { completion: ChatCompletion; estimated: boolean } {
+export function shapeChat(
+  raw: unknown,
+  model: string,
+  promptCharCount: number,
+): { completion: ChatCompletion; estimated: boolean } {
   if (!isObject(raw)) throw malformed('not an object');
   if (!Array.isArray(raw.choices)) throw malformed('no choices');
   let answerChars = 0;
@@ -118,7 +127,8 @@ export function shapeImages(raw: unknown): { answer: ImagesAnswer; usage: Usage 
   if (!isObject(raw) || !Array.isArray(raw.data)) throw malformed('no data array');
   const data = raw.data.map((d: unknown) => {
     if (!isObject(d)) throw malformed('image item not an object');
-    if (typeof d.b64_json !== 'string' && typeof d.url !== 'string') throw malformed('image item without b64_json or url');
+    if (typeof d.b64_json !== 'string' && typeof d.url !== 'string')
+      throw malformed('image item without b64_json or url');
     return d;
   });
   return {
@@ -134,13 +144,33 @@ export interface ModelList {
 
 /** The upstream's model list in OpenAI's shape (Ollama and llama.cpp omit some fields). */
 export function shapeModels(raw: unknown): ModelList {
-  const items = isObject(raw) && Array.isArray(raw.data) ? raw.data : isObject(raw) && Array.isArray(raw.models) ? raw.models : null;
+  const items =
+    isObject(raw) && Array.isArray(raw.data)
+      ? raw.data
+      : isObject(raw) && Array.isArray(raw.models)
+        ? raw.models
+        : null;
   if (!items) throw malformed('no model list');
   const data = items.flatMap((m: unknown) => {
     if (!isObject(m)) return [];
-    const id = typeof m.id === 'string' ? m.id : typeof m.name === 'string' ? m.name : typeof m.model === 'string' ? m.model : null;
+    const id =
+      typeof m.id === 'string'
+        ? m.id
+        : typeof m.name === 'string'
+          ? m.name
+          : typeof m.model === 'string'
+            ? m.model
+            : null;
     if (!id) return [];
-    return [{ ...m, id, object: 'model', created: isCount(m.created) ? m.created : 0, owned_by: typeof m.owned_by === 'string' ? m.owned_by : 'upstream' }];
+    return [
+      {
+        ...m,
+        id,
+        object: 'model',
+        created: isCount(m.created) ? m.created : 0,
+        owned_by: typeof m.owned_by === 'string' ? m.owned_by : 'upstream',
+      },
+    ];
   });
   return { object: 'list', data };
 }

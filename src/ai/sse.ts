@@ -39,7 +39,7 @@ export class SseParser {
     for (;;) {
       const lf = this.buffer.indexOf('\n', start);
       const cr = this.buffer.indexOf('\r', start);
-      let end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+      const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
       if (end === -1) break;
       // A lone "\r" at the very end may be the first half of "\r\n": wait for more input.
       if (end === cr && cr === this.buffer.length - 1 && !final) break;

@@ -3,6 +3,9 @@ import type { Readable } from 'node:stream';
 import { SseEventTooLargeError, SseParser } from './sse.js';
 import { AnswerTooLargeError, HttpClient, type HttpAnswer } from './http.js';
 import { redact } from './redact.js';
+import { Deadline } from './deadline.js';
+
+export { ClientGoneError } from './deadline.js';
 
 /** A JSON object as sent to or received from the upstream. */
 export type Json = Record<string, unknown>;
@@ -31,14 +34,6 @@ export interface AiUpstream {
   close(): void;
 }
 
-/** The caller went away (its signal aborted) before the upstream call finished. */
-export class ClientGoneError extends Error {
-  constructor() {
-    super('client closed the request');
-    this.name = 'ClientGoneError';
-  }
-}
-
 export interface UpstreamOptions {
   /** e.g. https://api.openai.com/v1 (no trailing slash) */
   baseUrl: string;
@@ -48,70 +43,6 @@ export interface UpstreamOptions {
 }
 
 const MAX_MESSAGE = 500;
-
-/** Aborts a fetch on timeout or when the caller's signal aborts, and remembers which one. */
-class Deadline {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  timedOut = false;
-
-  constructor(
-    private readonly ms: number,
-    private readonly caller: AbortSignal,
-  ) {
-    if (caller.aborted) this.controller.abort();
-    else caller.addEventListener('abort', this.onCaller, { once: true });
-    this.restart();
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  private readonly onCaller = () => this.controller.abort();
-
-  /** Starts the clock again (a stream chunk arrived). */
-  restart(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort();
-    }, this.ms);
-  }
-
-  /** Stops the clock while the consumer, not the upstream, is the one to wait for. */
-  pause(): void {
-    clearTimeout(this.timer);
-  }
-
-  /** Stops the clock; the connection goes back to the keep-alive pool. */
-  finish(): void {
-    clearTimeout(this.timer);
-    this.caller.removeEventListener('abort', this.onCaller);
-  }
-
-  /** Stops the clock and closes the upstream connection (an answer left unread). */
-  cancel(): void {
-    this.finish();
-    if (!this.controller.signal.aborted) this.controller.abort();
-  }
-
-  /** Turns a failure of fetch or of reading the body into Plinth's error. */
-  translate(err: unknown, during: 'connect' | 'read'): Error {
-    if (err instanceof AppError || err instanceof ClientGoneError) return err;
-    if (this.caller.aborted) return new ClientGoneError();
-    if (this.timedOut) {
-      return new AppError('AI_UPSTREAM_TIMEOUT', {
-        message: during === 'connect' ? 'The AI provider did not answer in time.' : 'The AI provider stopped sending in the middle of the answer.',
-        cause: err,
-      });
-    }
-    return new AppError('AI_UPSTREAM_ERROR', {
-      message: during === 'connect' ? 'The AI provider could not be reached.' : 'The connection to the AI provider broke in the middle of the answer.',
-      cause: err,
-    });
-  }
-}
 
 /** The upstream over a keep-alive HTTP client. The API key goes only to `baseUrl`: redirects are not followed. */
 export class OpenAiUpstream implements AiUpstream {
@@ -132,7 +63,9 @@ export class OpenAiUpstream implements AiUpstream {
     return this.json('images/generations', body, signal);
   }
 
-  embeddings(body: Json, signal: AbortSignal): Promise<unknown> { return this.json('embeddings', body, signal); } // prettier-ignore
+  embeddings(body: Json, signal: AbortSignal): Promise<unknown> {
+    return this.json('embeddings', body, signal);
+  } // prettier-ignore
 
   async models(signal: AbortSignal): Promise<unknown> {
     return this.json('models', null, signal);
@@ -141,7 +74,12 @@ export class OpenAiUpstream implements AiUpstream {
   async ping(signal: AbortSignal): Promise<void> {
     const deadline = new Deadline(this.opts.timeoutMs, signal);
     try {
-      const res = await this.http.request({ method: 'GET', path: 'models', headers: this.headers(), signal: deadline.signal });
+      const res = await this.http.request({
+        method: 'GET',
+        path: 'models',
+        headers: this.headers(),
+        signal: deadline.signal,
+      });
       await res.text(1024 * 1024).catch(() => undefined);
       if (!res.ok) throw new Error(`GET /models answered ${res.status}`);
     } finally {
@@ -216,7 +154,10 @@ export class OpenAiUpstream implements AiUpstream {
       return await res.text();
     } catch (err) {
       if (err instanceof AnswerTooLargeError) {
-        throw new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider sent an answer that is too large.', cause: err });
+        throw new AppError('AI_UPSTREAM_ERROR', {
+          message: 'The AI provider sent an answer that is too large.',
+          cause: err,
+        });
       }
       throw deadline.translate(err, 'read');
     }
@@ -257,7 +198,8 @@ export class OpenAiUpstream implements AiUpstream {
 
 /** The longest wait passed on from an upstream's Retry-After date: a day, the longest window providers limit over. */
 const MAX_RETRY_DATE_S = 86_400;
-const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const HTTP_DATE =
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
 /**
  * The upstream's Retry-After as Plinth passes it on: delay-seconds as sent, an HTTP date
@@ -323,7 +265,10 @@ async function* events(body: Readable, deadline: Deadline): AsyncGenerator<strin
       if (last.length) yield last;
     } catch (err) {
       if (err instanceof SseEventTooLargeError) {
-        throw new AppError('AI_UPSTREAM_ERROR', { message: 'The AI provider sent an oversized stream event.', cause: err });
+        throw new AppError('AI_UPSTREAM_ERROR', {
+          message: 'The AI provider sent an oversized stream event.',
+          cause: err,
+        });
       }
       throw deadline.translate(err, 'read');
     }

@@ -8,6 +8,15 @@ export const CLIENT_CLOSED = 499;
 
 export type Caller = { kind: CallerKind; userId: string | null };
 
+/** Who calls and how the call ends early: the caller's identity, its disconnect signal, its log. */
+export interface CallContext {
+  caller: Caller;
+  /** Aborted when the client goes away: the upstream call stops with it. */
+  signal: AbortSignal;
+  /** Where background failures (a usage row that could not be written) are reported. */
+  logError: (err: unknown, msg: string) => void;
+}
+
 /** One call being metered: who makes it, to what, and when it started. */
 export interface MeteredCall {
   caller: Caller;
@@ -62,11 +71,18 @@ export class UsageMeter {
   }
 
   /** A caller's tokens today (UTC) against the daily budget. */
-  async today(caller: Caller): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
+  async today(
+    caller: Caller,
+  ): Promise<{ date: string; totalTokens: number; budget: number | null; remaining: number | null }> {
     const dayStart = utcDayStart(new Date());
     const used = await this.store.tokensSince(caller, dayStart);
     const budget = caller.kind === 'admin' ? null : this.dailyTokens;
-    return { date: dayStart.toISOString().slice(0, 10), totalTokens: used, budget, remaining: budget === null ? null : Math.max(0, budget - used) };
+    return {
+      date: dayStart.toISOString().slice(0, 10),
+      totalTokens: used,
+      budget,
+      remaining: budget === null ? null : Math.max(0, budget - used),
+    };
   }
 
   /** Records a call that got an answer (or a stream that ended, however it ended). */

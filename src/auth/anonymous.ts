@@ -6,17 +6,21 @@ import type { ProviderProfile } from './oauth/providers.js';
 import { hashPassword } from './passwords.js';
 import { NO_PASSWORD } from './providers.js';
 import { amrEntry, type SessionIssuer, type SignedIn } from './signin.js';
-import type { AuthContext } from './service.js';
+import type { AuthContext } from './context.js';
+import { heard, type SignInHooks } from './hooks.js';
 import * as sessions from './sessions.js';
 import { USER_COLUMNS, userById, type UserRow } from './users.js';
 
 export interface AnonymousDeps {
   db: Db;
+  /** Where the cleanup deletes users (AuthServiceDeps.ownerDb). */
+  ownerDb?: Db;
   issuer: SessionIssuer;
   guard: AuthGuard;
   anonymousSignIn: boolean;
   requireEmailVerification: boolean;
   sendVerification: (row: UserRow, ctx: AuthContext) => Promise<void>;
+  hooks?: SignInHooks;
 }
 
 /**
@@ -28,7 +32,11 @@ export class AnonymousUsers {
   constructor(private readonly deps: AnonymousDeps) {}
 
   /** A new anonymous user and its session (aal1, amr `anonymous`); limited per IP. */
-  async signIn(ctx: AuthContext): Promise<SignedIn> {
+  signIn(ctx: AuthContext): Promise<SignedIn> {
+    return heard(this.deps.hooks, 'anonymous', ctx, () => this.create(ctx));
+  }
+
+  private async create(ctx: AuthContext): Promise<SignedIn> {
     if (!this.deps.anonymousSignIn) throw new AppError('ANONYMOUS_SIGNIN_DISABLED');
     await this.deps.guard.anonymousSignIn(ctx.ip);
     const { rows } = await this.deps.db.query<UserRow>(
@@ -80,8 +88,14 @@ export class AnonymousUsers {
     const email = p.email === null ? null : normalizeEmail(p.email);
     if (email === null || !email.includes('@')) throw new AppError('OAUTH_EMAIL_MISSING');
     const row = await this.deps.db.transaction(async (tx) => {
-      const taken = await tx.query('select 1 from auth.identities where provider = $1 and subject = $2', [provider, p.subject]);
-      if (taken.rows.length) throw new AppError('ALREADY_EXISTS', { message: `This ${provider} account is already linked to another user; sign in with it instead.` });
+      const taken = await tx.query('select 1 from auth.identities where provider = $1 and subject = $2', [
+        provider,
+        p.subject,
+      ]);
+      if (taken.rows.length)
+        throw new AppError('ALREADY_EXISTS', {
+          message: `This ${provider} account is already linked to another user; sign in with it instead.`,
+        });
       const profile: Record<string, string> = {};
       if (p.name) profile.name = p.name.slice(0, 256);
       if (p.avatarUrl && /^https?:\/\//.test(p.avatarUrl)) profile.avatar_url = p.avatarUrl.slice(0, 2048);
@@ -107,7 +121,8 @@ export class AnonymousUsers {
    * other tables go as their foreign keys say). How many went.
    */
   async cleanup(olderThanDays: number): Promise<number> {
-    const { rowCount } = await this.deps.db.query(
+    // On the owner's pool: the delete cascades into the app's tables (see AuthServiceDeps.ownerDb).
+    const { rowCount } = await (this.deps.ownerDb ?? this.deps.db).query(
       `delete from auth.users where is_anonymous and created_at < now() - make_interval(days => $1)`,
       [olderThanDays],
     );

@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import type { LogLevel, LogWriter } from '../logs/index.js';
 import { AuthService, type AuthContext, type AuthServiceDeps, type SignedIn } from './service.js';
 import type { SignInResult } from './signin.js';
+import type { SignInHooks } from './hooks.js';
 import type { UserRow } from './users.js';
 
 type Caller = { userId: string; sessionId: string } | null;
@@ -12,25 +13,17 @@ type Caller = { userId: string; sessionId: string } | null;
  * was stolen or replayed), sign-out, password resets. Never a password, code or token.
  */
 export class AuditedAuthService extends AuthService {
+  private readonly hooks: SignInHooks;
+
   constructor(
     deps: AuthServiceDeps,
     private readonly logs: LogWriter,
   ) {
-    super(deps);
     // The sign-ins of the other services (second factor, magic link, anonymous) log as the
     // password and code sign-ins do: the same lines, their method named.
-    const mfaChallenge = this.mfa.challenge.bind(this.mfa);
-    this.mfa.challenge = async (input, ctx) => this.signInVia('mfa', ctx, () => mfaChallenge(input, ctx));
-    const magicVerify = this.magicLinks.verify.bind(this.magicLinks);
-    this.magicLinks.verify = async (token, ctx) => this.signInVia('magiclink', ctx, () => magicVerify(token, ctx));
-    const anonymous = this.anonymous.signIn.bind(this.anonymous);
-    this.anonymous.signIn = async (ctx) => this.signInVia('anonymous', ctx, () => anonymous(ctx));
-  }
-
-  private async signInVia<T extends SignInResult>(method: string, ctx: AuthContext, fn: () => Promise<T>): Promise<T> {
-    const r = await this.audited('sign-in failed', { method, ip: ctx.ip }, fn);
-    this.signedIn(r, method, ctx);
-    return r;
+    const hooks = auditHooks(logs);
+    super(deps, hooks);
+    this.hooks = hooks;
   }
 
   private event(level: LogLevel, message: string, fields: Record<string, unknown>): void {
@@ -42,46 +35,53 @@ export class AuditedAuthService extends AuthService {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof AppError) this.event('warn', failed, { ...fields, reason: err.code, ...(err.details ? { detail: err.details } : {}) });
+      refused(this.logs, failed, err, fields);
       throw err;
     }
   }
 
   override async signUp(input: { email: string; password: string; name?: string }, ctx: AuthContext) {
     const r = await this.audited('sign-up failed', { email: input.email, ip: ctx.ip }, () => super.signUp(input, ctx));
-    this.event('info', 'sign-up', { userId: r.user.id, email: r.user.email, ip: ctx.ip, verified: !r.requireEmailVerification });
+    this.event('info', 'sign-up', {
+      userId: r.user.id,
+      email: r.user.email,
+      ip: ctx.ip,
+      verified: !r.requireEmailVerification,
+    });
     return r;
   }
 
   override async signIn(input: { email: string; password: string }, ctx: AuthContext): Promise<SignInResult> {
-    const r = await this.audited('sign-in failed', { email: input.email, method: 'password', ip: ctx.ip }, () => super.signIn(input, ctx));
-    this.signedIn(r, 'password', ctx);
+    const r = await this.audited('sign-in failed', { email: input.email, method: 'password', ip: ctx.ip }, () =>
+      super.signIn(input, ctx),
+    );
+    this.hooks.onSignIn(r, 'password', ctx);
     return r;
   }
 
   override async signInWithCode(input: { email: string; code: string }, ctx: AuthContext): Promise<SignInResult> {
-    const r = await this.audited('sign-in failed', { email: input.email, method: 'code', ip: ctx.ip }, () => super.signInWithCode(input, ctx));
-    this.signedIn(r, 'code', ctx);
+    const r = await this.audited('sign-in failed', { email: input.email, method: 'code', ip: ctx.ip }, () =>
+      super.signInWithCode(input, ctx),
+    );
+    this.hooks.onSignIn(r, 'code', ctx);
     return r;
-  }
-
-  /** A first factor that passed: a session, or a challenge for the second factor. */
-  private signedIn(r: SignInResult, method: string, ctx: AuthContext): void {
-    if ('mfaRequired' in r) this.event('info', 'sign-in: second factor required', { method, ip: ctx.ip });
-    else this.event('info', 'sign-in', { userId: r.user.id, method, ip: ctx.ip });
   }
 
   /** A provider sign-in (src/auth/oauth/): refused ones log here, the others where they happen. */
   override async startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
-    return this.audited('sign-in failed', { userId: row.id, method: 'oauth', ip: ctx.ip }, () => super.startSession(row, ctx));
+    return this.audited('sign-in failed', { userId: row.id, method: 'oauth', ip: ctx.ip }, () =>
+      super.startSession(row, ctx),
+    );
   }
 
   override async refresh(refreshToken: string): Promise<SignedIn> {
     try {
       return await super.refresh(refreshToken);
     } catch (err) {
-      if (err instanceof AppError && err.details === 'reused') this.event('warn', 'refresh token reused: session ended', { reason: err.code });
-      else if (err instanceof AppError) this.event('info', 'refresh refused', { reason: err.code, detail: err.details });
+      if (err instanceof AppError && err.details === 'reused')
+        this.event('warn', 'refresh token reused: session ended', { reason: err.code });
+      else if (err instanceof AppError)
+        this.event('info', 'refresh refused', { reason: err.code, detail: err.details });
       throw err;
     }
   }
@@ -106,13 +106,39 @@ export class AuditedAuthService extends AuthService {
     this.event('info', 'password reset requested', { email: rawEmail, ip: ctx.ip });
   }
 
-  override async resetPassword(input: { email: string; code: string; newPassword: string }, caller: Caller): Promise<void> {
+  override async resetPassword(
+    input: { email: string; code: string; newPassword: string },
+    caller: Caller,
+  ): Promise<void> {
     await this.audited('password reset failed', { email: input.email }, () => super.resetPassword(input, caller));
     this.event('info', 'password reset', { email: input.email, by: caller ? 'signed-in user' : 'emailed code' });
   }
 
   override async resetPasswordWithToken(input: { token: string; newPassword: string }, caller: Caller): Promise<void> {
-    await this.audited('password reset failed', { with: 'reset token' }, () => super.resetPasswordWithToken(input, caller));
+    await this.audited('password reset failed', { with: 'reset token' }, () =>
+      super.resetPasswordWithToken(input, caller),
+    );
     this.event('info', 'password reset', { with: 'reset token' });
   }
+}
+
+/** A refusal (an AppError) logged as `failed` with its code; other errors are not refusals. */
+function refused(logs: LogWriter, failed: string, err: unknown, fields: Record<string, unknown>): void {
+  if (err instanceof AppError)
+    logs.write('auth', 'warn', failed, {
+      ...fields,
+      reason: err.code,
+      ...(err.details ? { detail: err.details } : {}),
+    });
+}
+
+/** The audit lines of a sign-in: a session, a challenge for the second factor, or a refusal. */
+function auditHooks(logs: LogWriter): SignInHooks {
+  return {
+    onSignIn: (r, method, ctx) => {
+      if ('mfaRequired' in r) logs.write('auth', 'info', 'sign-in: second factor required', { method, ip: ctx.ip });
+      else logs.write('auth', 'info', 'sign-in', { userId: r.user.id, method, ip: ctx.ip });
+    },
+    onFailed: (err, fields) => refused(logs, 'sign-in failed', err, fields),
+  };
 }

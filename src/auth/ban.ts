@@ -31,11 +31,17 @@ export function refuseBanned(row: UserRow): void {
 export function banOf(change: BanChange, now = Date.now()): Ban | undefined {
   if (change.banned === undefined) {
     if (change.bannedUntil === undefined && change.banReason === undefined) return undefined;
-    throw new AppError('INVALID_INPUT', { message: 'bannedUntil and banReason go with banned: true.', nextActions: 'Send {"banned": true, "bannedUntil": "<ISO time>", "banReason": "…"}.' });
+    throw new AppError('INVALID_INPUT', {
+      message: 'bannedUntil and banReason go with banned: true.',
+      nextActions: 'Send {"banned": true, "bannedUntil": "<ISO time>", "banReason": "…"}.',
+    });
   }
   if (!change.banned) {
     if (change.bannedUntil !== undefined || change.banReason !== undefined) {
-      throw new AppError('INVALID_INPUT', { message: 'An unban takes no bannedUntil or banReason.', nextActions: 'Send {"banned": false} alone.' });
+      throw new AppError('INVALID_INPUT', {
+        message: 'An unban takes no bannedUntil or banReason.',
+        nextActions: 'Send {"banned": false} alone.',
+      });
     }
     return null;
   }
@@ -45,7 +51,8 @@ export function banOf(change: BanChange, now = Date.now()): Ban | undefined {
   if (!Number.isFinite(at) || at <= now) {
     throw new AppError('INVALID_INPUT', {
       message: 'bannedUntil must be a time in the future (ISO 8601 with a time zone).',
-      nextActions: 'Send a later time such as "2030-01-01T00:00:00Z", or leave bannedUntil out to ban until the ban is lifted.',
+      nextActions:
+        'Send a later time such as "2030-01-01T00:00:00Z", or leave bannedUntil out to ban until the ban is lifted.',
     });
   }
   return { until: new Date(at).toISOString(), reason };
@@ -53,6 +60,9 @@ export function banOf(change: BanChange, now = Date.now()): Ban | undefined {
 
 /** Sets or lifts a user's ban; a ban ends every session at once (access and refresh tokens stop working). */
 export async function applyBan(tx: Queryable, userId: string, ban: Ban): Promise<void> {
-  await tx.query('update auth.users set banned_until = $2::timestamptz, ban_reason = $3, updated_at = now() where id = $1', [userId, ban?.until ?? null, ban?.reason ?? null]);
+  await tx.query(
+    'update auth.users set banned_until = $2::timestamptz, ban_reason = $3, updated_at = now() where id = $1',
+    [userId, ban?.until ?? null, ban?.reason ?? null],
+  );
   if (ban) await revokeUserSessions(tx, userId, null);
 }

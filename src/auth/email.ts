@@ -2,7 +2,8 @@ import { AppError } from '../errors/index.js';
 
 // Deliberately simple, like browsers' type=email: one @, no spaces, a dotted domain of
 // letters, digits and hyphens. The real check is the code sent to the address.
-const EMAIL = /^[^\s\x00-\x1f\x7f@"<>()\[\]\\,;:]{1,64}@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s\x00-\x1f\x7f@"<>()[\]\\,;:]{1,64}@(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 // Characters that make two addresses look alike without being equal: control, format
 // (zero-width, joiners, BOM, bidi controls), surrogate, private-use and unassigned (\p{C}),

@@ -51,7 +51,8 @@ export function dbSessionCheck(db: Queryable): SessionCheck {
  * The answer to a token whose session was signed out, expired or whose user is gone:
  * AUTH_UNAUTHORIZED, the 401 on which clients refresh (a refresh of an ended session then fails).
  */
-export const sessionEnded = () => new AppError('AUTH_UNAUTHORIZED', { message: 'The session of this access token has ended.' });
+export const sessionEnded = () =>
+  new AppError('AUTH_UNAUTHORIZED', { message: 'The session of this access token has ended.' });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -95,9 +96,11 @@ export class IdentityResolver {
    */
   async resolve(headers: CredentialHeaders, opts: { deferSessionCheck?: boolean } = {}): Promise<Identity> {
     const c = presentedCredential(headers);
-    if (c === 'malformed') throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
+    if (c === 'malformed')
+      throw new AppError('UNAUTHORIZED', { message: 'The Authorization header must be "Bearer <token>".' });
     if (c === null) return { kind: 'none' };
-    const identity = c.kind === 'bearer' ? await this.fromBearer(c.value, opts.deferSessionCheck === true) : this.fromKey(c.value);
+    const identity =
+      c.kind === 'bearer' ? await this.fromBearer(c.value, opts.deferSessionCheck === true) : this.fromKey(c.value);
     // Only one credential decides, but every one sent must be valid: a wrong key next to a
     // right token is a 401 too (a present but wrong credential is never ignored).
     for (const key of [single(headers['x-api-key']), single(headers.apikey)]) {
@@ -123,21 +126,30 @@ export class IdentityResolver {
 
   private async fromBearer(token: string, deferSessionCheck: boolean): Promise<Identity> {
     if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
-    if (unverifiedRole(token) === FUNCTION_ROLE) return { kind: 'function', slug: await this.tokens.verifyFunction(token) };
+    if (unverifiedRole(token) === FUNCTION_ROLE)
+      return { kind: 'function', slug: await this.tokens.verifyFunction(token) };
     const claims = await this.tokens.verify(token);
     if (claims.role === 'project_admin') return { kind: 'admin' };
     if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) {
       throw new AppError('INVALID_TOKEN');
     }
     if (!deferSessionCheck && !(await this.sessionIsLive(claims.sid, claims.sub))) throw sessionEnded();
-    return { kind: 'user', userId: claims.sub, email: claims.email, sessionId: claims.sid, claims, sessionChecked: !deferSessionCheck };
+    return {
+      kind: 'user',
+      userId: claims.sub,
+      email: claims.email,
+      sessionId: claims.sid,
+      claims,
+      sessionChecked: !deferSessionCheck,
+    };
   }
 }
 
 /** The role a JWT says it has, read before any check: only to pick the verification. */
 function unverifiedRole(token: string): unknown {
   try {
-    return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { role?: unknown }).role;
+    return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { role?: unknown })
+      .role;
   } catch {
     return undefined;
   }

@@ -11,7 +11,12 @@ describe('mailers', () => {
     const lines: Array<[object, string | undefined]> = [];
     const log = { info: (o: object, m?: string) => lines.push([o, m]), error: () => expect.unreachable() };
     await new LogMailer().send({ to: 'a@example.com', subject: 'Code 123456', text: 'Your code is 123456.' }, log);
-    expect(lines).toEqual([[{ mail: { to: 'a@example.com', subject: 'Code 123456', text: 'Your code is 123456.' } }, expect.stringContaining('SMTP_URL')]]);
+    expect(lines).toEqual([
+      [
+        { mail: { to: 'a@example.com', subject: 'Code 123456', text: 'Your code is 123456.' } },
+        expect.stringContaining('SMTP_URL'),
+      ],
+    ]);
   });
 
   it('an unreachable SMTP server fails the send (the caller logs it) and close() still returns', async () => {

@@ -70,7 +70,16 @@ export class SmtpMailer implements Mailer {
   send(mail: Mail): Promise<void> {
     return this.inFlight.track(
       this.transport
-        .sendMail({ from: fromWithName(this.from, mail.fromName), to: mail.to, cc: mail.cc, bcc: mail.bcc, replyTo: mail.replyTo, subject: mail.subject, text: mail.text, html: mail.html })
+        .sendMail({
+          from: fromWithName(this.from, mail.fromName),
+          to: mail.to,
+          cc: mail.cc,
+          bcc: mail.bcc,
+          replyTo: mail.replyTo,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        })
         .then(() => {}),
     );
   }
@@ -94,7 +103,10 @@ export class SmtpMailer implements Mailer {
 export class LogMailer implements Mailer {
   readonly kind = 'log';
   async send(mail: Mail, log: MailLog): Promise<void> {
-    log.info({ mail: { to: mail.to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, text: mail.text, html: mail.html } }, 'SMTP_URL is not set: email written to the log instead of sent');
+    log.info(
+      { mail: { to: mail.to, cc: mail.cc, bcc: mail.bcc, subject: mail.subject, text: mail.text, html: mail.html } },
+      'SMTP_URL is not set: email written to the log instead of sent',
+    );
   }
   async close(): Promise<void> {}
 }

@@ -17,7 +17,10 @@ const COLUMNS = 'id, user_id, type, friendly_name, secret_enc, status, last_step
 export const MAX_FACTORS = 10;
 
 export async function factorOf(db: Queryable, userId: string, factorId: string): Promise<FactorRow | null> {
-  const { rows } = await db.query<FactorRow>(`select ${COLUMNS} from auth.mfa_factors where id::text = $1 and user_id = $2`, [factorId, userId]);
+  const { rows } = await db.query<FactorRow>(
+    `select ${COLUMNS} from auth.mfa_factors where id::text = $1 and user_id = $2`,
+    [factorId, userId],
+  );
   return rows[0] ?? null;
 }
 
@@ -68,10 +71,10 @@ export async function deleteFactor(db: Queryable, factorId: string): Promise<voi
 /** Replaces the user's recovery codes with new ones (HMACs). */
 export async function replaceRecoveryCodes(db: Queryable, userId: string, hmacs: string[]): Promise<void> {
   await db.query('delete from auth.mfa_recovery_codes where user_id = $1', [userId]);
-  await db.query(
-    'insert into auth.mfa_recovery_codes (user_id, code_hmac) select $1, unnest($2::text[])',
-    [userId, hmacs],
-  );
+  await db.query('insert into auth.mfa_recovery_codes (user_id, code_hmac) select $1, unnest($2::text[])', [
+    userId,
+    hmacs,
+  ]);
 }
 
 /**

@@ -2,7 +2,8 @@ import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { AuthGuard } from './guard.js';
 import { amrEntry, type SessionIssuer, type SignedIn } from './signin.js';
-import type { AuthContext } from './service.js';
+import type { AuthContext } from './context.js';
+import { heard, type SignInHooks } from './hooks.js';
 import type { AccessClaims } from './tokens.js';
 import { Totp } from './totp.js';
 import * as store from './mfa-store.js';
@@ -32,16 +33,9 @@ export interface Enrolled {
 const wrongCode = () =>
   new AppError('INVALID_CODE', {
     message: 'The code is wrong, already used, or from another time step.',
-    nextActions: 'Enter the current 6-digit code of your authenticator app (or an unused recovery code); each code works once.',
+    nextActions:
+      'Enter the current 6-digit code of your authenticator app (or an unused recovery code); each code works once.',
   });
-
-const toSummary = (f: store.FactorRow): FactorSummary => ({
-  id: f.id,
-  type: f.type,
-  friendlyName: f.friendly_name,
-  status: f.status,
-  createdAt: new Date(f.created_at).toISOString(),
-});
 
 /**
  * TOTP second factors: enrol, verify (activates, or steps a session up to aal2), the
@@ -50,7 +44,9 @@ const toSummary = (f: store.FactorRow): FactorSummary => ({
 export class MfaService {
   private readonly totp: Totp;
 
-  constructor(private readonly deps: { db: Db; issuer: SessionIssuer; guard: AuthGuard; secret: string }) {
+  constructor(
+    private readonly deps: { db: Db; issuer: SessionIssuer; guard: AuthGuard; secret: string; hooks?: SignInHooks },
+  ) {
     this.totp = new Totp(deps.secret);
   }
 
@@ -68,28 +64,49 @@ export class MfaService {
     if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The user of this access token no longer exists.' });
     // Once a factor is active, only an aal2 session may add one: a stolen password session
     // must not be able to add its own authenticator and step up with it.
-    if ((row.factors ?? []).some((f) => f.status === 'verified') && caller.claims.aal !== 'aal2') throw new AppError('AAL2_REQUIRED');
+    if ((row.factors ?? []).some((f) => f.status === 'verified') && caller.claims.aal !== 'aal2')
+      throw new AppError('AAL2_REQUIRED');
     const secret = this.totp.newSecret();
     const factor = await this.deps.db.transaction((tx) =>
-      store.insertFactor(tx, { userId: row.id, friendlyName: input.friendlyName?.trim() || null, secretEnc: this.totp.encrypt(secret) }),
+      store.insertFactor(tx, {
+        userId: row.id,
+        friendlyName: input.friendlyName?.trim() || null,
+        secretEnc: this.totp.encrypt(secret),
+      }),
     );
-    if (!factor) throw new AppError('MFA_FACTOR_LIMIT', { message: `An account has at most ${store.MAX_FACTORS} factors.` });
+    if (!factor)
+      throw new AppError('MFA_FACTOR_LIMIT', { message: `An account has at most ${store.MAX_FACTORS} factors.` });
     const uri = this.totp.uri(secret, input.issuer?.trim() || 'Plinth', row.email || row.id);
     const qrCode = await this.totp.qrSvg(uri);
     const dataUri = `data:image/svg+xml;utf-8,${encodeURIComponent(qrCode)}`;
-    return { id: factor.id, type: 'totp', friendlyName: factor.friendly_name, secret, uri, qrCode, totp: { qr_code: dataUri, secret, uri } };
+    return {
+      id: factor.id,
+      type: 'totp',
+      friendlyName: factor.friendly_name,
+      secret,
+      uri,
+      qrCode,
+      totp: { qr_code: dataUri, secret, uri },
+    };
   }
 
   /**
    * Checks a code of one of the caller's factors: activates it when new, and answers a fresh
-   * session at aal2 (the old one ends). The first activation also answers the recovery codes,
-   * shown this once.
+   * session at aal2 (the old one ends). Activating a factor (enrolment) ends every other session
+   * of the user too, as Supabase does: one opened before it, at aal1, must not stay valid and
+   * refresh forever. The first activation also answers the recovery codes, shown this once.
    */
-  async verify(caller: MfaCaller, factorId: string, code: string, ctx: AuthContext): Promise<SignedIn & { recoveryCodes?: string[] }> {
+  async verify(
+    caller: MfaCaller,
+    factorId: string,
+    code: string,
+    ctx: AuthContext,
+  ): Promise<SignedIn & { recoveryCodes?: string[] }> {
     await this.deps.guard.checkMfa(caller.userId);
     const factor = await store.factorOf(this.deps.db, caller.userId, factorId);
     if (!factor) throw new AppError('MFA_FACTOR_NOT_FOUND');
     await this.checkTotp(factor, code);
+    if (factor.status === 'unverified') await sessions.revokeUserSessions(this.deps.db, caller.userId, null);
     const fresh = this.totp.newRecoveryCodes();
     const hmacs = fresh.map((c) => this.totp.recoveryHmac(caller.userId, c));
     const recoveryCodes = (await store.addFirstRecoveryCodes(this.deps.db, caller.userId, hmacs)) ? fresh : undefined;
@@ -104,8 +121,21 @@ export class MfaService {
    * The second step of a sign-in: the challenge token and a code of one of the user's
    * verified factors (or a recovery code) open a session at aal2.
    */
-  async challenge(input: { token: string; factorId?: string; code?: string; recoveryCode?: string }, ctx: AuthContext): Promise<SignedIn> {
-    if ((input.code === undefined) === (input.recoveryCode === undefined) || (input.code !== undefined && input.factorId === undefined)) {
+  challenge(
+    input: { token: string; factorId?: string; code?: string; recoveryCode?: string },
+    ctx: AuthContext,
+  ): Promise<SignedIn> {
+    return heard(this.deps.hooks, 'mfa', ctx, () => this.secondFactor(input, ctx));
+  }
+
+  private async secondFactor(
+    input: { token: string; factorId?: string; code?: string; recoveryCode?: string },
+    ctx: AuthContext,
+  ): Promise<SignedIn> {
+    if (
+      (input.code === undefined) === (input.recoveryCode === undefined) ||
+      (input.code !== undefined && input.factorId === undefined)
+    ) {
       throw new AppError('INVALID_INPUT', {
         message: 'Send {token, factorId, code} with a code of the authenticator app, or {token, recoveryCode}.',
         nextActions: 'Take factorId from challenge.factors of the sign-in answer.',
@@ -120,7 +150,7 @@ export class MfaService {
         await this.useRecoveryCode(c.userId, input.recoveryCode);
       } else {
         const factor = await store.factorOf(this.deps.db, c.userId, input.factorId!);
-        if (!factor || factor.status !== 'verified') throw new AppError('MFA_FACTOR_NOT_FOUND');
+        if (factor?.status !== 'verified') throw new AppError('MFA_FACTOR_NOT_FOUND');
         await this.checkTotp(factor, input.code!);
       }
     } catch (err) {
@@ -160,9 +190,14 @@ export class MfaService {
   /** New recovery codes (the old ones stop working); needs a session at aal2. */
   async regenerateRecoveryCodes(caller: MfaCaller): Promise<string[]> {
     if (caller.claims.aal !== 'aal2') throw new AppError('AAL2_REQUIRED');
-    if ((await store.verifiedFactors(this.deps.db, caller.userId)).length === 0) throw new AppError('MFA_FACTOR_NOT_FOUND');
+    if ((await store.verifiedFactors(this.deps.db, caller.userId)).length === 0)
+      throw new AppError('MFA_FACTOR_NOT_FOUND');
     const codes = this.totp.newRecoveryCodes();
-    await store.replaceRecoveryCodes(this.deps.db, caller.userId, codes.map((c) => this.totp.recoveryHmac(caller.userId, c)));
+    await store.replaceRecoveryCodes(
+      this.deps.db,
+      caller.userId,
+      codes.map((c) => this.totp.recoveryHmac(caller.userId, c)),
+    );
     return codes;
   }
 

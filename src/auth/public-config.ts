@@ -1,5 +1,8 @@
 /** The auth settings a sign-in form needs, as GET /api/auth/public-config and GET /api/metadata give them (InsForge's names). */
-export function publicAuthConfig(oauth: { publicConfig(): { oAuthProviders: string[]; customOAuthProviders: string[] } }, requireEmailVerification: boolean) {
+export function publicAuthConfig(
+  oauth: { publicConfig(): { oAuthProviders: string[]; customOAuthProviders: string[] } },
+  requireEmailVerification: boolean,
+) {
   return {
     ...oauth.publicConfig(),
     requireEmailVerification,

@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
-import type { TokenSigner } from './tokens.js';
-import type { Mail, MailLog, Mailer } from './mailer.js';
-import type { AuthGuard } from './guard.js';
-import { CODE_TTL_SECONDS, type CodePurpose, type EmailCodes } from './codes.js';
+import type { Mail } from './mailer.js';
+import { CODE_TTL_SECONDS, type CodePurpose } from './codes.js';
 import { DummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { normalizeEmail, parseEmail } from './email.js';
 import * as users from './users.js';
@@ -14,58 +11,13 @@ import { SessionIssuer, amrEntry, type SignedIn, type SignInResult } from './sig
 import { MfaService } from './mfa.js';
 import { AnonymousUsers } from './anonymous.js';
 import { MagicLinks } from './magic-link.js';
+import type { SignInHooks } from './hooks.js';
+import { type AuthContext, type AuthServiceDeps, CODE_MAILS as MAILS, CODE_MINUTES } from './context.js';
 
 export type { SignedIn, SignInResult } from './signin.js';
+export type { AuthContext, AuthServiceDeps } from './context.js';
 
-/** Who is asking, for guards, session records and the log. */
-export interface AuthContext {
-  ip: string;
-  userAgent: string | null;
-  log: MailLog;
-}
-
-export interface AuthServiceDeps {
-  db: Db;
-  tokens: TokenSigner;
-  mailer: Mailer;
-  guard: AuthGuard;
-  codes: EmailCodes;
-  refreshTtlSeconds: number;
-  requireEmailVerification: boolean;
-  /** Whether anonymous sign-in is open (AUTH_ANONYMOUS_SIGNIN). */
-  anonymousSignIn: boolean;
-  /** The server secret: keys the TOTP secrets' encryption and the recovery codes' HMAC. */
-  secret: string;
-  /** AUTH_REDIRECT_URLS: where a magic link may lead. */
-  redirectUrls: readonly string[];
-  /** The mail of a code purpose from an admin's template (the email area; wins over the built-in text), or null. */
-  templates?: (purpose: CodePurpose, vars: Record<string, string>) => Promise<{ subject: string; text: string; html?: string } | null>;
-}
-
-const CODE_MINUTES = CODE_TTL_SECONDS / 60;
 const RESET_TOKEN = /^rpt_([0-9a-f-]{36})_[A-Za-z0-9_-]{32}$/;
-
-/** Subject and text of each mailed code (the subject carries the code, for mail previews). */
-const MAILS: Record<CodePurpose, (code: string) => { subject: string; text: string }> = {
-  verify_email: (code) => ({
-    subject: `Your verification code: ${code}`,
-    text: `Your verification code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not sign up, ignore this email.\n`,
-  }),
-  reset_password: (code) => ({
-    subject: `Your password reset code: ${code}`,
-    text: `Your password reset code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to reset your password, ignore this email: your password stays as it is.\n`,
-  }),
-  sign_in: (code) => ({
-    subject: `Your sign-in code: ${code}`,
-    text: `Your sign-in code is ${code}.\n\nIt is valid for ${CODE_MINUTES} minutes. If you did not ask to sign in, ignore this email.\n`,
-  }),
-  reset_token: () => {
-    throw new Error('reset tokens are handed out, never mailed');
-  },
-  magic_link: () => {
-    throw new Error('magic links are mailed by MagicLinks');
-  },
-};
 
 /** Sign-up, sign-in, sessions, email codes and user administration. Framework-free. */
 export class AuthService {
@@ -77,13 +29,22 @@ export class AuthService {
   readonly anonymous: AnonymousUsers;
   readonly magicLinks: MagicLinks;
 
-  constructor(private readonly deps: AuthServiceDeps) {
+  /** `hooks` hear the sign-ins of the other services (second factor, magic link, anonymous). */
+  constructor(
+    private readonly deps: AuthServiceDeps,
+    hooks?: SignInHooks,
+  ) {
     // Build the dummy hash now, so the first unknown-email sign-in is not slower.
     void this.dummy.get();
     this.issuer = new SessionIssuer(deps);
-    this.mfa = new MfaService({ ...deps, issuer: this.issuer });
-    this.anonymous = new AnonymousUsers({ ...deps, issuer: this.issuer, sendVerification: (row, ctx) => this.sendCode(row, 'verify_email', ctx) });
-    this.magicLinks = new MagicLinks({ ...deps, issuer: this.issuer });
+    this.mfa = new MfaService({ ...deps, issuer: this.issuer, hooks });
+    this.anonymous = new AnonymousUsers({
+      ...deps,
+      issuer: this.issuer,
+      sendVerification: (row, ctx) => this.sendCode(row, 'verify_email', ctx),
+      hooks,
+    });
+    this.magicLinks = new MagicLinks({ ...deps, issuer: this.issuer, hooks });
   }
 
   get requireEmailVerification(): boolean {
@@ -93,7 +54,12 @@ export class AuthService {
   async signUp(
     input: { email: string; password: string; name?: string },
     ctx: AuthContext,
-  ): Promise<{ user: User; accessToken: string | null; refreshToken: string | null; requireEmailVerification: boolean }> {
+  ): Promise<{
+    user: User;
+    accessToken: string | null;
+    refreshToken: string | null;
+    requireEmailVerification: boolean;
+  }> {
     const email = parseEmail(input.email);
     const name = input.name?.trim() || null;
     const passwordHash = await hashPassword(input.password);
@@ -132,7 +98,10 @@ export class AuthService {
    */
   async currentUser(caller: { userId: string; sessionId: string }): Promise<User> {
     const row = await users.userOfLiveSession(this.deps.db, caller.userId, caller.sessionId);
-    if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The session of this access token has ended, or its user no longer exists.' });
+    if (!row)
+      throw new AppError('AUTH_UNAUTHORIZED', {
+        message: 'The session of this access token has ended, or its user no longer exists.',
+      });
     return users.toUser(row);
   }
 
@@ -216,7 +185,12 @@ export class AuthService {
     if (!row || !(await this.deps.codes.consume(this.deps.db, row.id, 'reset_password', input.code))) {
       throw new AppError('INVALID_CODE');
     }
-    const token = await this.deps.codes.issue(this.deps.db, row.id, 'reset_token', `rpt_${row.id}_${randomBytes(24).toString('base64url')}`);
+    const token = await this.deps.codes.issue(
+      this.deps.db,
+      row.id,
+      'reset_token',
+      `rpt_${row.id}_${randomBytes(24).toString('base64url')}`,
+    );
     return { token, expiresAt: new Date(Date.now() + CODE_TTL_SECONDS * 1000).toISOString() };
   }
 
@@ -256,7 +230,11 @@ export class AuthService {
    * the address counts as verified when the admin says so.
    */
   async createUser(input: { email: string; password: string; name?: string; emailVerified?: boolean }): Promise<User> {
-    const row = await this.insertNewUser({ email: parseEmail(input.email), passwordHash: await hashPassword(input.password), name: input.name?.trim() || null });
+    const row = await this.insertNewUser({
+      email: parseEmail(input.email),
+      passwordHash: await hashPassword(input.password),
+      name: input.name?.trim() || null,
+    });
     if (!input.emailVerified) return users.toUser(row);
     return users.toUser((await users.markEmailVerified(this.deps.db, row.id)) ?? row);
   }
@@ -269,7 +247,10 @@ export class AuthService {
   }
 
   /** Merges keys into the caller's profile; a null value removes a key. */
-  async updateProfile(userId: string, patch: Record<string, unknown>): Promise<{ id: string; profile: Record<string, unknown> }> {
+  async updateProfile(
+    userId: string,
+    patch: Record<string, unknown>,
+  ): Promise<{ id: string; profile: Record<string, unknown> }> {
     const row = await users.mergeProfile(this.deps.db, userId, patch);
     if (!row) throw new AppError('AUTH_UNAUTHORIZED', { message: 'The user of this access token no longer exists.' });
     return { id: row.id, profile: users.toUser(row).profile };
@@ -292,7 +273,7 @@ export class AuthService {
 
   /** Deletes a user; its sessions and refresh tokens go with it (cascade), ending them at once. */
   async deleteUser(id: string): Promise<void> {
-    if (!(await users.deleteUser(this.deps.db, id))) throw new AppError('USER_NOT_FOUND');
+    if (!(await users.deleteUser(this.deps.ownerDb ?? this.deps.db, id))) throw new AppError('USER_NOT_FOUND');
   }
 
   /** Ends every session of a user (their tokens stop working at once); how many were live. */
@@ -308,7 +289,8 @@ export class AuthService {
       if (err instanceof AppError && err.code === 'ALREADY_EXISTS') {
         throw new AppError('ALREADY_EXISTS', {
           message: 'An account with this email already exists.',
-          nextActions: 'Sign in with POST /api/auth/signin, or reset the password with POST /api/auth/email/send-reset-password.',
+          nextActions:
+            'Sign in with POST /api/auth/signin, or reset the password with POST /api/auth/email/send-reset-password.',
           cause: err,
         });
       }
@@ -317,7 +299,11 @@ export class AuthService {
   }
 
   /** Sets a new password: other sessions end, every other code is void. */
-  private async applyNewPassword(row: UserRow, newPassword: string, caller: { userId: string; sessionId: string } | null): Promise<void> {
+  private async applyNewPassword(
+    row: UserRow,
+    newPassword: string,
+    caller: { userId: string; sessionId: string } | null,
+  ): Promise<void> {
     const hash = await hashPassword(newPassword);
     await this.deps.db.transaction(async (tx) => {
       await users.setPassword(tx, row.id, hash);
@@ -342,7 +328,14 @@ export class AuthService {
    */
   private async sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
     const code = await this.deps.codes.issue(this.deps.db, row.id, purpose);
-    const mail: Mail = { to: row.email, ...((await this.deps.templates?.(purpose, { code, minutes: String(CODE_MINUTES), email: row.email }).catch(() => null)) ?? MAILS[purpose](code)) };
-    this.deps.mailer.send(mail, ctx.log).catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
+    const mail: Mail = {
+      to: row.email,
+      ...((await this.deps
+        .templates?.(purpose, { code, minutes: String(CODE_MINUTES), email: row.email })
+        .catch(() => null)) ?? MAILS[purpose](code)),
+    };
+    this.deps.mailer
+      .send(mail, ctx.log)
+      .catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
   }
 }

@@ -30,7 +30,10 @@ export async function openSession(db: Db, userId: string, ttlSeconds: number, me
       [userId, ttlSeconds, meta.ip, meta.userAgent?.slice(0, 512) ?? null, meta.aal, JSON.stringify(meta.amr)],
     );
     const id = rows[0]!.id;
-    await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [sha256Hex(refreshToken), id]);
+    await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [
+      sha256Hex(refreshToken),
+      id,
+    ]);
     return id;
   });
   return { sessionId, refreshToken };
@@ -61,7 +64,10 @@ export async function rotateRefreshToken(db: Db, token: string, ttlSeconds: numb
     const row = claimed.rows[0];
     if (!row) return { ok: false, reason: 'unknown' };
     if (!row.live) return { ok: false, reason: 'ended', userId: row.user_id };
-    await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [sha256Hex(next), row.session_id]);
+    await tx.query('insert into auth.refresh_tokens (token_hash, session_id) values ($1, $2)', [
+      sha256Hex(next),
+      row.session_id,
+    ]);
     await tx.query(
       `update auth.sessions set refreshed_at = now(), expires_at = now() + make_interval(secs => $2) where id = $1`,
       [row.session_id, ttlSeconds],
@@ -80,7 +86,10 @@ export async function rotateRefreshToken(db: Db, token: string, ttlSeconds: numb
 }
 
 /** The live session a refresh token (spent or not) belongs to, without spending it. */
-export async function sessionOfRefreshToken(db: Queryable, token: string): Promise<{ sessionId: string; userId: string } | null> {
+export async function sessionOfRefreshToken(
+  db: Queryable,
+  token: string,
+): Promise<{ sessionId: string; userId: string } | null> {
   if (!REFRESH_TOKEN.test(token)) return null;
   const { rows } = await db.query<{ id: string; user_id: string }>(
     `select s.id, s.user_id from auth.refresh_tokens rt join auth.sessions s on s.id = rt.session_id

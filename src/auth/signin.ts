@@ -6,7 +6,7 @@ import type { Aal, AmrEntry, TokenSigner } from './tokens.js';
 import * as users from './users.js';
 import * as sessions from './sessions.js';
 import type { User, UserRow } from './users.js';
-import type { AuthContext } from './service.js';
+import type { AuthContext } from './context.js';
 import { refuseBanned } from './ban.js';
 
 export interface SignedIn {
@@ -56,7 +56,10 @@ export class SessionIssuer {
       [sha256Hex(token), row.id, JSON.stringify([amrEntry(method)]), CHALLENGE_TTL_SECONDS],
     );
     // Old challenges of this user go now and then (a sign-in is a good moment).
-    await this.deps.db.query(`delete from auth.mfa_challenges where user_id = $1 and expires_at < now() - interval '1 hour'`, [row.id]);
+    await this.deps.db.query(
+      `delete from auth.mfa_challenges where user_id = $1 and expires_at < now() - interval '1 hour'`,
+      [row.id],
+    );
     return {
       mfaRequired: true,
       challenge: {
@@ -72,7 +75,9 @@ export class SessionIssuer {
    * when it is unknown, expired, used or out of tries. `settle` is then called with
    * whether the second factor was right; a right one spends the challenge for good.
    */
-  async tryChallenge(token: string): Promise<{ userId: string; amr: AmrEntry[]; settle: (ok: boolean) => Promise<boolean> }> {
+  async tryChallenge(
+    token: string,
+  ): Promise<{ userId: string; amr: AmrEntry[]; settle: (ok: boolean) => Promise<boolean> }> {
     const hash = CHALLENGE_TOKEN.test(token) ? sha256Hex(token) : '';
     const { rows } = await this.deps.db.query<{ user_id: string; amr: AmrEntry[] }>(
       `update auth.mfa_challenges set attempts = attempts + 1
@@ -89,7 +94,10 @@ export class SessionIssuer {
     }
     const settle = async (ok: boolean): Promise<boolean> => {
       if (!ok) return false;
-      const r = await this.deps.db.query('update auth.mfa_challenges set used_at = now() where token_hash = $1 and used_at is null', [hash]);
+      const r = await this.deps.db.query(
+        'update auth.mfa_challenges set used_at = now() where token_hash = $1 and used_at is null',
+        [hash],
+      );
       return r.rowCount === 1;
     };
     return { userId: row.user_id, amr: row.amr, settle };
@@ -129,7 +137,8 @@ export class SessionIssuer {
       });
     }
     const row = await users.userById(this.deps.db, r.userId);
-    if (!row) throw new AppError('INVALID_REFRESH_TOKEN', { message: 'The user of this refresh token no longer exists.' });
+    if (!row)
+      throw new AppError('INVALID_REFRESH_TOKEN', { message: 'The user of this refresh token no longer exists.' });
     // A sign-in that raced the ban left a live session: it ends here.
     if (row.banned_until) await sessions.revokeSession(this.deps.db, r.sessionId);
     refuseBanned(row);

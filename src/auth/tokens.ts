@@ -47,12 +47,20 @@ export class TokenSigner {
   private readonly key: KeyObject;
   private readonly verified = new Map<string, AccessClaims>();
 
-  constructor(secret: string, readonly ttlSeconds: number) {
+  constructor(
+    secret: string,
+    readonly ttlSeconds: number,
+  ) {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
-  async sign(claims: { sub: string; email: string; role: TokenRole; sid: string } & Partial<Assurance>): Promise<string> {
-    const extra = claims.aal === undefined ? {} : { aal: claims.aal, amr: claims.amr ?? [], is_anonymous: claims.isAnonymous === true };
+  async sign(
+    claims: { sub: string; email: string; role: TokenRole; sid: string } & Partial<Assurance>,
+  ): Promise<string> {
+    const extra =
+      claims.aal === undefined
+        ? {}
+        : { aal: claims.aal, amr: claims.amr ?? [], is_anonymous: claims.isAnonymous === true };
     return new SignJWT({ email: claims.email, role: claims.role, sid: claims.sid, ...extra })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.sub)
@@ -96,7 +104,10 @@ export class TokenSigner {
     if (!isCanonicalJwt(token)) throw new AppError('INVALID_TOKEN', { message: 'The access token is invalid.' });
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER });
-      const slug = typeof payload.sub === 'string' && payload.role === FUNCTION_ROLE ? /^function:(.+)$/.exec(payload.sub)?.[1] : undefined;
+      const slug =
+        typeof payload.sub === 'string' && payload.role === FUNCTION_ROLE
+          ? /^function:(.+)$/.exec(payload.sub)?.[1]
+          : undefined;
       if (!slug) throw new AppError('INVALID_TOKEN', { message: 'The function token is missing required claims.' });
       return slug;
     } catch (err) {
@@ -134,7 +145,8 @@ export class TokenSigner {
       ) {
         throw new AppError('INVALID_TOKEN', { message: 'The access token is missing required claims.' });
       }
-      const assurance = aal === undefined ? {} : { aal: aal as Aal, amr: amr as AmrEntry[], is_anonymous: is_anonymous === true };
+      const assurance =
+        aal === undefined ? {} : { aal: aal as Aal, amr: amr as AmrEntry[], is_anonymous: is_anonymous === true };
       return Object.freeze({ sub, email, role, sid, ...assurance, iat, exp });
     } catch (err) {
       if (err instanceof AppError) throw err;
@@ -162,11 +174,15 @@ export function functionCredentials(tokens: TokenSigner): (slug: string) => Prom
   };
 }
 
-const expiredToken = (cause?: unknown) => new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
+const expiredToken = (cause?: unknown) =>
+  new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /** Three base64url segments, each exactly as a base64url encoder would write its bytes. */
 function isCanonicalJwt(token: string): boolean {
-  return JWT_SHAPE.test(token) && token.split('.').every((part) => Buffer.from(part, 'base64url').toString('base64url') === part);
+  return (
+    JWT_SHAPE.test(token) &&
+    token.split('.').every((part) => Buffer.from(part, 'base64url').toString('base64url') === part)
+  );
 }

@@ -8,7 +8,10 @@ describe('Totp', () => {
   const totp = new Totp(SECRET);
   const at = (secret: string, offsetSteps: number) => {
     const base = Math.floor(Date.now() / 30_000) * 30 + 1;
-    return { code: generateSync({ secret, epoch: base + offsetSteps * 30 }), step: Math.floor(base / 30) + offsetSteps };
+    return {
+      code: generateSync({ secret, epoch: base + offsetSteps * 30 }),
+      step: Math.floor(base / 30) + offsetSteps,
+    };
   };
 
   it('accepts codes of the previous, current and next step and names the step; refuses others', async () => {

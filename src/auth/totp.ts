@@ -68,7 +68,10 @@ export class Totp {
 
   /** How a recovery code is stored: HMAC keyed with the server secret (normalised first). */
   recoveryHmac(userId: string, code: string): string {
-    const normal = code.trim().toLowerCase().replace(/[^a-z2-7]/g, '');
+    const normal = code
+      .trim()
+      .toLowerCase()
+      .replace(/[^a-z2-7]/g, '');
     return createHmac('sha256', this.recoveryKey).update(`${userId}:${normal}`).digest('hex');
   }
 }

@@ -38,12 +38,24 @@ export class UserAdmin {
 
   async sessions(id: string): Promise<SessionSummary[]> {
     await this.existing(id);
-    const { rows } = await this.db.query<{ id: string; created_at: Date; expires_at: Date; ip: string | null; user_agent: string | null }>(
+    const { rows } = await this.db.query<{
+      id: string;
+      created_at: Date;
+      expires_at: Date;
+      ip: string | null;
+      user_agent: string | null;
+    }>(
       `select id, created_at, expires_at, ip, user_agent from auth.sessions
         where user_id = $1 and revoked_at is null and expires_at > now() order by created_at desc limit 100`,
       [id],
     );
-    return rows.map((r) => ({ id: r.id, createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), ip: r.ip, userAgent: r.user_agent }));
+    return rows.map((r) => ({
+      id: r.id,
+      createdAt: iso(r.created_at),
+      expiresAt: iso(r.expires_at),
+      ip: r.ip,
+      userAgent: r.user_agent,
+    }));
   }
 
   async identities(id: string): Promise<IdentitySummary[]> {
@@ -67,7 +79,8 @@ export class UserAdmin {
       if (input.name !== undefined) await users.mergeProfile(tx, id, { name: input.name });
       if (ban !== undefined) await applyBan(tx, id, ban);
     });
-    if (ban) this.logs.write('auth', 'info', 'user banned', { userId: id, until: ban.until, reason: ban.reason, by: 'admin' });
+    if (ban)
+      this.logs.write('auth', 'info', 'user banned', { userId: id, until: ban.until, reason: ban.reason, by: 'admin' });
     else if (ban === null) this.logs.write('auth', 'info', 'user unbanned', { userId: id, by: 'admin' });
     return users.toUser((await users.userById(this.db, id))!);
   }

@@ -58,7 +58,7 @@ export const USER_COLUMNS =
   "'createdAt', to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) order by f.created_at), '[]'::jsonb) " +
   'from auth.mfa_factors f where f.user_id = auth.users.id) as factors, ' +
   "case when banned_until > now() then case when banned_until = 'infinity' then 'infinity' " +
-  "else to_char(banned_until at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') end end as banned_until, " +
+  'else to_char(banned_until at time zone \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') end end as banned_until, ' +
   'case when banned_until > now() then ban_reason end as ban_reason';
 
 export function toUser(row: UserRow): User {
@@ -90,7 +90,10 @@ export async function userById(db: Queryable, id: string): Promise<UserRow | nul
 
 /** The user of a live session: null when the session ended or the user is gone. */
 export async function userOfLiveSession(db: Queryable, id: string, sessionId: string): Promise<UserRow | null> {
-  const { rows } = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users where id = $2 and ${liveSessionSql()}`, [sessionId, id]);
+  const { rows } = await db.query<UserRow>(
+    `select ${USER_COLUMNS} from auth.users where id = $2 and ${liveSessionSql()}`,
+    [sessionId, id],
+  );
   return rows[0] ?? null;
 }
 
@@ -151,7 +154,11 @@ export async function listUsers(
 /**
  * Merges keys into a user's profile (a null value removes its key); null when the user is gone.
  */
-export async function mergeProfile(db: Queryable, userId: string, patch: Record<string, unknown>): Promise<UserRow | null> {
+export async function mergeProfile(
+  db: Queryable,
+  userId: string,
+  patch: Record<string, unknown>,
+): Promise<UserRow | null> {
   const { rows } = await db.query<UserRow>(
     `update auth.users set profile = jsonb_strip_nulls(profile || $2::jsonb), updated_at = now() where id = $1 returning ${USER_COLUMNS}`,
     [userId, JSON.stringify(patch)],

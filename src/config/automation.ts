@@ -32,6 +32,12 @@ export interface AutomationConfig {
     perMinute: number;
     /** NODE_ENV=production: no mail catcher; the email API answers 503 without SMTP_URL. */
     production: boolean;
+    /** Attempts per queued mail (the first included) before it is marked failed. */
+    maxAttempts: number;
+    /** The first retry's delay; each next one doubles (with jitter). */
+    retryDelaySeconds: number;
+    /** Sent and failed mails are listed (and deleted after) this many days. */
+    retentionDays: number;
   };
 }
 
@@ -57,6 +63,9 @@ export function readAutomation(r: Reader): AutomationConfig {
       allowUsers: bool(r, 'EMAIL_ALLOW_USERS', false),
       perMinute: int(r, 'EMAIL_PER_MINUTE', 60, 1, 1_000_000),
       production: raw(r, 'NODE_ENV') === 'production',
+      maxAttempts: int(r, 'EMAIL_MAX_ATTEMPTS', 10, 1, 50),
+      retryDelaySeconds: int(r, 'EMAIL_RETRY_DELAY_SECONDS', 30, 1, 3600),
+      retentionDays: int(r, 'EMAIL_RETENTION_DAYS', 7, 1, 3650),
     },
   };
 }

@@ -19,17 +19,57 @@ describe('the effective configuration', () => {
     };
     const { variables } = loadConfig(env);
     const text = JSON.stringify(variables);
-    for (const secret of ['minioPassw0rd', 'AKIAEXAMPLEKEYID', 's3SecretAccessKeyValue', 'redisPassw0rd', 'acmeClientSecretValue']) expect(text).not.toContain(secret);
+    for (const secret of [
+      'minioPassw0rd',
+      'AKIAEXAMPLEKEYID',
+      's3SecretAccessKeyValue',
+      'redisPassw0rd',
+      'acmeClientSecretValue',
+    ])
+      expect(text).not.toContain(secret);
     const byName = new Map(variables.map((v) => [v.name, v]));
     expect(byName.get('S3_ENDPOINT')?.value).toBe('http://minio:****@127.0.0.1:9000');
     expect(byName.get('REDIS_URL')?.value).toBe('redis://:****@127.0.0.1:6379/0');
-    expect(byName.get('S3_ACCESS_KEY_ID')).toEqual({ name: 'S3_ACCESS_KEY_ID', value: '****', source: 'env', secret: true, set: true });
+    expect(byName.get('S3_ACCESS_KEY_ID')).toEqual({
+      name: 'S3_ACCESS_KEY_ID',
+      value: '****',
+      source: 'env',
+      secret: true,
+      set: true,
+    });
     expect(byName.get('OAUTH_ACME_ID_TOKEN_AUDIENCES')).toMatchObject({ value: 'ios-app,android-app', secret: false });
     expect(byName.get('HOST')).toEqual({ name: 'HOST', value: '127.0.0.1', source: 'env', secret: false });
-    expect(byName.get('S3_REGION')).toEqual({ name: 'S3_REGION', value: 'us-east-1', source: 'default', secret: false });
-    expect(byName.get('JWT_SECRET')).toEqual({ name: 'JWT_SECRET', value: null, source: 'default', secret: true, set: false });
-    expect(variables.filter((v) => v.secret).map((v) => v.name).sort()).toEqual(
-      ['ADMIN_API_KEY', 'AI_API_KEY', 'ANON_KEY', 'FUNCTION_RUNTIME_TOKEN', 'JWT_SECRET', 'METRICS_TOKEN', 'OAUTH_ACME_CLIENT_SECRET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].sort(),
+    expect(byName.get('S3_REGION')).toEqual({
+      name: 'S3_REGION',
+      value: 'us-east-1',
+      source: 'default',
+      secret: false,
+    });
+    expect(byName.get('JWT_SECRET')).toEqual({
+      name: 'JWT_SECRET',
+      value: null,
+      source: 'default',
+      secret: true,
+      set: false,
+    });
+    expect(
+      variables
+        .filter((v) => v.secret)
+        .map((v) => v.name)
+        .sort(),
+    ).toEqual(
+      [
+        'ADMIN_API_KEY',
+        'AI_API_KEY',
+        'ANON_KEY',
+        'FUNCTION_NPM_TOKEN',
+        'FUNCTION_RUNTIME_TOKEN',
+        'JWT_SECRET',
+        'METRICS_TOKEN',
+        'OAUTH_ACME_CLIENT_SECRET',
+        'S3_ACCESS_KEY_ID',
+        'S3_SECRET_ACCESS_KEY',
+      ].sort(),
     );
   });
 
@@ -49,7 +89,10 @@ describe('the effective configuration', () => {
 
   it.each([
     ['postgres://app:p@ss@db:5432/x', 'postgres://app:****@db:5432/x'],
-    ['postgres://app@db/x?sslmode=require&password=pw&sslkey=/k', 'postgres://app@db/x?sslmode=require&password=****&sslkey=****'],
+    [
+      'postgres://app@db/x?sslmode=require&password=pw&sslkey=/k',
+      'postgres://app@db/x?sslmode=require&password=****&sslkey=****',
+    ],
     ['smtps://u:pw@a:465,https://b:pw2@c', 'smtps://u:****@a:465,https://b:****@c'],
     ['http://localhost:8080/v1', 'http://localhost:8080/v1'],
     ['Plinth <no-reply@localhost>', 'Plinth <no-reply@localhost>'],

@@ -29,13 +29,19 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'S3_SECRET_ACCESS_KEY',
   'METRICS_TOKEN',
   'FUNCTION_RUNTIME_TOKEN',
+  'FUNCTION_NPM_TOKEN',
 ]);
 
 /** The fallback: a variable named like a secret (OAUTH_<NAME>_CLIENT_SECRET, a future SMTP_PASSWORD) is masked without being listed. */
 const SECRET_NAME = /SECRET|PASSWORD|TOKEN|_KEY$/;
 
 /** Named like a secret but not one (lifetimes, a budget, client ids): shown. Only names listed here escape the pattern. */
-const NOT_SECRET: ReadonlySet<string> = new Set(['TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'AI_USER_DAILY_TOKENS', 'OAUTH_<NAME>_ID_TOKEN_AUDIENCES']);
+const NOT_SECRET: ReadonlySet<string> = new Set([
+  'TOKEN_TTL',
+  'REFRESH_TOKEN_TTL',
+  'AI_USER_DAILY_TOKENS',
+  'OAUTH_<NAME>_ID_TOKEN_AUDIENCES',
+]);
 
 export function isSecretVariable(name: string): boolean {
   const generic = name.replace(/^OAUTH_[A-Z0-9_]+_(ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1');
@@ -58,7 +64,8 @@ export function variablesOf(r: Reader): ConfigVariable[] {
   return [...r.read].map(([name, def]) => {
     const given = r.env[name]?.trim() || undefined;
     const source = given === undefined ? 'default' : 'env';
-    if (isSecretVariable(name)) return { name, value: given === undefined ? null : MASK, source, secret: true, set: given !== undefined };
+    if (isSecretVariable(name))
+      return { name, value: given === undefined ? null : MASK, source, secret: true, set: given !== undefined };
     const value = given ?? def;
     return { name, value: value === null ? null : maskUrls(value), source, secret: false };
   });
@@ -78,16 +85,50 @@ export interface ServerFacts {
 
 /** The facts as configuration rows (source `derived`), each saying what it means. */
 export function derivedVariables(f: ServerFacts): ConfigVariable[] {
-  const row = (name: string, value: string | null, description: string): ConfigVariable => ({ name, value, source: 'derived', secret: false, description });
+  const row = (name: string, value: string | null, description: string): ConfigVariable => ({
+    name,
+    value,
+    source: 'derived',
+    secret: false,
+    description,
+  });
   return [
     row('version', f.version, 'the Plinth version this server runs'),
-    row('database', f.database, 'embedded: the Postgres server Plinth runs itself under DATA_DIR; server: the Postgres at DATABASE_URL; pglite: PGlite in the process'),
+    row(
+      'database',
+      f.database,
+      'embedded: the Postgres server Plinth runs itself under DATA_DIR; server: the Postgres at DATABASE_URL; pglite: PGlite in the process',
+    ),
     row('storage', f.storage, 'local: files under DATA_DIR; s3: the bucket of S3_BUCKET'),
-    row('realtime adapter', f.redis ? 'redis' : 'in-process', 'redis: channels and presence span every instance (REDIS_URL); in-process: this instance only'),
-    row('rate-limit counters', f.redis ? 'redis' : 'in-process', 'redis: limits shared by every instance (REDIS_URL); in-process: per instance'),
-    row('jobs', f.jobs ? 'on' : 'off', 'the job queue that runs schedules, webhook deliveries and queued email (off on PGlite)'),
-    row('smtp', f.smtp ? 'configured' : 'not configured', 'configured: email goes to SMTP_URL; not configured: it is written to the log (unless NODE_ENV=production)'),
-    row('ai', f.ai ? 'configured' : 'not configured', 'the AI gateway (AI_BASE_URL); not configured: /api/ai answers 503'),
-    row('oauth providers', f.oauthProviders.length ? f.oauthProviders.join(', ') : null, 'the sign-in providers enabled (OAUTH_PROVIDERS)'),
+    row(
+      'realtime adapter',
+      f.redis ? 'redis' : 'in-process',
+      'redis: channels and presence span every instance (REDIS_URL); in-process: this instance only',
+    ),
+    row(
+      'rate-limit counters',
+      f.redis ? 'redis' : 'in-process',
+      'redis: limits shared by every instance (REDIS_URL); in-process: per instance',
+    ),
+    row(
+      'jobs',
+      f.jobs ? 'on' : 'off',
+      'the job queue that runs schedules, webhook deliveries and queued email (off on PGlite)',
+    ),
+    row(
+      'smtp',
+      f.smtp ? 'configured' : 'not configured',
+      'configured: email goes to SMTP_URL; not configured: it is written to the log (unless NODE_ENV=production)',
+    ),
+    row(
+      'ai',
+      f.ai ? 'configured' : 'not configured',
+      'the AI gateway (AI_BASE_URL); not configured: /api/ai answers 503',
+    ),
+    row(
+      'oauth providers',
+      f.oauthProviders.length ? f.oauthProviders.join(', ') : null,
+      'the sign-in providers enabled (OAUTH_PROVIDERS)',
+    ),
   ];
 }

@@ -18,7 +18,13 @@ describe('loadConfig', () => {
   it('reports every problem at once', () => {
     let err: unknown;
     try {
-      loadConfig({ PORT: 'abc', RATE_LIMIT_PLAN: 'gold', JWT_SECRET: 'short', DATABASE_URL: 'mysql://x', REQUIRE_EMAIL_VERIFICATION: 'maybe' });
+      loadConfig({
+        PORT: 'abc',
+        RATE_LIMIT_PLAN: 'gold',
+        JWT_SECRET: 'short',
+        DATABASE_URL: 'mysql://x',
+        REQUIRE_EMAIL_VERIFICATION: 'maybe',
+      });
     } catch (e) {
       err = e;
     }
@@ -44,16 +50,21 @@ describe('loadConfig', () => {
 
   it('checks the shape of key overrides', () => {
     expect(() => loadConfig({ ADMIN_API_KEY: 'admin' })).toThrow(/ADMIN_API_KEY/);
-    expect(() => loadConfig({ ANON_KEY: 'ik_' + 'a'.repeat(64) })).toThrow(/ANON_KEY/);
-    const c = loadConfig({ ADMIN_API_KEY: 'ik_' + 'a'.repeat(64), ANON_KEY: 'anon_' + 'b'.repeat(64) });
-    expect(c.credentials.adminApiKey).toBe('ik_' + 'a'.repeat(64));
+    expect(() => loadConfig({ ANON_KEY: `ik_${'a'.repeat(64)}` })).toThrow(/ANON_KEY/);
+    const c = loadConfig({ ADMIN_API_KEY: `ik_${'a'.repeat(64)}`, ANON_KEY: `anon_${'b'.repeat(64)}` });
+    expect(c.credentials.adminApiKey).toBe(`ik_${'a'.repeat(64)}`);
   });
 
   it('groups S3 settings and insists on a bucket and paired credentials', () => {
     expect(() => loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(/S3_BUCKET is required/);
     expect(() => loadConfig({ S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'x' })).toThrow(/set together/);
     const c = loadConfig({ S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'true', S3_ENDPOINT: 'http://127.0.0.1:9000/' });
-    expect(c.storage.s3).toMatchObject({ bucket: 'files', forcePathStyle: true, endpoint: 'http://127.0.0.1:9000', region: 'us-east-1' });
+    expect(c.storage.s3).toMatchObject({
+      bucket: 'files',
+      forcePathStyle: true,
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'us-east-1',
+    });
   });
 
   it('parses CORS origins and AI models as lists', () => {

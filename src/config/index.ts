@@ -3,8 +3,10 @@ import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { readOAuth, type OAuthConfig } from './oauth.js';
 import { readAutomation, type AutomationConfig } from './automation.js';
+import { readFunctionPackages, type FunctionPackagesConfig } from './packages.js';
 import { bool, int, list, oneOf, optInt, raw, secret, str, url, type Env, type Reader } from './reader.js';
 import { variablesOf, type ConfigVariable } from './effective.js';
+import { withSecretFiles } from './secret-files.js';
 
 /** The whole configuration: parsed once at start, validated fully, frozen, then injected. */
 export interface Config {
@@ -49,7 +51,16 @@ export interface Config {
     /** An unfinished resumable (tus) upload is removed this long after it was created. */
     resumableExpirySeconds: number;
     /** Image transforms on download (docs/storage.md). */
-    images: { maxInputPixels: number; maxInputBytes: number; cacheBytes: number };
+    images: {
+      maxInputPixels: number;
+      maxInputBytes: number;
+      cacheBytes: number;
+      maxOutputPixels: number;
+      maxAvifPixels: number;
+      concurrentRenders: number;
+      renderQueue: number;
+      renderSeconds: number;
+    };
     s3: null | {
       bucket: string;
       endpoint: string | null;
@@ -65,6 +76,8 @@ export interface Config {
     runtimeToken: string | null;
     timeoutMs: number;
     memoryMb: number;
+    /** Package imports resolved at deploy (config/packages.ts). */
+    packages: FunctionPackagesConfig;
   };
   /** The log store and metrics (docs/logs.md, docs/metrics.md). */
   logs: {
@@ -109,13 +122,18 @@ const MIB = 1024 * 1024;
 
 /** Parses and validates `env`. Throws ConfigError naming every problem at once. */
 export function loadConfig(env: Env): Readonly<Config> {
-  const r: Reader = { problems: [], env, read: new Map() };
+  const problems: string[] = [];
+  const resolved = withSecretFiles(env, problems);
+  const r: Reader = { problems, env: resolved.env, read: new Map() };
   const config: Config = {
     port: int(r, 'PORT', 7130, 0, 65535),
     host: str(r, 'HOST', '0.0.0.0'),
     publicUrl: url(r, 'PUBLIC_URL', ['http:', 'https:']),
     dataDir: str(r, 'DATA_DIR', './data'),
-    backups: { dir: str(r, 'BACKUP_DIR', path.join(str(r, 'DATA_DIR', './data'), 'backups')), keep: int(r, 'BACKUP_KEEP', 7, 1, 1000) },
+    backups: {
+      dir: str(r, 'BACKUP_DIR', path.join(str(r, 'DATA_DIR', './data'), 'backups')),
+      keep: int(r, 'BACKUP_KEEP', 7, 1, 1000),
+    },
     diskLowBytes: int(r, 'DISK_LOW_MB', 1024, 0, 100_000_000) * MIB,
     databaseUrl: url(r, 'DATABASE_URL', ['postgres:', 'postgresql:', 'pglite:']),
     logLevel: oneOf(r, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -147,14 +165,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     storage: {
       maxUploadBytes: int(r, 'MAX_UPLOAD_BYTES', 100 * MIB, 1, 1024 * 1024 * MIB),
       resumableExpirySeconds: int(r, 'RESUMABLE_UPLOAD_EXPIRY_SECONDS', 24 * 3600, 1, 30 * 24 * 3600),
-      images: {
-        maxInputPixels: int(r, 'IMAGE_MAX_INPUT_PIXELS', 50_000_000, 1, 1_000_000_000),
-        maxInputBytes: int(r, 'IMAGE_MAX_INPUT_BYTES', 32 * MIB, 1, 1024 * MIB),
-        cacheBytes: int(r, 'IMAGE_CACHE_BYTES', 256 * MIB, 0, 1024 * 1024 * MIB),
-      },
+      images: readImages(r),
       s3: readS3(r),
     },
-    functions: readFunctions(r),
+    functions: readFunctions(r, str(r, 'DATA_DIR', './data')),
     logs: {
       store: bool(r, 'LOGS_STORE', true),
       retentionDays: int(r, 'LOGS_RETENTION_DAYS', 7, 1, 3650),
@@ -179,6 +193,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     },
     variables: [], // filled below, once every key has been read
   };
+  for (const key of resolved.files) r.read.set(key, null);
   config.variables = variablesOf(r);
   if (r.problems.length) throw new ConfigError(r.problems);
   return deepFreeze(config);
@@ -217,7 +232,7 @@ function readS3(r: Reader): Config['storage']['s3'] {
   return bucket ? { bucket, endpoint, region, accessKeyId, secretAccessKey, forcePathStyle } : null;
 }
 
-function readFunctions(r: Reader): Config['functions'] {
+function readFunctions(r: Reader, dataDir: string): Config['functions'] {
   const runtimeToken = str(r, 'FUNCTION_RUNTIME_TOKEN');
   if (runtimeToken !== null && !/^[\x21-\x7e]{16,512}$/.test(runtimeToken)) {
     r.problems.push('FUNCTION_RUNTIME_TOKEN must be 16-512 printable characters without spaces');
@@ -227,6 +242,7 @@ function readFunctions(r: Reader): Config['functions'] {
     runtimeToken,
     timeoutMs: int(r, 'FUNCTION_TIMEOUT_MS', 30_000, 100, 15 * 60_000),
     memoryMb: int(r, 'FUNCTION_MEMORY_MB', 128, 16, 4096),
+    packages: readFunctionPackages(r, dataDir),
   };
 }
 
@@ -238,7 +254,8 @@ function slowMs(r: Reader): number {
 /** A shared secret sent as a bearer token: 16-512 printable characters, or unset. */
 function printableToken(r: Reader, key: string): string | null {
   const v = str(r, key);
-  if (v !== null && !/^[\x21-\x7e]{16,512}$/.test(v)) r.problems.push(`${key} must be 16-512 printable characters without spaces`);
+  if (v !== null && !/^[\x21-\x7e]{16,512}$/.test(v))
+    r.problems.push(`${key} must be 16-512 printable characters without spaces`);
   return v !== null && /^[\x21-\x7e]{16,512}$/.test(v) ? v : null;
 }
 
@@ -259,7 +276,27 @@ function deepFreeze<T>(value: T): Readonly<T> {
 /** `DB_SCHEMAS=api,reporting`: schemas exposed beside public (which stays exposed and the default). */
 function schemas(r: Reader): string[] {
   const given = list(r, 'DB_SCHEMAS') ?? [];
-  const bad = given.filter((s) => !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(s) || /^(pg_|information_schema$|auth$|system$|storage$|realtime$)/.test(s));
-  if (bad.length) r.problems.push(`DB_SCHEMAS must list schema names (letters, digits, _), not pg_*, information_schema or Plinth's own (auth, system, storage, realtime); got ${bad.join(', ')}`);
+  const bad = given.filter(
+    (s) =>
+      !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(s) || /^(pg_|information_schema$|auth$|system$|storage$|realtime$)/.test(s),
+  );
+  if (bad.length)
+    r.problems.push(
+      `DB_SCHEMAS must list schema names (letters, digits, _), not pg_*, information_schema or Plinth's own (auth, system, storage, realtime); got ${bad.join(', ')}`,
+    );
   return ['public', ...given.filter((s) => s !== 'public' && !bad.includes(s))];
+}
+
+/** Image transforms' limits (docs/storage.md, "What one render may cost"). */
+function readImages(r: Reader): Config['storage']['images'] {
+  return {
+    maxInputPixels: int(r, 'IMAGE_MAX_INPUT_PIXELS', 50_000_000, 1, 1_000_000_000),
+    maxInputBytes: int(r, 'IMAGE_MAX_INPUT_BYTES', 32 * MIB, 1, 1024 * MIB),
+    cacheBytes: int(r, 'IMAGE_CACHE_BYTES', 256 * MIB, 0, 1024 * 1024 * MIB),
+    maxOutputPixels: int(r, 'IMAGE_MAX_OUTPUT_PIXELS', 4096 * 4096, 1, 1_000_000_000),
+    maxAvifPixels: int(r, 'IMAGE_MAX_AVIF_PIXELS', 2048 * 2048, 1, 1_000_000_000),
+    concurrentRenders: int(r, 'IMAGE_CONCURRENT_RENDERS', 2, 1, 64),
+    renderQueue: int(r, 'IMAGE_RENDER_QUEUE', 16, 0, 10_000),
+    renderSeconds: int(r, 'IMAGE_RENDER_SECONDS', 10, 1, 600),
+  };
 }

@@ -39,7 +39,11 @@ describe('OAuth configuration', () => {
     ]);
     expect(c.providers[0]!.scopes).toEqual(['openid', 'email', 'profile']);
     expect(c.providers[0]!.idTokenAudiences).toEqual(['ios-id', 'android-id']);
-    expect(c.providers[1]).toMatchObject({ scopes: ['read:user', 'user:email'], authUrl: 'https://github.com/login/oauth', apiUrl: 'https://api.github.com' });
+    expect(c.providers[1]).toMatchObject({
+      scopes: ['read:user', 'user:email'],
+      authUrl: 'https://github.com/login/oauth',
+      apiUrl: 'https://api.github.com',
+    });
     expect(c.providers[2]!.scopes).toEqual(['openid', 'email']);
     expect(c.redirectUrls).toEqual(['https://app.example.com/auth/callback', 'http://localhost:3000/*']);
   });
@@ -52,7 +56,8 @@ describe('OAuth configuration', () => {
       OAUTH_KC_ISSUER: 'ftp://kc',
       OAUTH_KC_CLIENT_ID: 'kc',
       OAUTH_KC_CLIENT_SECRET: 'kc',
-      AUTH_REDIRECT_URLS: 'https://*.example.com/cb,https://app.example.com/cb?x=1,/relative,https://app.example.com/a*/b',
+      AUTH_REDIRECT_URLS:
+        'https://*.example.com/cb,https://app.example.com/cb?x=1,/relative,https://app.example.com/a*/b',
     });
     const text = p.join('\n');
     expect(text).toContain('OAUTH_GOOGLE_ISSUER');
@@ -62,12 +67,23 @@ describe('OAuth configuration', () => {
     expect(text).toContain('"bad_name" is not a valid provider name');
     expect(text).toContain('"exchange" is not a valid provider name');
     expect(text).toContain('names "google" twice');
-    for (const bad of ['https://*.example.com/cb', 'https://app.example.com/cb?x=1', '/relative', 'https://app.example.com/a*/b']) {
+    for (const bad of [
+      'https://*.example.com/cb',
+      'https://app.example.com/cb?x=1',
+      '/relative',
+      'https://app.example.com/a*/b',
+    ]) {
       expect(text).toContain(`"${bad}"`);
     }
-    expect(problems({ OAUTH_PROVIDERS: 'kc', OAUTH_KC_ISSUER: 'https://kc', OAUTH_KC_CLIENT_ID: 'a', OAUTH_KC_CLIENT_SECRET: 'b', OAUTH_KC_SCOPES: 'email' })).toEqual([
-      'OAUTH_KC_SCOPES must include "openid" (got "email")',
-    ]);
+    expect(
+      problems({
+        OAUTH_PROVIDERS: 'kc',
+        OAUTH_KC_ISSUER: 'https://kc',
+        OAUTH_KC_CLIENT_ID: 'a',
+        OAUTH_KC_CLIENT_SECRET: 'b',
+        OAUTH_KC_SCOPES: 'email',
+      }),
+    ).toEqual(['OAUTH_KC_SCOPES must include "openid" (got "email")']);
   });
 });
 

@@ -58,13 +58,17 @@ function readProvider(r: Reader, name: string): OAuthProviderConfig | null {
   const clientId = str(r, `${prefix}CLIENT_ID`);
   const clientSecret = str(r, `${prefix}CLIENT_SECRET`);
   const missing = [!clientId && `${prefix}CLIENT_ID`, !clientSecret && `${prefix}CLIENT_SECRET`].filter(Boolean);
-  if (!github && !issuer && raw(r, `${prefix}ISSUER`) === undefined) missing.unshift(`${prefix}ISSUER (the OpenID issuer URL, e.g. https://accounts.google.com)`);
+  if (!github && !issuer && raw(r, `${prefix}ISSUER`) === undefined)
+    missing.unshift(`${prefix}ISSUER (the OpenID issuer URL, e.g. https://accounts.google.com)`);
   if (missing.length) {
     r.problems.push(`OAUTH_PROVIDERS names "${name}", which needs ${missing.join(' and ')}`);
     return null;
   }
-  const scopes = (str(r, `${prefix}SCOPES`) ?? (github ? 'read:user user:email' : 'openid email profile')).split(/[\s,]+/).filter(Boolean);
-  if (!github && !scopes.includes('openid')) r.problems.push(`${prefix}SCOPES must include "openid" (got "${scopes.join(' ')}")`);
+  const scopes = (str(r, `${prefix}SCOPES`) ?? (github ? 'read:user user:email' : 'openid email profile'))
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  if (!github && !scopes.includes('openid'))
+    r.problems.push(`${prefix}SCOPES must include "openid" (got "${scopes.join(' ')}")`);
   return {
     name,
     kind: github ? 'github' : 'oidc',
@@ -94,7 +98,15 @@ function readRedirectUrls(r: Reader): string[] {
     } catch {
       u = null;
     }
-    if (!u || !['http:', 'https:'].includes(u.protocol) || u.search || u.hash || u.username || u.password || prefix.includes('*')) {
+    if (
+      !u ||
+      !['http:', 'https:'].includes(u.protocol) ||
+      u.search ||
+      u.hash ||
+      u.username ||
+      u.password ||
+      prefix.includes('*')
+    ) {
       r.problems.push(
         `AUTH_REDIRECT_URLS: "${entry}" must be an absolute http(s) URL without query, fragment or credentials; only a trailing * is a wildcard, for paths (e.g. https://app.example.com/auth/*), never for hosts`,
       );

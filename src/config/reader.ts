@@ -61,7 +61,10 @@ export function url(r: Reader, key: string, protocols: string[]): string | null 
 export function list(r: Reader, key: string): string[] | null {
   const v = raw(r, key);
   if (v === undefined) return null;
-  const items = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return items.length ? items : null;
 }
 

@@ -3,16 +3,10 @@ import type { Queryable } from '../db/types.js';
 import { checkIdent, qualified, quoteIdent } from './ident.js';
 import { AUTO_COLUMNS, columnSql, defaultSql, onDeleteSql, pgType, referencesSql } from './ddl.js';
 import type { TableMeta } from './schema.js';
+import type { AlterTableInput } from './schemas.js';
 
-/** The operations of PATCH /api/database/tables/{table}/schema. */
-export interface SchemaChanges {
-  addColumns?: Array<{ columnName: string; type: string; isNullable?: boolean; defaultValue?: string | null; unique?: boolean }>;
-  dropColumns?: string[];
-  updateColumns?: Array<{ columnName: string; newColumnName?: string; type?: string; defaultValue?: string | null; isNullable?: boolean }>;
-  addForeignKeys?: Array<{ columnName: string; foreignKey: { referenceTable: string; referenceColumn: string; onDelete?: string } }>;
-  dropForeignKeys?: string[];
-  renameTable?: { newTableName: string };
-}
+/** The changes of one alter: the body of PATCH /api/database/tables/{tableName}/schema. */
+export type SchemaChanges = AlterTableInput;
 
 /** One DDL statement (or a step that looks up what to drop first) and its summary line. */
 export interface AlterStep {
@@ -72,14 +66,20 @@ class AlterPlan {
     if (u.type !== undefined) {
       this.guard(col, 'changed');
       const pg = pgType(u.type, col);
-      this.steps.push({ sql: `${column} type ${pg} using ${quoteIdent(col)}::${pg}`, op: `Changed type of column ${col} to ${u.type}` });
+      this.steps.push({
+        sql: `${column} type ${pg} using ${quoteIdent(col)}::${pg}`,
+        op: `Changed type of column ${col} to ${u.type}`,
+      });
     }
     if (u.defaultValue !== undefined) {
       const type = u.type ?? this.t.columns.get(col)?.type ?? 'string';
       this.steps.push(
         u.defaultValue === null
           ? { sql: `${column} drop default`, op: `Dropped default of column ${col}` }
-          : { sql: `${column} set default ${defaultSql(type, col, u.defaultValue)}`, op: `Set default of column ${col}` },
+          : {
+              sql: `${column} set default ${defaultSql(type, col, u.defaultValue)}`,
+              op: `Set default of column ${col}`,
+            },
       );
     }
     if (u.isNullable !== undefined) {
@@ -95,7 +95,13 @@ class AlterPlan {
   addColumn(a: Addition): void {
     const col = this.fresh(a.columnName);
     this.cols.add(col);
-    const def = columnSql({ name: col, type: a.type, nullable: a.isNullable ?? true, defaultValue: a.defaultValue, unique: a.unique });
+    const def = columnSql({
+      name: col,
+      type: a.type,
+      nullable: a.isNullable ?? true,
+      defaultValue: a.defaultValue,
+      unique: a.unique,
+    });
     this.steps.push({ sql: `alter table ${this.table} add column ${def}`, op: `Added column ${col} (${a.type})` });
   }
 
@@ -115,34 +121,43 @@ class AlterPlan {
   renameTable(newName: string): void {
     const to = checkIdent(newName, 'new table name');
     if (to === this.t.name) return;
-    this.steps.push({ sql: `alter table ${this.table} rename to ${quoteIdent(to)}`, op: `Renamed table ${this.t.name} to ${to}` });
+    this.steps.push({
+      sql: `alter table ${this.table} rename to ${quoteIdent(to)}`,
+      op: `Renamed table ${this.t.name} to ${to}`,
+    });
     this.tableName = to;
   }
 
   private renameColumn(col: string, newName: string): void {
     this.guard(col, 'renamed');
     const to = this.fresh(newName);
-    this.steps.push({ sql: `alter table ${this.table} rename column ${quoteIdent(col)} to ${quoteIdent(to)}`, op: `Renamed column ${col} to ${to}` });
+    this.steps.push({
+      sql: `alter table ${this.table} rename column ${quoteIdent(col)} to ${quoteIdent(to)}`,
+      op: `Renamed column ${col} to ${to}`,
+    });
     this.cols.delete(col);
     this.cols.add(to);
   }
 
   /** Columns Plinth manages (id, created_at, updated_at) are never dropped, changed or renamed. */
   private guard(col: string, what: string): void {
-    if (Object.hasOwn(AUTO_COLUMNS, col)) throw new AppError('INVALID_INPUT', { message: `Column "${col}" is managed by Plinth and cannot be ${what}.` });
+    if (Object.hasOwn(AUTO_COLUMNS, col))
+      throw new AppError('INVALID_INPUT', { message: `Column "${col}" is managed by Plinth and cannot be ${what}.` });
   }
 
   /** A column the table has at this point. */
   private known(col: string): string {
     checkIdent(col, 'column name');
-    if (!this.cols.has(col)) throw new AppError('UNKNOWN_COLUMN', { message: `Table "${this.t.name}" has no column "${col}".` });
+    if (!this.cols.has(col))
+      throw new AppError('UNKNOWN_COLUMN', { message: `Table "${this.t.name}" has no column "${col}".` });
     return col;
   }
 
   /** A valid name no column has at this point. */
   private fresh(name: string): string {
     const col = checkIdent(name, 'column name');
-    if (this.cols.has(col)) throw new AppError('ALREADY_EXISTS', { message: `Table "${this.t.name}" already has a column "${col}".` });
+    if (this.cols.has(col))
+      throw new AppError('ALREADY_EXISTS', { message: `Table "${this.t.name}" already has a column "${col}".` });
     return col;
   }
 }

@@ -1,9 +1,17 @@
 import { AppError } from '../errors/index.js';
 import type { ReadNode, RecordsQuery } from './ast.js';
-import { compileRead, compileReturning, newContext, nodeWhere, type CompileContext, type CountKind, type Statement } from './compile.js';
+import {
+  compileRead,
+  compileReturning,
+  newContext,
+  nodeWhere,
+  type CompileContext,
+  type ReadCount,
+  type Statement,
+} from './compile.js';
 import { resolveColumn } from './filters.js';
 import { quoteIdent, tableRef } from './ident.js';
-import type { TableMeta } from './schema.js';
+import type { ColumnMeta, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
 
 export { resolveColumn } from './filters.js';
@@ -18,13 +26,29 @@ function soloContext(table: TableMeta): CompileContext {
 }
 
 /** Rows as a JSON array text (built by Postgres) plus the total of matching rows. */
-export function buildSelect(table: TableMeta, q: ReadNode, defaultLimit = 100, ctx = soloContext(table), format: BodyFormat = 'json', count?: CountKind): Statement {
+export function buildSelect(
+  table: TableMeta,
+  q: ReadNode,
+  defaultLimit = 100,
+  ctx = soloContext(table),
+  format: BodyFormat = 'json',
+  count?: ReadCount,
+): Statement {
   return compileRead(ctx, table, q, defaultLimit, { format, count });
 }
 
 /** A write statement, answering with the written rows (projected by `select`) when `representation`. */
-function finish(ctx: CompileContext, table: TableMeta, node: ReadNode, sql: string, representation: boolean, countInserted = false): Statement {
-  return representation || countInserted ? compileReturning(ctx, table, node, sql, countInserted) : { text: sql, values: ctx.p.values };
+function finish(
+  ctx: CompileContext,
+  table: TableMeta,
+  node: ReadNode,
+  sql: string,
+  representation: boolean,
+  countInserted = false,
+): Statement {
+  return representation || countInserted
+    ? compileReturning(ctx, table, node, sql, countInserted)
+    : { text: sql, values: ctx.p.values };
 }
 
 export interface InsertOptions {
@@ -39,7 +63,11 @@ export interface InsertOptions {
 }
 
 /** The columns an insert writes: `columns=` if given, else the union of the rows' keys. */
-function insertColumns(table: TableMeta, rows: Array<Record<string, unknown>>, columns: string[] | null | undefined): string[] {
+function insertColumns(
+  table: TableMeta,
+  rows: Array<Record<string, unknown>>,
+  columns: string[] | null | undefined,
+): string[] {
   for (const row of rows) {
     if (!row || typeof row !== 'object' || Array.isArray(row)) {
       throw new AppError('INVALID_INPUT', { message: 'Each record must be a JSON object.' });
@@ -60,11 +88,18 @@ function insertColumns(table: TableMeta, rows: Array<Record<string, unknown>>, c
 }
 
 /** Inserts `rows` (JSON objects); keys missing in a row take the column default (or null with `columns=`). */
-export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown>>, opts: InsertOptions, ctx = soloContext(table)): Statement {
+export function buildInsert(
+  table: TableMeta,
+  rows: Array<Record<string, unknown>>,
+  opts: InsertOptions,
+  ctx = soloContext(table),
+): Statement {
   const p = ctx.p;
   const cols = insertColumns(table, rows, opts.columns).map((n) => table.columns.get(n)!);
   if (rows.length * cols.length > MAX_PARAMS) {
-    throw new AppError('INVALID_INPUT', { message: `At most ${MAX_PARAMS} values per request: send fewer records at a time.` });
+    throw new AppError('INVALID_INPUT', {
+      message: `At most ${MAX_PARAMS} values per request: send fewer records at a time.`,
+    });
   }
   const missing = opts.columns && !opts.missingDefault ? 'null' : 'default';
   let sql: string;
@@ -74,8 +109,14 @@ export function buildInsert(table: TableMeta, rows: Array<Record<string, unknown
     if (!first) throw new AppError('INVALID_INPUT', { message: `Table "${table.name}" has no columns.` });
     sql = `insert into ${tableRef(table)} (${quoteIdent(first.name)}) values ${rows.map(() => '(default)').join(', ')}`;
   } else {
+    // PostgREST's missing=default evaluates each column's default for every row, so a serial or
+    // identity column takes one sequence value per row, given or not (sequence gaps as there).
+    const given = (c: ColumnMeta, v: unknown) =>
+      opts.missingDefault && opts.columns && c.sequence
+        ? `(select ${p.typed(c, v, 'body')} from nextval(${p.add(c.sequence)}::regclass))`
+        : p.typed(c, v, 'body');
     const tuples = rows.map(
-      (row) => `(${cols.map((c) => (Object.hasOwn(row, c.name) ? p.typed(c, row[c.name], 'body') : missing)).join(', ')})`,
+      (row) => `(${cols.map((c) => (Object.hasOwn(row, c.name) ? given(c, row[c.name]) : missing)).join(', ')})`,
     );
     sql = `insert into ${tableRef(table)} (${cols.map((c) => quoteIdent(c.name)).join(', ')}) values ${tuples.join(', ')}`;
   }
@@ -106,10 +147,17 @@ function writeWhere(ctx: CompileContext, table: TableMeta, q: RecordsQuery): str
 }
 
 /** Updates the rows matching the filters with the fields of `patch`. */
-export function buildUpdate(table: TableMeta, q: RecordsQuery, patch: Record<string, unknown>, representation: boolean, ctx = soloContext(table)): Statement {
+export function buildUpdate(
+  table: TableMeta,
+  q: RecordsQuery,
+  patch: Record<string, unknown>,
+  representation: boolean,
+  ctx = soloContext(table),
+): Statement {
   requireFilter(q);
   const keys = Object.keys(patch);
-  if (!keys.length) throw new AppError('INVALID_INPUT', { message: 'The body must have at least one field to update.' });
+  if (!keys.length)
+    throw new AppError('INVALID_INPUT', { message: 'The body must have at least one field to update.' });
   const sets = keys.map((k) => {
     const col = resolveColumn(table, k);
     return `${quoteIdent(col.name)} = ${ctx.p.typed(col, patch[k], 'body')}`;
@@ -119,7 +167,12 @@ export function buildUpdate(table: TableMeta, q: RecordsQuery, patch: Record<str
 }
 
 /** Deletes the rows matching the filters. */
-export function buildDelete(table: TableMeta, q: RecordsQuery, representation: boolean, ctx = soloContext(table)): Statement {
+export function buildDelete(
+  table: TableMeta,
+  q: RecordsQuery,
+  representation: boolean,
+  ctx = soloContext(table),
+): Statement {
   requireFilter(q);
   const sql = `delete from ${tableRef(table)} t0${writeWhere(ctx, table, q)}`;
   return finish(ctx, table, q, sql, representation);

@@ -23,7 +23,13 @@ export function parseBulkFile(data: Buffer, filename: string): Array<Record<stri
   let rows: unknown;
   if (ext === 'csv') {
     try {
-      rows = parse(data, { columns: true, skip_empty_lines: true, bom: true, trim: false, cast: (v, ctx) => (v === '' && !ctx.quoting ? null : v) });
+      rows = parse(data, {
+        columns: true,
+        skip_empty_lines: true,
+        bom: true,
+        trim: false,
+        cast: (v, ctx) => (v === '' && !ctx.quoting ? null : v),
+      });
     } catch (err) {
       throw bad(`The CSV file could not be read: ${err instanceof Error ? err.message.slice(0, 300) : 'bad CSV'}.`);
     }
@@ -39,7 +45,8 @@ export function parseBulkFile(data: Buffer, filename: string): Array<Record<stri
   if (!Array.isArray(rows) || rows.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
     throw bad('The file must hold a list of records: a JSON array of objects, or a CSV file with a header line.');
   }
-  if (rows.length > BULK_MAX_ROWS) throw bad(`The file has ${rows.length} records; at most ${BULK_MAX_ROWS} go in one file.`);
+  if (rows.length > BULK_MAX_ROWS)
+    throw bad(`The file has ${rows.length} records; at most ${BULK_MAX_ROWS} go in one file.`);
   return rows as Array<Record<string, unknown>>;
 }
 
@@ -53,9 +60,18 @@ export async function bulkUpsert(
 ): Promise<BulkUpsertResult> {
   const rows = parseBulkFile(input.data, input.filename);
   const base = { success: true, table: input.table, totalRecords: rows.length, filename: input.filename };
-  if (rows.length === 0) return { ...base, rowsAffected: 0, message: 'The file holds no records: nothing was written.' };
+  if (rows.length === 0)
+    return { ...base, rowsAffected: 0, message: 'The file holds no records: nothing was written.' };
   const admin: Identity = { kind: 'admin' };
   const query = input.upsertKey ? `on_conflict=${encodeURIComponent(input.upsertKey)}` : '';
-  const r = await records.insert(admin, input.table, rows, query, { representation: false, resolution: input.upsertKey ? 'merge' : null, missingDefault: true });
-  return { ...base, rowsAffected: r.count, message: `${r.count} of ${rows.length} records written into "${input.table}".` };
+  const r = await records.insert(admin, input.table, rows, query, {
+    representation: false,
+    resolution: input.upsertKey ? 'merge' : null,
+    missingDefault: true,
+  });
+  return {
+    ...base,
+    rowsAffected: r.count,
+    message: `${r.count} of ${rows.length} records written into "${input.table}".`,
+  };
 }

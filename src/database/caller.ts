@@ -13,11 +13,13 @@ export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): st
 }
 
 // The caller's setup, run first in every transaction of a user or anon (prepared where the
-// engine allows): the role, the claims and the statement timeout, and the check of a user's
-// session not checked yet, in the same round trip.
-const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`;
+// engine allows): the role, the claims, the claims' `sub` on its own (as PostgREST sets
+// request.jwt.claim.sub: auth.uid() reads it without parsing the claims JSON, once per row
+// of a policy), the statement timeout, and the check of a user's session not checked yet, in
+// the same round trip.
+const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true)`;
 const SETUP_STATEMENT = statement(SETUP);
-const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(3)} as live`);
+const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(4)} as live`);
 
 /**
  * Runs `fn` as the caller, in one transaction: users as role `authenticated`, the anon key
@@ -38,9 +40,12 @@ export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryab
       // A user's session not checked yet is checked here, in the same round trip (table
       // privileges are checked when the statement starts, before the role changes).
       const checkSession = identity.kind === 'user' && !identity.sessionChecked;
+      const sub = identity.kind === 'user' ? identity.userId : '';
       const { rows } = await tx.query<{ live: boolean }>(
         checkSession ? SETUP_CHECKING_SESSION : SETUP_STATEMENT,
-        checkSession ? [role, claims, STATEMENT_TIMEOUT, identity.sessionId, identity.userId] : [role, claims, STATEMENT_TIMEOUT],
+        checkSession
+          ? [role, claims, STATEMENT_TIMEOUT, sub, identity.sessionId, identity.userId]
+          : [role, claims, STATEMENT_TIMEOUT, sub],
       );
       if (checkSession && rows[0]?.live !== true) throw sessionEnded();
     }

@@ -1,6 +1,14 @@
 import { AppError } from '../errors/index.js';
 import { qualified, quoteIdent, quoteLiteral, safe } from './ident.js';
-import { COLUMN_TYPES, COLUMN_TYPE_NAMES, ON_DELETE, toParam, valueKind, type ColumnType, type OnDelete } from './types.js';
+import {
+  COLUMN_TYPES,
+  COLUMN_TYPE_NAMES,
+  ON_DELETE,
+  toParam,
+  valueKind,
+  type ColumnType,
+  type OnDelete,
+} from './types.js';
 
 /** Columns every table gets; clients cannot define, drop or rename them. */
 export const AUTO_COLUMNS: Record<string, ColumnType> = { id: 'uuid', created_at: 'datetime', updated_at: 'datetime' };
@@ -33,7 +41,8 @@ export function pgType(type: string, column: string): string {
 export function defaultSql(type: string, column: string, value: string): string {
   const pg = pgType(type, column);
   const v = value.trim();
-  if (/^now\(\)$/i.test(v) && (type === 'datetime' || type === 'date')) return type === 'date' ? 'current_date' : 'now()';
+  if (/^now\(\)$/i.test(v) && (type === 'datetime' || type === 'date'))
+    return type === 'date' ? 'current_date' : 'now()';
   if (/^gen_random_uuid\(\)$/i.test(v) && type === 'uuid') return 'gen_random_uuid()';
   // The caller's user id, so an owner column fills itself in (policies compare it with auth.uid()).
   if (/^auth\.uid\(\)$/i.test(v) && type === 'uuid') return 'auth.uid()';
@@ -78,7 +87,8 @@ export interface ColumnDef {
 export function columnSql(c: ColumnDef): string {
   const parts = [quoteIdent(c.name), pgType(c.type, c.name)];
   if (!c.nullable) parts.push('not null');
-  if (c.defaultValue !== undefined && c.defaultValue !== null) parts.push(`default ${defaultSql(c.type, c.name, c.defaultValue)}`);
+  if (c.defaultValue !== undefined && c.defaultValue !== null)
+    parts.push(`default ${defaultSql(c.type, c.name, c.defaultValue)}`);
   if (c.unique) parts.push('unique');
   if (c.foreignKey) parts.push(referencesSql(c.foreignKey, c.name));
   return parts.join(' ');

@@ -21,7 +21,10 @@ export class Params {
 export function resolveColumn(table: TableMeta, name: string): ColumnMeta {
   const col = table.columns.get(name);
   if (!col) {
-    throw new AppError('UNKNOWN_COLUMN', { message: `Table "${table.name}" has no column "${safe(name)}".`, pgrstCode: '42703' });
+    throw new AppError('UNKNOWN_COLUMN', {
+      message: `column ${table.name}.${safe(name)} does not exist`,
+      pgrstCode: '42703',
+    });
   }
   return col;
 }
@@ -42,10 +45,32 @@ export function ref(alias: string | null, column: string): string {
   return alias ? `${alias}.${quoteIdent(column)}` : quoteIdent(column);
 }
 
-const COMPARE: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=', isdistinct: 'is distinct from' };
+const COMPARE: Record<string, string> = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  isdistinct: 'is distinct from',
+};
 const PATTERN: Record<string, string> = { like: 'like', ilike: 'ilike', match: '~', imatch: '~*' };
-const CONTAIN: Record<string, string> = { cs: '@>', cd: '<@', ov: '&&', sl: '<<', sr: '>>', nxl: '&>', nxr: '&<', adj: '-|-' };
-const TSQUERY: Record<string, string> = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' };
+const CONTAIN: Record<string, string> = {
+  cs: '@>',
+  cd: '<@',
+  ov: '&&',
+  sl: '<<',
+  sr: '>>',
+  nxl: '&>',
+  nxr: '&<',
+  adj: '-|-',
+};
+const TSQUERY: Record<string, string> = {
+  fts: 'to_tsquery',
+  plfts: 'plainto_tsquery',
+  phfts: 'phraseto_tsquery',
+  wfts: 'websearch_to_tsquery',
+};
 
 function patternValue(op: string, v: string): string {
   // PostgREST allows * for % so like patterns need no percent-encoding.
@@ -58,7 +83,9 @@ function patternValue(op: string, v: string): string {
  */
 export function jsonPath(col: ColumnMeta, base: string, path: JsonStep[], p: Params): { expr: string; as: ColumnMeta } {
   if (col.kind !== 'json') {
-    throw new AppError('INVALID_QUERY', { message: `"${col.name}" is not a json or jsonb column, so it has no JSON path.` });
+    throw new AppError('INVALID_QUERY', {
+      message: `"${col.name}" is not a json or jsonb column, so it has no JSON path.`,
+    });
   }
   let expr = col.typname === 'json' ? `${base}::jsonb` : base;
   for (const step of path) {
@@ -66,7 +93,10 @@ export function jsonPath(col: ColumnMeta, base: string, path: JsonStep[], p: Par
     expr = `(${expr}${step.text ? '->>' : '->'}${key})`;
   }
   const text = path[path.length - 1]?.text ?? false;
-  return { expr, as: { ...col, typname: text ? 'text' : 'jsonb', kind: text ? 'text' : 'json', castType: text ? 'text' : 'jsonb' } };
+  return {
+    expr,
+    as: { ...col, typname: text ? 'text' : 'jsonb', kind: text ? 'text' : 'json', castType: text ? 'text' : 'jsonb' },
+  };
 }
 
 function condition(table: TableMeta, c: Condition, p: Params, alias: string | null): string {

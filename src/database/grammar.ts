@@ -1,11 +1,38 @@
 import { AppError } from '../errors/index.js';
-import { AGGREGATES, type AggregateFn, type AggregateItem, type ColumnItem, type EmbedItem, type JsonStep, type SelectItem } from './ast.js';
+import {
+  AGGREGATES,
+  type AggregateFn,
+  type AggregateItem,
+  type ColumnItem,
+  type EmbedItem,
+  type JsonStep,
+  type SelectItem,
+} from './ast.js';
 import { maskQuoted, nameOf, safe } from './ident.js';
 
 /** Casts `col::type` may use in select (a fixed list: type names are not bind parameters). */
 export const CASTS = new Set([
-  'text', 'varchar', 'int', 'int2', 'int4', 'int8', 'integer', 'smallint', 'bigint', 'numeric', 'float4', 'float8', 'real',
-  'boolean', 'bool', 'json', 'jsonb', 'date', 'timestamp', 'timestamptz', 'uuid',
+  'text',
+  'varchar',
+  'int',
+  'int2',
+  'int4',
+  'int8',
+  'integer',
+  'smallint',
+  'bigint',
+  'numeric',
+  'float4',
+  'float8',
+  'real',
+  'boolean',
+  'bool',
+  'json',
+  'jsonb',
+  'date',
+  'timestamp',
+  'timestamptz',
+  'uuid',
 ]);
 
 const MAX_ITEMS = 256;
@@ -15,14 +42,16 @@ function invalid(message: string, nextActions?: string): AppError {
   return new AppError('INVALID_QUERY', {
     message,
     nextActions:
-      nextActions ?? 'Write select as a comma list of columns and embedded relations, e.g. select=id,title,author:profiles(id,name).',
+      nextActions ??
+      'Write select as a comma list of columns and embedded relations, e.g. select=id,title,author:profiles(id,name).',
   });
 }
 
 /** A plain or quoted (masked, see `maskQuoted`) name; checked against the schema later. */
 function ident(s: string, what: string): string {
   const name = nameOf(s);
-  if (name === null) throw invalid(`"${safe(s)}" in select is not a valid ${what}; quote a name with other characters, e.g. "my col".`);
+  if (name === null)
+    throw invalid(`"${safe(s)}" in select is not a valid ${what}; quote a name with other characters, e.g. "my col".`);
   return name;
 }
 
@@ -75,7 +104,8 @@ function parseEmbed(alias: string | null, head: string, body: string, depth: num
 }
 
 function checkCast(cast: string): string {
-  if (!CASTS.has(cast)) throw invalid(`The cast "::${safe(cast)}" is not supported; use one of ${[...CASTS].join(', ')}.`);
+  if (!CASTS.has(cast))
+    throw invalid(`The cast "::${safe(cast)}" is not supported; use one of ${[...CASTS].join(', ')}.`);
   return cast;
 }
 
@@ -88,7 +118,8 @@ export function splitJsonPath(text: string): { name: string; path: JsonStep[] } 
     const raw = steps[i + 1] ?? '';
     const key = /^[A-Za-z0-9_]{1,63}$/.test(raw) ? raw : nameOf(raw);
     if (key === null) throw invalid(`"${safe(raw)}" is not a valid JSON key in "${safe(text)}".`);
-    if (steps[i] === '->>' && i + 2 < steps.length) throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
+    if (steps[i] === '->>' && i + 2 < steps.length)
+      throw invalid(`"->>" must be the last step of the JSON path "${safe(text)}".`);
     path.push({ key, text: steps[i] === '->>' });
   }
   return { name, path };
@@ -114,7 +145,13 @@ function parseAggregate(alias: string | null, text: string): AggregateItem | nul
   if (!m) return null;
   const fn = m[2] as AggregateFn;
   if (!m[1] && fn !== 'count') throw invalid(`${fn}() needs a column, e.g. amount.${fn}().`);
-  return { type: 'aggregate', fn, column: m[1] ? parseColumn(null, m[1]) : null, alias, cast: m[3] ? checkCast(m[3].toLowerCase()) : null };
+  return {
+    type: 'aggregate',
+    fn,
+    column: m[1] ? parseColumn(null, m[1]) : null,
+    alias,
+    cast: m[3] ? checkCast(m[3].toLowerCase()) : null,
+  };
 }
 
 function parseItems(text: string, depth: number): SelectItem[] | null {
@@ -144,7 +181,8 @@ function parseItems(text: string, depth: number): SelectItem[] | null {
         embed.spread = true;
       }
       items.push(embed);
-    } else if (spread) throw invalid(`"${safe(part)}": only an embedded relation can be spread, e.g. ...profiles(name).`);
+    } else if (spread)
+      throw invalid(`"${safe(part)}": only an embedded relation can be spread, e.g. ...profiles(name).`);
     else items.push(parseColumn(alias, rest));
   }
   return items;

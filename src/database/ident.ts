@@ -17,7 +17,8 @@ export function isName(s: unknown): s is string {
 
 /** Quotes an identifier for SQL. The one quoting helper: everything goes through it. */
 export function quoteIdent(name: string): string {
-  if (!IDENT.test(name) && !isName(name)) throw new AppError('INVALID_INPUT', { message: `"${safe(name)}" is not a valid name.` });
+  if (!IDENT.test(name) && !isName(name))
+    throw new AppError('INVALID_INPUT', { message: `"${safe(name)}" is not a valid name.` });
   return `"${name}"`;
 }
 

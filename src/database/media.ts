@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import { parse } from 'csv-parse/sync';
 import { safe } from './ident.js';
 import type { TableMeta } from './schema.js';
+import type { Params } from './filters.js';
 
 /** How the rows of a read go out: JSON (array or one object), CSV, JSON without nulls, GeoJSON. */
 export type BodyFormat = 'json' | 'csv' | 'stripped' | 'geojson';
@@ -34,7 +35,12 @@ function one(type: string, params: Map<string, string>): Media | null {
         : { format: 'json', single: true, plan: null, contentType: `${OBJECT}; charset=utf-8` };
     case 'application/vnd.pgrst.array+json':
       return params.get('nulls') === 'stripped'
-        ? { format: 'stripped', single: false, plan: null, contentType: 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8' }
+        ? {
+            format: 'stripped',
+            single: false,
+            plan: null,
+            contentType: 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8',
+          }
         : JSON_MEDIA;
     case 'text/csv':
       return { format: 'csv', single: false, plan: null, contentType: 'text/csv; charset=utf-8' };
@@ -46,7 +52,12 @@ function one(type: string, params: Map<string, string>): Media | null {
       const as = type.endsWith('+json') ? 'json' : 'text';
       const options = (params.get('options') ?? '').split('|').filter((o) => PLAN_OPTIONS.has(o));
       const target = (params.get('for') ?? 'application/json').replace(/"/g, '');
-      return { format: 'json', single: target === OBJECT, plan: { as, options }, contentType: `application/vnd.pgrst.plan+${as}; for="${target === OBJECT ? OBJECT : 'application/json'}"; charset=utf-8` };
+      return {
+        format: 'json',
+        single: target === OBJECT,
+        plan: { as, options },
+        contentType: `application/vnd.pgrst.plan+${as}; for="${target === OBJECT ? OBJECT : 'application/json'}"; charset=utf-8`,
+      };
     }
     default:
       return null;
@@ -58,7 +69,7 @@ function one(type: string, params: Map<string, string>): Media | null {
  * (no header, or `*\/*`: JSON). None it can answer: 406 PGRST107 naming what it can.
  */
 export function parseAccept(header: string | undefined): Media {
-  if (!header || !header.trim()) return JSON_MEDIA;
+  if (!header?.trim()) return JSON_MEDIA;
   if (header.length > 1024) throw notAvailable(header);
   for (const part of header.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/)) {
     const [type, ...rest] = part.split(';');
@@ -76,7 +87,8 @@ export function parseAccept(header: string | undefined): Media {
 export function notAvailable(header: string): AppError {
   return new AppError('MEDIA_NOT_AVAILABLE', {
     message: `None of these media types are available: ${safe(header, 200)}.`,
-    details: 'application/json, application/vnd.pgrst.object+json, application/vnd.pgrst.array+json;nulls=stripped, text/csv, application/geo+json (with PostGIS), application/vnd.pgrst.plan (admins)',
+    details:
+      'application/json, application/vnd.pgrst.object+json, application/vnd.pgrst.array+json;nulls=stripped, text/csv, application/geo+json (with PostGIS), application/vnd.pgrst.plan (admins)',
     pgrstCode: 'PGRST107',
   });
 }
@@ -88,11 +100,18 @@ export function notAvailable(header: string): AppError {
  */
 export function parseCsvBody(text: string): Array<Record<string, string | null>> {
   try {
-    return parse(text, { columns: true, skip_empty_lines: true, bom: true, record_delimiter: ['\r\n', '\n'], cast: (v, ctx) => (v === 'NULL' && !ctx.quoting ? null : v) });
+    return parse(text, {
+      columns: true,
+      skip_empty_lines: true,
+      bom: true,
+      record_delimiter: ['\r\n', '\n'],
+      cast: (v, ctx) => (v === 'NULL' && !ctx.quoting ? null : v),
+    });
   } catch (err) {
     throw new AppError('INVALID_INPUT', {
       message: `The CSV body could not be read: ${err instanceof Error ? safe(err.message, 200) : 'bad CSV'}.`,
-      nextActions: 'Send a header line of column names, then one line per row, each with as many cells as the header (quote cells holding , " or line breaks).',
+      nextActions:
+        'Send a header line of column names, then one line per row, each with as many cells as the header (quote cells holding , " or line breaks).',
     });
   }
 }
@@ -114,4 +133,18 @@ export function csvJsonCells(table: TableMeta, rows: Array<Record<string, unknow
     }
     return out;
   });
+}
+
+/** The body of a read as text, built by Postgres from the projected rows `inner`, in the format asked for. */
+export function bodySql(format: BodyFormat, inner: string, names: string[], p: Params): string {
+  switch (format) {
+    case 'csv': // PostgREST's CSV: a header line, then each row's record text without its parentheses
+      return `${p.add(names.join(','))}::text || chr(10) || coalesce((select string_agg(substring(r::text, 2, length(r::text) - 2), chr(10)) from (${inner}) r), '')`;
+    case 'stripped':
+      return `coalesce((select json_agg(json_strip_nulls(to_json(r.*))) from (${inner}) r), '[]')::text`;
+    case 'geojson': // only asked for where PostGIS is installed (records.ts checks)
+      return `json_build_object('type', 'FeatureCollection', 'features', coalesce((select json_agg(st_asgeojson(r.*)::json) from (${inner}) r), '[]'::json))::text`;
+    default:
+      return `coalesce((select json_agg(r.*) from (${inner}) r), '[]')::text`;
+  }
 }

@@ -38,7 +38,10 @@ export function parsePrefer(header: string | string[] | undefined): Prefer {
     resolution: resolution === 'merge-duplicates' ? 'merge' : resolution === 'ignore-duplicates' ? 'ignore' : null,
     rollback: values.get('tx') === 'rollback',
     representation: false,
-    maxAffected: values.get('handling') === 'strict' && /^\d{1,9}$/.test(values.get('max-affected') ?? '') ? Number(values.get('max-affected')) : null,
+    maxAffected:
+      values.get('handling') === 'strict' && /^\d{1,9}$/.test(values.get('max-affected') ?? '')
+        ? Number(values.get('max-affected'))
+        : null,
   };
   prefer.representation = prefer.return === 'representation';
   return prefer;
@@ -61,22 +64,37 @@ export function preferenceApplied(p: Prefer): string | undefined {
  * Parses a `Range: first-last` header (`items=first-last` too; `Range-Unit` must be items if
  * given) into offset and limit. Anything else is a 416 that explains the header.
  */
-export function parseRange(header: string | undefined, unit: string | undefined, maxLimit = 1000): { offset: number; limit: number } | undefined {
+export function parseRange(
+  header: string | undefined,
+  unit: string | undefined,
+  maxLimit = 1000,
+): { offset: number; limit: number } | undefined {
   if (header === undefined || header.trim() === '') return undefined;
   if (unit !== undefined && unit.trim().toLowerCase() !== 'items') {
-    throw new AppError('INVALID_RANGE', { message: `Range-Unit "${safe(unit)}" is not supported; records are counted in items.`, pgrstCode: 'PGRST103' });
+    throw new AppError('INVALID_RANGE', {
+      message: `Range-Unit "${safe(unit)}" is not supported; records are counted in items.`,
+      pgrstCode: 'PGRST103',
+    });
   }
   const m = /^\s*(?:items=)?(\d{1,10})-(\d{0,10})\s*$/.exec(header);
-  if (!m) throw new AppError('INVALID_RANGE', { message: `The Range header "${safe(header)}" must look like "0-9" (first-last item, from 0).`, pgrstCode: 'PGRST103' });
+  if (!m)
+    throw new AppError('INVALID_RANGE', {
+      message: `The Range header "${safe(header)}" must look like "0-9" (first-last item, from 0).`,
+      pgrstCode: 'PGRST103',
+    });
   const start = Number(m[1]);
   const end = m[2] === '' ? start + maxLimit - 1 : Number(m[2]);
-  if (end < start) throw new AppError('INVALID_RANGE', { message: `The Range header "${safe(header)}" ends before it starts.`, pgrstCode: 'PGRST103' });
+  if (end < start)
+    throw new AppError('INVALID_RANGE', {
+      message: `The Range header "${safe(header)}" ends before it starts.`,
+      pgrstCode: 'PGRST103',
+    });
   return { offset: start, limit: Math.min(end - start + 1, maxLimit) };
 }
 
 /** `first-last/total` for a page, `*\/total` for an empty one. */
-export function contentRange(offset: number, count: number, total: number): string {
-  return count > 0 ? `${offset}-${offset + count - 1}/${total}` : `*/${total}`;
+export function contentRange(offset: number, count: number, total: number | null): string {
+  return count > 0 ? `${offset}-${offset + count - 1}/${total ?? '*'}` : `*/${total ?? '*'}`;
 }
 
 /**
@@ -84,7 +102,11 @@ export function contentRange(offset: number, count: number, total: number): stri
  * `Content-Profile` for writes and POST RPC, as PostgREST. Absent: the first exposed schema
  * (`DB_SCHEMAS`, default public); one not exposed is a 406 PGRST106, never silently public.
  */
-export function checkProfile(headers: Record<string, string | string[] | undefined>, exposed: readonly string[] = ['public'], write = false): string {
+export function checkProfile(
+  headers: Record<string, string | string[] | undefined>,
+  exposed: readonly string[] = ['public'],
+  write = false,
+): string {
   const v = headers[write ? 'content-profile' : 'accept-profile'];
   const value = (Array.isArray(v) ? v[0] : v)?.trim();
   if (!value) return exposed[0] ?? 'public';

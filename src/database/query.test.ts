@@ -33,11 +33,24 @@ describe('records query parser', () => {
   });
 
   it('reads quoted names in filters, order, columns, embedded filters and logic trees', () => {
-    const q = parseRecordsQuery(encodeURI('select=*,"my tab"(*)&"my col"=eq.1&"my tab"."a.b"=gt.2&order="my col".desc,"my tab"("x y")&columns="c,d","e"&or=("my col".eq.3,"j s"->>"k k".eq.4)'));
+    const q = parseRecordsQuery(
+      encodeURI(
+        'select=*,"my tab"(*)&"my col"=eq.1&"my tab"."a.b"=gt.2&order="my col".desc,"my tab"("x y")&columns="c,d","e"&or=("my col".eq.3,"j s"->>"k k".eq.4)',
+      ),
+    );
     expect(q.filters[0]).toEqual({ type: 'cond', column: 'my col', op: 'eq', negate: false, value: '1' });
-    expect(q.order).toEqual([{ column: 'my col', dir: 'desc', nulls: null }, { column: 'x y', relation: 'my tab', dir: 'asc', nulls: null }]);
+    expect(q.order).toEqual([
+      { column: 'my col', dir: 'desc', nulls: null },
+      { column: 'x y', relation: 'my tab', dir: 'asc', nulls: null },
+    ]);
     expect(q.columns).toEqual(['c,d', 'e']);
-    expect(q.filters[1]).toMatchObject({ type: 'or', items: [{ column: 'my col', value: '3' }, { column: 'j s', path: [{ key: 'k k', text: true }], value: '4' }] });
+    expect(q.filters[1]).toMatchObject({
+      type: 'or',
+      items: [
+        { column: 'my col', value: '3' },
+        { column: 'j s', path: [{ key: 'k k', text: true }], value: '4' },
+      ],
+    });
     const embed = q.select!.find((i) => i.type === 'embed');
     expect(embed).toMatchObject({ relation: 'my tab', node: { filters: [{ column: 'a.b', op: 'gt', value: '2' }] } });
   });
@@ -48,7 +61,21 @@ describe('records query parser', () => {
       type: 'or',
       items: [
         { column: 'data', path: [{ key: 'a', text: true }], op: 'eq', value: '1' },
-        { type: 'and', items: [{ column: 'data', path: [{ key: 'b', text: false }, { key: '0', text: true }], op: 'gt', value: '2' }, { type: 'and', negate: true }] },
+        {
+          type: 'and',
+          items: [
+            {
+              column: 'data',
+              path: [
+                { key: 'b', text: false },
+                { key: '0', text: true },
+              ],
+              op: 'gt',
+              value: '2',
+            },
+            { type: 'and', negate: true },
+          ],
+        },
       ],
     });
   });
@@ -135,12 +162,14 @@ describe('records query parser', () => {
 
   it('enforces its bounds', () => {
     expect(err(() => splitQuery('a'.repeat(LIMITS.queryLength + 1))).message).toMatch(/longer/);
-    expect(err(() => parseRecordsQuery(Array.from({ length: LIMITS.params + 1 }, (_, i) => `c${i}=eq.1`).join('&'))).message).toMatch(/query parameters/);
+    expect(
+      err(() => parseRecordsQuery(Array.from({ length: LIMITS.params + 1 }, (_, i) => `c${i}=eq.1`).join('&'))).message,
+    ).toMatch(/query parameters/);
     const list = Array.from({ length: LIMITS.listItems + 1 }, (_, i) => i).join(',');
     expect(err(() => parseRecordsQuery(`a=in.(${list})`)).message).toMatch(/at most/);
-    const deep = 'or=(' + 'or('.repeat(LIMITS.depth + 1) + 'a.eq.1' + ')'.repeat(LIMITS.depth + 1) + ')';
+    const deep = `or=(${'or('.repeat(LIMITS.depth + 1)}a.eq.1${')'.repeat(LIMITS.depth + 1)})`;
     expect(err(() => parseRecordsQuery(deep)).message).toMatch(/nested/);
-    const many = 'or=(' + Array.from({ length: LIMITS.nodes + 1 }, () => 'a.eq.1').join(',') + ')';
+    const many = `or=(${Array.from({ length: LIMITS.nodes + 1 }, () => 'a.eq.1').join(',')})`;
     expect(err(() => parseRecordsQuery(many)).message).toMatch(/conditions/);
   });
 });

@@ -1,6 +1,17 @@
 import { AppError } from '../errors/index.js';
 import { IDENT, isName, maskQuoted, nameOf, safe } from './ident.js';
-import { IS_VALUES, OPERATORS, type Condition, type Filter, type Group, type JsonStep, type Operator, type OrderKey, type ReadNode, type RecordsQuery } from './ast.js';
+import {
+  IS_VALUES,
+  OPERATORS,
+  type Condition,
+  type Filter,
+  type Group,
+  type JsonStep,
+  type Operator,
+  type OrderKey,
+  type ReadNode,
+  type RecordsQuery,
+} from './ast.js';
 import { parseSelect, splitJsonPath } from './grammar.js';
 import { Cursor } from './cursor.js';
 
@@ -24,7 +35,6 @@ export const LIMITS = {
   maxOffset: 1_000_000_000,
 };
 
-
 function invalid(message: string): AppError {
   return new AppError('INVALID_QUERY', { message });
 }
@@ -39,7 +49,8 @@ export function decode(s: string): string {
 
 /** Splits a raw query string (without `?`) into decoded key/value pairs, in order. */
 export function splitQuery(raw: string): Array<[string, string]> {
-  if (raw.length > LIMITS.queryLength) throw invalid(`The query string is longer than ${LIMITS.queryLength} characters.`);
+  if (raw.length > LIMITS.queryLength)
+    throw invalid(`The query string is longer than ${LIMITS.queryLength} characters.`);
   const pairs: Array<[string, string]> = [];
   for (const part of raw.split('&')) {
     if (part === '') continue;
@@ -55,7 +66,10 @@ export function splitQuery(raw: string): Array<[string, string]> {
 /** A plain or quoted (masked) column name; the schema check comes when the SQL is built. */
 function column(name: string, where: string): string {
   const n = nameOf(name);
-  if (n === null) throw invalid(`"${safe(name)}" in ${where} is not a valid column name; quote a name with other characters, e.g. "my col".`);
+  if (n === null)
+    throw invalid(
+      `"${safe(name)}" in ${where} is not a valid column name; quote a name with other characters, e.g. "my col".`,
+    );
   return n;
 }
 
@@ -108,7 +122,9 @@ function parseModifier(c: Cursor, op: string, col: string): Pick<Condition, 'qua
   c.expect(')');
   if (FTS.has(op) && IDENT.test(word)) return { config: word };
   if (QUANTIFIED.has(op) && (word === 'any' || word === 'all')) return { quantifier: word };
-  throw invalid(`"${op}(${safe(word)})" on column "${col}" is not valid: use (any)/(all) after eq, like, ilike..., or a text search configuration after fts.`);
+  throw invalid(
+    `"${op}(${safe(word)})" on column "${col}" is not valid: use (any)/(all) after eq, like, ilike..., or a text search configuration after fts.`,
+  );
 }
 
 /** `op.value` after the column (and optional `not.`); `inTree` stops a bare value at `,` or `)`. */
@@ -191,7 +207,8 @@ function treeCondition(c: Cursor, col: string, budget: Budget): Condition {
     const text = c.text.startsWith('->>', c.pos);
     c.pos += text ? 3 : 2;
     const key = c.peek() === '"' ? quotedName(c, 'a JSON path') : c.word();
-    if (key === '' || key.length > 63) throw invalid(`The JSON path of "${safe(col)}" needs a key (letters, digits, _ or "quoted") after ->.`);
+    if (key === '' || key.length > 63)
+      throw invalid(`The JSON path of "${safe(col)}" needs a key (letters, digits, _ or "quoted") after ->.`);
     path.push({ key, text });
   }
   c.expect('.');
@@ -233,7 +250,9 @@ function parseOrder(value: string): OrderKey[] {
 
 function parseColumnList(value: string, what: string, max: number): string[] {
   // `columns="a","b"` (postgrest-js quotes each name).
-  const cols = maskQuoted(value).split(',').map((s) => s.trim());
+  const cols = maskQuoted(value)
+    .split(',')
+    .map((s) => s.trim());
   if (cols.length > max) throw invalid(`At most ${max} columns are allowed in ${what}.`);
   return [...new Set(cols.map((s) => column(s, what)))];
 }
@@ -313,7 +332,7 @@ function findEmbed(root: ReadNode, path: string[]): ReadNode {
   let node = root;
   for (const name of path) {
     const next = node.select?.find((i) => i.type === 'embed' && (i.alias ?? i.relation) === name);
-    if (!next || next.type !== 'embed') {
+    if (next?.type !== 'embed') {
       throw new AppError('INVALID_QUERY', {
         message: `"${path.join('.')}" in a filter or order is not an embedded relation of select.`,
         nextActions: `Embed it first, e.g. select=*,${name}(*), then filter with ${path.join('.')}.<column>=eq.<value>.`,

@@ -3,20 +3,19 @@ import type { Identity } from '../auth/identity.js';
 import { shaped, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 import { withCaller } from './caller.js';
-import { isName, safe } from './ident.js';
+import { isName } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
-import { newContext, type CompileContext, type CountKind } from './compile.js';
+import { newContext, type CompileContext, type ReadCount } from './compile.js';
 import { pageOf, singleObject, type Page } from './page.js';
 import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
 import { csvJsonCells, type BodyFormat } from './media.js';
-import { raisedError } from './raised.js';
+import { type Operation, tableNotFound, translate } from './records-errors.js';
 import { callFunction, lookupFunctions, type FunctionRow, type RpcRequest, type RpcResult } from './rpc.js';
 
-export type Operation = 'select' | 'insert' | 'update' | 'delete' | 'rpc';
-
+export type { Operation } from './records-errors.js';
 /** A page of records as JSON text built by Postgres, with the total of matching rows. */
 export type { Page } from './page.js';
 
@@ -28,8 +27,8 @@ export interface ReadOptions {
   format?: BodyFormat;
   /** The exposed schema (Accept-Profile); default public. */
   schema?: string;
-  /** `Prefer: count=planned|estimated`: the total may be the planner's estimate (docs/database.md). */
-  count?: CountKind | null;
+  /** `Prefer: count=planned|estimated`: the planner's estimate (docs/database.md); `none`: no total (`/api/db` without `Prefer: count`). Default exact. */
+  count?: ReadCount | null;
 }
 
 export interface WriteOptions {
@@ -77,21 +76,27 @@ export class RecordsService {
   /** The table by its client-given name, in an exposed schema (default public). */
   async table(name: string, schemaName = 'public'): Promise<TableMeta> {
     const t = isName(name) ? await this.scopes.get(schemaName).schema.get(name) : null;
-    if (!t) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
+    if (!t) throw tableNotFound(schemaName, name);
     return t;
   }
 
   /** Builds a statement; an unknown column reloads the schema once (another instance may have added it). */
-  private async build(name: string, make: (t: TableMeta, ctx: CompileContext) => Statement, schemaName = 'public'): Promise<Statement> {
+  private async build(
+    name: string,
+    make: (t: TableMeta, ctx: CompileContext) => Statement,
+    schemaName = 'public',
+  ): Promise<Statement> {
     const scope = this.scopes.get(schemaName);
     const attempt = async () => {
       const t = await this.table(name, schemaName);
-      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys()));
+      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys(), undefined, schemaName));
     };
     try {
       return await attempt();
     } catch (err) {
-      const miss = err instanceof AppError && (err.code === 'UNKNOWN_COLUMN' || err.code === 'RELATION_NOT_FOUND' || err.code === 'TABLE_NOT_FOUND');
+      const miss =
+        err instanceof AppError &&
+        (err.code === 'UNKNOWN_COLUMN' || err.code === 'RELATION_NOT_FOUND' || err.code === 'TABLE_NOT_FOUND');
       if (!miss || !(await scope.schema.reloadOnMiss())) throw err;
       return attempt();
     }
@@ -102,52 +107,8 @@ export class RecordsService {
     try {
       return await withCaller(this.db, identity, fn);
     } catch (err) {
-      throw this.translate(err, op);
+      throw translate(err, op, () => this.schema.invalidate());
     }
-  }
-
-  /** Refines database errors by SQLSTATE and operation. */
-  private translate(err: unknown, op: Operation): unknown {
-    const info = pgErrorInfo(err instanceof AppError ? err.cause : err);
-    if (!info) return err;
-    // 23001: an ON DELETE RESTRICT reference; 23503 on delete: a NO ACTION reference.
-    if (info.code === '23001' || (info.code === '23503' && op === 'delete')) {
-      return new AppError('STILL_REFERENCED', {
-        message: `The row is still referenced${info.constraint ? ` (constraint "${info.constraint}")` : ''}.`,
-        cause: err,
-      });
-    }
-    if (err instanceof AppError) return err;
-    // The schema changed under this instance: forget it so the next request sees the new one.
-    if (info.code === '42P01') {
-      this.schema.invalidate();
-      return new AppError('TABLE_NOT_FOUND', { cause: err });
-    }
-    if (info.code === '42703') {
-      this.schema.invalidate();
-      return new AppError('UNKNOWN_COLUMN', { message: 'A column of the request does not exist.', cause: err });
-    }
-    // RAISE EXCEPTION in a function or trigger: its message was written for the client.
-    // Its DETAIL and HINT too (RAISE ... USING DETAIL = ..., HINT = ...), as PostgREST passes them on.
-    const raised = raisedError(err, info.code);
-    if (raised) return raised;
-    if (info.code === 'P0001') {
-      const e = err as { message?: unknown; detail?: unknown; hint?: unknown };
-      const text = typeof e.message === 'string' ? e.message : '';
-      const extra = (v: unknown) => (typeof v === 'string' ? safe(v, 300) : undefined);
-      return new AppError('INVALID_INPUT', { message: `The database function raised: ${safe(text, 300)}`, details: extra(e.detail), hint: extra(e.hint), cause: err });
-    }
-    if (info.code === '54001') return new AppError('INVALID_QUERY', { message: 'The query is too complex.', cause: err });
-    // 0A000/55000: e.g. writing to a view that cannot be written to.
-    if (info.code.startsWith('0A') || info.code.startsWith('55')) {
-      return new AppError('INVALID_QUERY', { message: 'This table or view does not allow this operation.', cause: err });
-    }
-    // Other class-42 errors of a records statement come from what the request asked for
-    // (an operator that does not fit a type, an ambiguous function call, ...).
-    if (info.code.startsWith('42')) {
-      return new AppError('INVALID_QUERY', { message: 'The request does not fit the table or function (types, operators or arguments).', cause: err });
-    }
-    return err;
   }
 
   /** GET: rows matching the query string, with the total. `range` (the Range header) overrides limit/offset. */
@@ -157,10 +118,17 @@ export class RecordsService {
       q.offset = opts.range.offset;
       q.limit = opts.range.limit;
     }
-    const stmt = await this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined), opts.schema);
+    const stmt = await this.build(
+      name,
+      (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined),
+      opts.schema,
+    );
     if (opts.format === 'geojson') await this.requirePostgis();
     const page = await this.as(identity, 'select', async (tx) => {
-      const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(shaped(stmt.text), stmt.values);
+      const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(
+        shaped(stmt.text),
+        stmt.values,
+      );
       return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
     });
     return opts.single ? { ...page, body: singleObject(page.body, page.count) } : page;
@@ -171,9 +139,18 @@ export class RecordsService {
    * a plan shows table sizes and costs that RLS would hide, so anon and users get 406. Run in
    * a transaction that is rolled back (`analyze` executes the statement).
    */
-  async plan(identity: Identity, name: string, rawQuery: string, plan: { as: 'json' | 'text'; options: string[] }, opts: ReadOptions = {}): Promise<string> {
+  async plan(
+    identity: Identity,
+    name: string,
+    rawQuery: string,
+    plan: { as: 'json' | 'text'; options: string[] },
+    opts: ReadOptions = {},
+  ): Promise<string> {
     if (identity.kind !== 'admin') {
-      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+      throw new AppError('MEDIA_NOT_AVAILABLE', {
+        message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.',
+        pgrstCode: 'PGRST107',
+      });
     }
     const q = parseRecordsQuery(rawQuery);
     if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
@@ -184,7 +161,8 @@ export class RecordsService {
       await this.as(identity, 'select', async (tx) => {
         const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (${options}) ${stmt.text}`, stmt.values);
         const cells = rows.map((r) => r['QUERY PLAN']);
-        out = plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
+        out =
+          plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
         throw ROLLBACK;
       });
     } catch (err) {
@@ -195,18 +173,32 @@ export class RecordsService {
 
   /** GeoJSON is built by PostGIS; without it the media type is not available (406). */
   private async requirePostgis(): Promise<void> {
-    const { rows } = await this.db.query<{ ok: boolean }>(`select exists (select 1 from pg_extension where extname = 'postgis') as ok`);
+    const { rows } = await this.db.query<{ ok: boolean }>(
+      `select exists (select 1 from pg_extension where extname = 'postgis') as ok`,
+    );
     if (!rows[0]?.ok) {
-      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'application/geo+json needs the PostGIS extension, which this database does not have.', pgrstCode: 'PGRST107' });
+      throw new AppError('MEDIA_NOT_AVAILABLE', {
+        message: 'application/geo+json needs the PostGIS extension, which this database does not have.',
+        pgrstCode: 'PGRST107',
+      });
     }
   }
 
   /** Runs a write as the caller; `.single()` and `tx=rollback` are checked inside the transaction, so a refused write is rolled back. */
-  private async write(identity: Identity, op: 'insert' | 'update' | 'delete', table: string, stmt: Statement, opts: WriteOptions): Promise<WriteResult> {
+  private async write(
+    identity: Identity,
+    op: 'insert' | 'update' | 'delete',
+    table: string,
+    stmt: Statement,
+    opts: WriteOptions,
+  ): Promise<WriteResult> {
     let result: WriteResult | null = null;
     try {
       await this.as(identity, op, async (tx) => {
-        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(shaped(stmt.text), stmt.values);
+        const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(
+          shaped(stmt.text),
+          stmt.values,
+        );
         const row = r.rows[0];
         const count = row?.total !== undefined ? Number(row.total) : r.rowCount;
         const body = opts.representation ? (row?.body ?? '[]') : null;
@@ -224,34 +216,52 @@ export class RecordsService {
   }
 
   /** POST: inserts records (or upserts with `Prefer: resolution=...`). */
-  async insert(identity: Identity, name: string, rows: Array<Record<string, unknown>>, rawQuery: string, opts: InsertWriteOptions): Promise<WriteResult> {
+  async insert(
+    identity: Identity,
+    name: string,
+    rows: Array<Record<string, unknown>>,
+    rawQuery: string,
+    opts: InsertWriteOptions,
+  ): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
     assertOnly(q);
-    const stmt = await this.build(name, (t, ctx) => {
-      const onConflict = q.onConflict ?? (opts.resolution ? t.primaryKey : null);
-      if (opts.resolution && !onConflict?.length) {
-        throw new AppError('INVALID_QUERY', { message: `Table "${t.name}" has no primary key: give on_conflict=<columns>.` });
-      }
-      return buildInsert(
-        t,
-        opts.csv ? csvJsonCells(t, rows) : rows,
-        {
-          representation: opts.representation,
-          select: q.select,
-          columns: q.columns,
-          missingDefault: opts.missingDefault,
-          // on_conflict alone is a plain insert (a conflict is a 409), as in PostgREST: only
-          // `Prefer: resolution=…` makes it an upsert.
-          upsert: opts.resolution && onConflict ? { onConflict, resolution: opts.resolution } : null,
-        },
-        ctx,
-      );
-    }, opts.schema);
+    const stmt = await this.build(
+      name,
+      (t, ctx) => {
+        const onConflict = q.onConflict ?? (opts.resolution ? t.primaryKey : null);
+        if (opts.resolution && !onConflict?.length) {
+          throw new AppError('INVALID_QUERY', {
+            message: `Table "${t.name}" has no primary key: give on_conflict=<columns>.`,
+          });
+        }
+        return buildInsert(
+          t,
+          opts.csv ? csvJsonCells(t, rows) : rows,
+          {
+            representation: opts.representation,
+            select: q.select,
+            columns: q.columns,
+            missingDefault: opts.missingDefault,
+            // on_conflict alone is a plain insert (a conflict is a 409), as in PostgREST: only
+            // `Prefer: resolution=…` makes it an upsert.
+            upsert: opts.resolution && onConflict ? { onConflict, resolution: opts.resolution } : null,
+          },
+          ctx,
+        );
+      },
+      opts.schema,
+    );
     return this.write(identity, 'insert', name, stmt, opts);
   }
 
   /** PATCH: updates the rows matching the filters (at least one filter). */
-  async update(identity: Identity, name: string, rawQuery: string, patch: Record<string, unknown>, opts: WriteOptions): Promise<WriteResult> {
+  async update(
+    identity: Identity,
+    name: string,
+    rawQuery: string,
+    patch: Record<string, unknown>,
+    opts: WriteOptions,
+  ): Promise<WriteResult> {
     const q = parseRecordsQuery(rawQuery);
     const stmt = await this.build(name, (t, ctx) => buildUpdate(t, q, patch, opts.representation, ctx), opts.schema);
     return this.write(identity, 'update', name, stmt, opts);
@@ -269,18 +279,28 @@ export class RecordsService {
    * filters, order, page). `.single()`, `tx=rollback` and `max-affected` are checked inside
    * the transaction, so a refused or rolled-back call leaves nothing written.
    */
-  async rpc(identity: Identity, req: RpcRequest, opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {}): Promise<RpcResult> {
+  async rpc(
+    identity: Identity,
+    req: RpcRequest,
+    opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null } = {},
+  ): Promise<RpcResult> {
     const scope = this.scopes.get(req.schema);
-    const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys());
+    const ctx = newContext(await scope.schema.all(), await scope.relations.foreignKeys(), undefined, scope.schema.name);
     const key = `${scope.schema.name}.${req.name}`;
     if (req.plan && identity.kind !== 'admin') {
-      throw new AppError('MEDIA_NOT_AVAILABLE', { message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.', pgrstCode: 'PGRST107' });
+      throw new AppError('MEDIA_NOT_AVAILABLE', {
+        message: 'The execution plan (application/vnd.pgrst.plan) is for admin callers only.',
+        pgrstCode: 'PGRST107',
+      });
     }
     let result: RpcResult | null = null;
     try {
       await this.as(identity, 'rpc', async (tx) => {
-        const r = await callFunction(tx, ctx, req, (name, schema) => this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)));
-        result = opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
+        const r = await callFunction(tx, ctx, req, (name, schema) =>
+          this.functions(key, scope.schema.version, () => lookupFunctions(this.db, name, schema)),
+        );
+        result =
+          opts.single && r.kind === 'rows' ? { ...r, kind: 'object', body: singleObject(r.body ?? '[]', r.count) } : r;
         if (r.kind === 'rows') checkMaxAffected(opts.maxAffected, r.total);
         if (opts.rollback || req.plan) throw ROLLBACK;
       });
@@ -321,6 +341,8 @@ export function checkMaxAffected(max: number | null | undefined, count: number):
 
 function assertOnly(q: RecordsQuery): void {
   if (q.filters.length || q.limit !== null || q.offset !== null || q.order.length) {
-    throw new AppError('INVALID_QUERY', { message: 'Inserting takes only select, columns and on_conflict in the query string.' });
+    throw new AppError('INVALID_QUERY', {
+      message: 'Inserting takes only select, columns and on_conflict in the query string.',
+    });
   }
 }

@@ -12,6 +12,9 @@ export interface ForeignKeyInfo {
   refColumns: string[];
   /** The key columns are also unique in `table` (a primary key or unique constraint): one-to-one. */
   unique: boolean;
+  /** A base table's key repeated for a view that shows its columns: `table` (or `refTable`) is that view. */
+  tableIsView?: boolean;
+  refIsView?: boolean;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface Relation {
    * many-to-many: the junction table with a key to each side; `parentColumns`/`childColumns`
    * are then the parent's and child's referenced columns, `toParent`/`toChild` the junction's.
    */
-  junction?: { table: string; toParent: string[]; toChild: string[] };
+  junction?: { table: string; toParent: string[]; toChild: string[]; parentConstraint: string };
   /** A computed relationship: the embedded rows are `fn(parent row)`. */
   fn?: string;
 }
@@ -65,13 +68,16 @@ where u.view_schema = $1 and u.table_schema = $1
 group by u.view_name, u.table_name`;
 
 /** The keys of base tables, repeated for each view that shows all of a key's columns. */
-function viewKeys(fks: ForeignKeyInfo[], views: Array<{ view: string; base: string; columns: string[] }>): ForeignKeyInfo[] {
+function viewKeys(
+  fks: ForeignKeyInfo[],
+  views: Array<{ view: string; base: string; columns: string[] }>,
+): ForeignKeyInfo[] {
   const out: ForeignKeyInfo[] = [];
   for (const v of views) {
     const has = (cols: string[]) => cols.every((c) => v.columns.includes(c));
     for (const fk of fks) {
-      if (fk.table === v.base && has(fk.columns)) out.push({ ...fk, table: v.view, unique: false });
-      if (fk.refTable === v.base && has(fk.refColumns)) out.push({ ...fk, refTable: v.view });
+      if (fk.table === v.base && has(fk.columns)) out.push({ ...fk, table: v.view, unique: false, tableIsView: true });
+      if (fk.refTable === v.base && has(fk.refColumns)) out.push({ ...fk, refTable: v.view, refIsView: true });
     }
   }
   return out;
@@ -92,9 +98,18 @@ export class RelationsCache {
     await this.schema.all();
     const version = this.schema.version;
     if (this.cached?.version !== version) {
-      const fks = Promise.all([this.db.query<ForeignKeyInfo>(FK_SQL, [this.schema.name]), this.db.query<{ view: string; base: string; columns: string[] }>(VIEW_SQL, [this.schema.name])]).then(([r, v]) => {
+      const fks = Promise.all([
+        this.db.query<ForeignKeyInfo>(FK_SQL, [this.schema.name]),
+        this.db.query<{ view: string; base: string; columns: string[] }>(VIEW_SQL, [this.schema.name]),
+      ]).then(([r, v]) => {
         const base = r.rows.map((row) => ({ ...row, columns: parse(row.columns), refColumns: parse(row.refColumns) }));
-        return [...base, ...viewKeys(base, v.rows.map((row) => ({ ...row, columns: parse(row.columns) })))];
+        return [
+          ...base,
+          ...viewKeys(
+            base,
+            v.rows.map((row) => ({ ...row, columns: parse(row.columns) })),
+          ),
+        ];
       });
       fks.catch(() => {
         if (this.cached?.fks === fks) this.cached = null;
@@ -105,15 +120,6 @@ export class RelationsCache {
   }
 }
 
-function selfRef(r: Relation, parent: string): boolean {
-  return r.table === parent;
-}
-
-function describe(parent: string, r: Relation): string {
-  if (r.junction) return `many-to-many through "${r.junction.table}" (${parent}.${r.parentColumns.join(',')} = ${r.junction.table}.${r.junction.toParent.join(',')}, ${r.junction.table}.${r.junction.toChild.join(',')} = ${r.table}.${r.childColumns.join(',')})`;
-  return `${r.kind} via "${r.constraint}" (${parent}.${r.parentColumns.join(',')} = ${r.table}.${r.childColumns.join(',')})`;
-}
-
 /** `parent` ← junction → `name`: a table with a foreign key to each side (hint: the junction's name). */
 function manyToMany(fks: ForeignKeyInfo[], parent: string, name: string): Relation[] {
   const out: Relation[] = [];
@@ -122,50 +128,129 @@ function manyToMany(fks: ForeignKeyInfo[], parent: string, name: string): Relati
     for (const b of fks) {
       if (b === a || b.table !== a.table || b.refTable !== name) continue;
       out.push({
-        kind: 'many-to-many', constraint: b.name, table: name, parentColumns: a.refColumns, childColumns: b.refColumns,
-        junction: { table: a.table, toParent: a.columns, toChild: b.columns },
+        kind: 'many-to-many',
+        constraint: b.name,
+        table: name,
+        parentColumns: a.refColumns,
+        childColumns: b.refColumns,
+        junction: { table: a.table, toParent: a.columns, toChild: b.columns, parentConstraint: a.name },
       });
     }
   }
   return out;
 }
 
+/** One relationship seen from its origin, as PostgREST's schema cache holds it. */
+interface Candidate {
+  rel: Relation;
+  /** The origin's and the foreign table's columns of the key, pairwise. */
+  origin: string[];
+  foreign: string[];
+  /** A table's key to itself: both directions come from the one key. */
+  self: boolean;
+  /** The foreign side is a view (a base table's key repeated for it). */
+  view: boolean;
+}
+
+/** Every relationship from `parent`: each key in both directions, and many-to-many through junctions. */
+function candidates(fks: ForeignKeyInfo[], parent: string, name: string): Candidate[] {
+  const out: Candidate[] = [];
+  for (const fk of fks) {
+    const self = fk.table === fk.refTable;
+    if (fk.table === parent) {
+      const rel: Relation = {
+        kind: 'many-to-one',
+        constraint: fk.name,
+        table: fk.refTable,
+        parentColumns: fk.columns,
+        childColumns: fk.refColumns,
+      };
+      out.push({ rel, origin: fk.columns, foreign: fk.refColumns, self, view: fk.refIsView === true });
+    }
+    if (fk.refTable === parent) {
+      const rel: Relation = {
+        kind: fk.unique ? 'one-to-one' : 'one-to-many',
+        constraint: fk.name,
+        table: fk.table,
+        parentColumns: fk.refColumns,
+        childColumns: fk.columns,
+      };
+      out.push({ rel, origin: fk.refColumns, foreign: fk.columns, self, view: fk.tableIsView === true });
+    }
+  }
+  for (const rel of manyToMany(fks, parent, name)) out.push({ rel, origin: [], foreign: [], self: false, view: false });
+  return out;
+}
+
+const single = (cols: string[], name: string) => cols.length === 1 && cols[0] === name;
+
+/**
+ * PostgREST's choice among the relationships (its `findRel`): `name` is the foreign table, or
+ * (tables only) a key's constraint or its single column on the origin side; a hint narrows to
+ * a constraint, a key column of either side or a junction. A self reference gives the
+ * referencing rows for the table's name (`collections(*)`, or `collections!parent_id(*)`) and
+ * the referenced row for the key column (`parent_id(*)`).
+ */
+function matches(c: Candidate, name: string, hint: string | null): boolean {
+  const { rel } = c;
+  const isO2M = rel.kind === 'one-to-many';
+  if (c.self) {
+    if (hint === null) return (rel.table === name && isO2M) || (rel.kind === 'many-to-one' && single(c.origin, name));
+    return rel.table === name && isO2M && (single(c.foreign, hint) || rel.constraint === hint);
+  }
+  if (hint === null) {
+    if (rel.table === name) return true;
+    return !rel.junction && !c.view && (rel.constraint === name || single(c.origin, name));
+  }
+  if (rel.table !== name) return false;
+  if (rel.junction) return rel.junction.table === hint;
+  return rel.constraint === hint || single(c.origin, hint) || single(c.foreign, hint);
+}
+
+const cols = (c: string[]) => `(${c.join(', ')})`;
+
+/** PostgREST's description of a candidate in the `details` of PGRST201. */
+function described(parent: string, c: Candidate): Record<string, string> {
+  const { rel } = c;
+  const embedding = `${parent} with ${rel.table}`;
+  if (rel.junction) {
+    const j = rel.junction;
+    return {
+      cardinality: 'many-to-many',
+      embedding,
+      relationship: `${j.table} using ${j.parentConstraint}${cols(j.toParent)} and ${rel.constraint}${cols(j.toChild)}`,
+    };
+  }
+  return {
+    cardinality: rel.kind,
+    embedding,
+    relationship: `${rel.constraint} using ${parent}${cols(c.origin)} and ${rel.table}${cols(c.foreign)}`,
+  };
+}
+
 /**
  * The relation `name` (a table, or a foreign key column or constraint of `parent`) seen from
  * `parent`, narrowed by `hint` (a constraint or column name). None: 400 PGRST200; more than
- * one: 300 PGRST201 (as PostgREST) listing the hints that pick one.
+ * one: 300 PGRST201 listing them (PostgREST's message, details and hint).
  */
-export function resolveRelation(fks: ForeignKeyInfo[], parent: string, name: string, hint: string | null): Relation {
-  const found: Relation[] = [];
-  for (const fk of fks) {
-    const byKeyColumn = fk.table === parent && (fk.name === name || (fk.columns.length === 1 && fk.columns[0] === name));
-    if ((fk.table === parent && fk.refTable === name) || byKeyColumn) {
-      found.push({ kind: 'many-to-one', constraint: fk.name, table: fk.refTable, parentColumns: fk.columns, childColumns: fk.refColumns });
-    }
-    if (fk.refTable === parent && fk.table === name && !byKeyColumn) {
-      found.push({ kind: fk.unique ? 'one-to-one' : 'one-to-many', constraint: fk.name, table: fk.table, parentColumns: fk.refColumns, childColumns: fk.columns });
-    }
-  }
-  found.push(...manyToMany(fks, parent, name));
-  const matches = hint
-    ? found.filter((r) => r.constraint === hint || r.table === hint || r.junction?.table === hint || (r.kind === 'many-to-one' ? r.parentColumns : r.childColumns).includes(hint))
-    : found;
-  if (matches.length === 1) return matches[0]!;
-  // A self reference is both directions of one key: `!<key column>` is the referenced row
-  // (many-to-one), `!<constraint>` the referencing rows (one-to-many).
-  if (hint && matches.length === 2 && matches[0]!.constraint === matches[1]!.constraint) {
-    return matches.find((r) => (hint === r.constraint ? r.kind !== 'many-to-one' : r.kind === 'many-to-one'))!;
-  }
-  if (!matches.length) {
+export function resolveRelation(
+  fks: ForeignKeyInfo[],
+  parent: string,
+  name: string,
+  hint: string | null,
+  schema = 'public',
+): Relation {
+  const found = candidates(fks, parent, name).filter((c) => matches(c, name, hint));
+  if (found.length === 1) return found[0]!.rel;
+  if (!found.length) {
     throw new AppError('RELATION_NOT_FOUND', {
-      message: `No relationship was found between "${parent}" and "${safe(name)}"${hint ? ` with the hint "${safe(hint)}"` : ''}.`,
-      details: `Searched the foreign keys of schema public between "${parent}" and "${safe(name)}".`,
-      hint: `Embedding needs a foreign key between the two tables (e.g. ${safe(name)}.${parent}_id references ${parent}(id)), or a hint that names one.`,
+      message: `Could not find a relationship between '${parent}' and '${safe(name)}' in the schema cache`,
+      details: `Searched for a foreign key relationship between '${parent}' and '${safe(name)}'${hint ? ` using the hint '${safe(hint)}'` : ''} in the schema '${schema}', but no matches were found.`,
     });
   }
   throw new AppError('AMBIGUOUS_RELATION', {
-    message: `More than one relationship was found for "${parent}" and "${safe(name)}".`,
-    details: matches.map((r) => describe(parent, r)).join('; '),
-    hint: `Try changing "${safe(name)}" to one of: ${matches.map((r) => `"${safe(name)}!${r.junction ? r.junction.table : selfRef(r, parent) && r.kind === 'many-to-one' ? r.parentColumns.join(',') : r.constraint}"`).join(', ')}.`,
+    message: `Could not embed because more than one relationship was found for '${parent}' and '${safe(name)}'`,
+    details: found.map((c) => described(parent, c)),
+    hint: `Try changing '${safe(name)}' to one of the following: ${found.map((c) => `'${c.rel.table}!${c.rel.junction ? c.rel.junction.table : c.rel.constraint}'`).join(', ')}. Find the desired relationship in the 'details' key.`,
   });
 }

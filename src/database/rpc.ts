@@ -1,49 +1,23 @@
 import { AppError } from '../errors/index.js';
-import { shaped, statement, type Queryable } from '../db/types.js';
+import { shaped, type Queryable } from '../db/types.js';
 import { isName, quoteIdent, safe, schemaRef } from './ident.js';
 import { toParam, valueKind, apiType } from './types.js';
 import { decode, parseRecordsQuery, splitQuery } from './query.js';
 import { compileRead, type CompileContext } from './compile.js';
 import type { ColumnMeta, TableMeta } from './schema.js';
 import type { BodyFormat } from './media.js';
+import {
+  type BodyKind,
+  type FunctionRow,
+  inputArgs,
+  lookupFunctions,
+  parseArgs,
+  pickOverload,
+  takesBody,
+  type Arg,
+} from './overloads.js';
 
-interface Arg {
-  name: string | null;
-  typname: string;
-  castType: string;
-  mode: string;
-}
-
-export interface FunctionRow {
-  args: Arg[] | string;
-  nargs: number;
-  ndefaults: number;
-  retset: boolean;
-  rettype: string;
-  /** `v`olatile, `s`table or `i`mmutable: only the last two may be called with GET/HEAD (PostgREST). */
-  volatility: string;
-  /** The relation whose row type the function returns (a table, view or composite type), if any. */
-  retrel: string | null;
-  /** The attributes of that row type. */
-  retcols: Array<{ name: string; typname: string; castType: string }> | string | null;
-}
-
-// The overloads of public.<name> with their arguments and the columns of what they return, in one query.
-const LOOKUP_SQL = `
-select p.pronargs as nargs, p.pronargdefaults as ndefaults, p.provolatile as volatility, p.proretset as retset, p.prorettype::regtype::text as rettype,
-  coalesce((select json_agg(json_build_object(
-      'name', nullif(p.proargnames[i], ''), 'typname', t.typname, 'castType', format_type(t.oid, null),
-      'mode', coalesce(p.proargmodes[i], 'i')) order by i)
-    from generate_series(1, coalesce(array_length(p.proallargtypes, 1), p.pronargs)) i
-    join pg_type t on t.oid = coalesce(p.proallargtypes[i], p.proargtypes[i - 1])), '[]') as args,
-  (select c.relname from pg_class c join pg_namespace cn on cn.oid = c.relnamespace where c.oid = rt.typrelid and cn.nspname = $2) as retrel,
-  (select json_agg(json_build_object('name', a.attname, 'typname', at.typname, 'castType', format_type(a.atttypid, null)) order by a.attnum)
-     from pg_attribute a join pg_type at on at.oid = a.atttypid
-     where rt.typrelid <> 0 and a.attrelid = rt.typrelid and a.attnum > 0 and not a.attisdropped) as retcols
-from pg_proc p join pg_namespace n on n.oid = p.pronamespace join pg_type rt on rt.oid = p.prorettype
-where n.nspname = $2 and p.proname = $1 and p.prokind = 'f'`;
-
-const LOOKUP = statement(LOOKUP_SQL);
+export { type BodyKind, type FunctionRow, lookupFunctions } from './overloads.js';
 
 /** What a call asks for: arguments from the body (POST) or the query string (GET/HEAD), and the query of the result. */
 export interface RpcRequest {
@@ -55,6 +29,8 @@ export interface RpcRequest {
   range?: { offset: number; limit: number };
   /** The body format of a result of rows (Accept). */
   format?: BodyFormat;
+  /** POST: what the body is (its Content-Type); a Buffer without it is raw bytes. */
+  bodyKind?: BodyKind;
   /** The exposed schema of the function (Accept-/Content-Profile; default public). */
   schema?: string;
   /** `application/vnd.pgrst.plan` (admins): EXPLAIN the call's statement instead of answering it. */
@@ -88,44 +64,6 @@ function partitionQuery(raw: string, isArg: (key: string) => boolean): { args: R
   return { args, rest: rest.join('&') };
 }
 
-function parseArgs(r: FunctionRow): Arg[] {
-  return typeof r.args === 'string' ? JSON.parse(r.args) : r.args;
-}
-const inputArgs = (r: FunctionRow) => parseArgs(r).filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v');
-const BODY_TYPES = new Set(['json', 'jsonb', 'text', 'bytea']);
-
-/** One unnamed json/jsonb/text/bytea parameter: the whole POST body is its value (PostgREST). */
-function takesBody(r: FunctionRow): boolean {
-  const inputs = inputArgs(r);
-  return inputs.length === 1 && inputs[0]!.name === null && BODY_TYPES.has(inputs[0]!.typname);
-}
-
-/** The overload the given argument names select: 404 PGRST202 if none, 300 PGRST203 if several. */
-function pickOverload(rows: FunctionRow[], schema: string, name: string, given: string[], hasBody: boolean): FunctionRow {
-  const matches = rows.filter((r) => {
-    if (hasBody && takesBody(r)) return true;
-    const inputs = inputArgs(r);
-    const required = inputs.slice(0, inputs.length - r.ndefaults);
-    return given.every((g) => inputs.some((a) => a.name === g)) && required.every((a) => a.name && given.includes(a.name));
-  });
-  if (matches.length === 1) return matches[0]!;
-  const signatures = rows.map((r) => `${name}(${inputArgs(r).map((a) => `${a.name ?? ''} ${a.castType}`.trim()).join(', ')})`);
-  if (!matches.length) {
-    throw new AppError('RPC_NOT_FOUND', {
-      message: `No function ${schema}.${name}(${given.join(', ')}) in the schema cache; it takes: ${signatures.join(' or ')}.`,
-      details: `Searched for the function ${schema}.${name} with parameters ${given.join(', ') || '(none)'}`,
-      hint: `Perhaps you meant to call the function ${schema}.${signatures[0]}`,
-      pgrstCode: 'PGRST202',
-    });
-  }
-  throw new AppError('AMBIGUOUS_FUNCTION', {
-    message: `Cannot choose the best candidate function between: ${signatures.join(', ')}.`,
-    details: signatures.join(', '),
-    hint: 'Give argument names that only one overload takes, or rename or drop an overload.',
-    pgrstCode: 'PGRST203',
-  });
-}
-
 /** The columns of the result when it is a relation: the row type's, or the OUT/TABLE parameters. */
 function resultTable(ctx: CompileContext, fn: FunctionRow, name: string): TableMeta | null {
   if (fn.retrel && ctx.tables.has(fn.retrel)) return ctx.tables.get(fn.retrel)!;
@@ -135,33 +73,69 @@ function resultTable(ctx: CompileContext, fn: FunctionRow, name: string): TableM
   if (!cols) return null;
   const columnList = cols.map(
     (c): ColumnMeta => ({
-      name: c.name ?? '', typname: c.typname, kind: valueKind(c.typname), castType: c.castType, type: apiType(c.typname),
-      nullable: true, default: null, isPrimaryKey: false, unique: false, foreignKey: null,
+      name: c.name ?? '',
+      typname: c.typname,
+      kind: valueKind(c.typname),
+      castType: c.castType,
+      type: apiType(c.typname),
+      nullable: true,
+      default: null,
+      isPrimaryKey: false,
+      unique: false,
+      foreignKey: null,
     }),
   );
-  return { name, isTable: false, rlsEnabled: false, columns: new Map(columnList.map((c) => [c.name, c])), columnList, primaryKey: [] };
+  return {
+    name,
+    isTable: false,
+    rlsEnabled: false,
+    columns: new Map(columnList.map((c) => [c.name, c])),
+    columnList,
+    primaryKey: [],
+  };
 }
 
 /** `public."fn"(named => $n::type, ...)`, every value a bind parameter. */
-function callSql(ctx: CompileContext, schema: string, name: string, fn: FunctionRow, args: Record<string, unknown>, source: 'query' | 'body', body: unknown): string {
+function callSql(
+  ctx: CompileContext,
+  schema: string,
+  name: string,
+  fn: FunctionRow,
+  args: Record<string, unknown>,
+  kind: BodyKind | null,
+  body: unknown,
+): string {
   const p = ctx.p;
-  if (source === 'body' && takesBody(fn)) {
+  const source = kind === null ? 'query' : 'body';
+  if (takesBody(fn, kind)) {
     const arg = inputArgs(fn)[0]!;
     // text/plain and application/octet-stream arrive as bytes; a JSON body as its value.
-    const value = Buffer.isBuffer(body) ? (arg.typname === 'bytea' ? body : body.toString('utf8')) : arg.typname === 'bytea' ? null : JSON.stringify(body ?? null);
-    if (value === null) throw new AppError('INVALID_INPUT', { message: `Function "${name}" takes raw bytes: send them with Content-Type: application/octet-stream.` });
+    const value = Buffer.isBuffer(body)
+      ? arg.typname === 'bytea'
+        ? body
+        : body.toString('utf8')
+      : arg.typname === 'bytea'
+        ? null
+        : JSON.stringify(body ?? null);
+    if (value === null)
+      throw new AppError('INVALID_INPUT', {
+        message: `Function "${name}" takes raw bytes: send them with Content-Type: application/octet-stream.`,
+      });
     return `${schemaRef(schema)}.${quoteIdent(name)}(${p.add(value)}::${arg.castType})`;
   }
+  // `{"": value}` gives the one unnamed parameter its value, by position (PostgREST).
   const named = inputArgs(fn)
-    .filter((a) => a.name && Object.hasOwn(args, a.name))
+    .filter((a) => Object.hasOwn(args, a.name ?? ''))
     .map((a) => {
-      const typed = { name: a.name!, kind: valueKind(a.typname), castType: a.castType };
-      const value = args[a.name!];
+      const key = a.name ?? '';
+      const typed = { name: key || 'the unnamed parameter', kind: valueKind(a.typname), castType: a.castType };
+      const value = args[key];
+      const to = a.name === null ? '' : `${quoteIdent(a.name)} => `;
       // A table or composite row type from a JSON object (PostgREST), field by field.
       if (typed.kind === 'other' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-        return `${quoteIdent(a.name!)} => json_populate_record(null::${a.castType}, ${p.add(JSON.stringify(value))}::json)`;
+        return `${to}json_populate_record(null::${a.castType}, ${p.add(JSON.stringify(value))}::json)`;
       }
-      return `${quoteIdent(a.name!)} => ${p.add(toParam(typed, value, source))}::${a.castType}`;
+      return `${to}${p.add(toParam(typed, value, source))}::${a.castType}`;
     });
   return `${schemaRef(schema)}.${quoteIdent(name)}(${named.join(', ')})`;
 }
@@ -172,32 +146,46 @@ function callSql(ctx: CompileContext, schema: string, name: string, fn: Function
  * `with src as materialized (select * from fn(args)) ... where ... order ... limit`, so select,
  * filters, order, limit/offset, Range and embedding apply as on a table. A scalar answers its value.
  */
-/** The overloads of `schema.name` (catalog rows, the same for every caller). */
-export async function lookupFunctions(db: Queryable, name: string, schema: string): Promise<FunctionRow[]> {
-  return (await db.query<FunctionRow>(LOOKUP, [name, schema])).rows;
-}
-
-export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcRequest, lookup?: (name: string, schema: string) => Promise<FunctionRow[]>): Promise<RpcResult> {
+export async function callFunction(
+  tx: Queryable,
+  ctx: CompileContext,
+  req: RpcRequest,
+  lookup?: (name: string, schema: string) => Promise<FunctionRow[]>,
+): Promise<RpcResult> {
   const { name } = req;
-  if (!isName(name)) throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
+  if (!isName(name))
+    throw new AppError('RPC_NOT_FOUND', { message: `No function "${safe(name)}".`, pgrstCode: 'PGRST202' });
   const schema = req.schema ?? 'public';
   const rows = lookup ? await lookup(name, schema) : await lookupFunctions(tx, name, schema);
-  if (!rows.length) throw new AppError('RPC_NOT_FOUND', { message: `No function "${name}" in schema ${schema}.`, pgrstCode: 'PGRST202' });
   const source = req.body === undefined ? 'query' : 'body';
-  const argNames = new Set(rows.flatMap((r) => inputArgs(r).map((a) => a.name).filter((n): n is string => n !== null)));
+  const argNames = new Set(
+    rows.flatMap((r) =>
+      inputArgs(r)
+        .map((a) => a.name)
+        .filter((n): n is string => n !== null),
+    ),
+  );
   const split = partitionQuery(req.rawQuery, (k) => source === 'query' && argNames.has(k));
   const hasBody = source === 'body' && req.body !== null && typeof req.body === 'object' && !Buffer.isBuffer(req.body);
-  const args: Record<string, unknown> = source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  const fn = pickOverload(rows, schema, name, Object.keys(args), source === 'body' && req.body !== undefined);
+  const args: Record<string, unknown> =
+    source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const kind: BodyKind | null =
+    source === 'query' ? null : (req.bodyKind ?? (Buffer.isBuffer(req.body) ? 'bytes' : 'json'));
+  const fn = pickOverload(rows, schema, name, Object.keys(args), kind);
   if (source === 'query' && fn.volatility === 'v') {
-    throw new AppError('READ_ONLY_CALL', { message: `Function "${name}" is VOLATILE (it may change data), so GET and HEAD cannot call it; use POST.`, pgrstCode: '25006' });
+    throw new AppError('READ_ONLY_CALL', {
+      message: `Function "${name}" is VOLATILE (it may change data), so GET and HEAD cannot call it; use POST.`,
+      pgrstCode: '25006',
+    });
   }
-  const call = callSql(ctx, schema, name, fn, args, source, req.body);
+  const call = callSql(ctx, schema, name, fn, args, kind, req.body);
   const q = parseRecordsQuery(split.rest);
   const table = fn.rettype === 'void' ? null : resultTable(ctx, fn, name);
   if (!table) {
     if (q.select || q.filters.length || q.order.length || q.limit !== null || q.offset !== null) {
-      throw new AppError('INVALID_QUERY', { message: `Function "${name}" returns ${fn.rettype}, not rows: select, filters, order, limit and offset apply to functions that return rows.` });
+      throw new AppError('INVALID_QUERY', {
+        message: `Function "${name}" returns ${fn.rettype}, not rows: select, filters, order, limit and offset apply to functions that return rows.`,
+      });
     }
     return req.plan ? explain(tx, req.plan, scalarSql(fn, call), ctx.p.values) : scalarCall(tx, ctx, fn, call);
   }
@@ -205,7 +193,10 @@ export async function callFunction(tx: Queryable, ctx: CompileContext, req: RpcR
     q.offset = req.range.offset;
     q.limit = req.range.limit;
   }
-  const stmt = compileRead(ctx, table, q, null, { source: { cte: `src as materialized (select * from ${call})`, from: 'src' }, format: fn.retset ? req.format : 'json' });
+  const stmt = compileRead(ctx, table, q, null, {
+    source: { cte: `src as materialized (select * from ${call})`, from: 'src' },
+    format: fn.retset ? req.format : 'json',
+  });
   if (req.plan) return explain(tx, req.plan, stmt.text, stmt.values);
   const r = await tx.query<{ body: string; total: number | string }>(shaped(stmt.text), stmt.values);
   const total = Number(r.rows[0]!.total);
@@ -228,11 +219,17 @@ function scalarSql(fn: FunctionRow, call: string): string {
 const PLAN_OPTIONS = new Set(['analyze', 'verbose', 'settings', 'buffers', 'wal']);
 
 /** The execution plan of the call's statement (the caller rolls back: `analyze` runs it). */
-async function explain(tx: Queryable, plan: NonNullable<RpcRequest['plan']>, text: string, values: unknown[]): Promise<RpcResult> {
+async function explain(
+  tx: Queryable,
+  plan: NonNullable<RpcRequest['plan']>,
+  text: string,
+  values: unknown[],
+): Promise<RpcResult> {
   const options = [`format ${plan.as}`, ...plan.options.filter((o) => PLAN_OPTIONS.has(o))].join(', ');
   const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (${options}) ${text}`, values);
   const cells = rows.map((r) => r['QUERY PLAN']);
-  const body = plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
+  const body =
+    plan.as === 'json' ? (typeof cells[0] === 'string' ? cells[0] : JSON.stringify(cells[0])) : cells.join('\n');
   return { kind: 'plan', body, total: 0, offset: 0, count: 0 };
 }
 

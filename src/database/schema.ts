@@ -18,6 +18,8 @@ export interface ColumnMeta extends Typed {
   foreignKey: ForeignKey | null;
   /** A computed field: `public.<name>(row)`, not a stored column. */
   computed?: boolean;
+  /** The sequence of a serial or identity column (`public.t_id_seq`). */
+  sequence?: string | null;
 }
 
 export interface TableMeta {
@@ -54,6 +56,7 @@ select c.relname as table, c.relkind in ('r','p') as is_table, c.relrowsecurity 
     'castType', format_type(a.atttypid, null),
     'nullable', not a.attnotnull,
     'default', pg_get_expr(d.adbin, d.adrelid),
+    'sequence', case when c.relkind in ('r','p') then pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname) end,
     'pk', exists (select 1 from pg_constraint k where k.conrelid = c.oid and k.contype = 'p' and a.attnum = any(k.conkey)),
     'unique', exists (select 1 from pg_constraint k where k.conrelid = c.oid and k.contype in ('p','u')
                       and k.conkey = array[a.attnum]::int2[]),
@@ -77,6 +80,7 @@ interface RawColumn {
   castType: string;
   nullable: boolean;
   default: string | null;
+  sequence: string | null;
   pk: boolean;
   unique: boolean;
   fk: { table: string; column: string; on_delete: string } | null;
@@ -84,9 +88,10 @@ interface RawColumn {
 
 // Functions of the schema with one argument, a row type of a relation of the schema:
 // returning one value, a computed field; returning rows of a relation of the schema
-// (`setof` or one), a computed relationship (PostgREST's names).
+// (`setof` or one; `setof … rows 1` is one), a computed relationship (PostgREST's names).
 const COMPUTED_SQL = `
 select c.relname as table, p.proname as name, t.typname, format_type(p.prorettype, null) as "castType", p.proretset as retset,
+  p.proretset and p.prorows = 1 as "rowsOne",
   (select rc.relname from pg_class rc where rc.reltype = p.prorettype and rc.relnamespace = n.oid) as rettable
 from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = $1
 join pg_class c on c.reltype = p.proargtypes[0] join pg_namespace cn on cn.oid = c.relnamespace and cn.nspname = $1
@@ -95,26 +100,47 @@ where p.pronargs = 1 and p.prokind = 'f' and t.typname <> 'void'`;
 
 /** Adds each table's computed fields (a real column of the same name wins). */
 async function loadComputed(db: Queryable, tables: Map<string, TableMeta>, schema: string): Promise<void> {
-  const { rows } = await db.query<{ table: string; name: string; typname: string; castType: string; retset: boolean; rettable: string | null }>(COMPUTED_SQL, [schema]);
+  const { rows } = await db.query<{
+    table: string;
+    name: string;
+    typname: string;
+    castType: string;
+    retset: boolean;
+    rowsOne: boolean;
+    rettable: string | null;
+  }>(COMPUTED_SQL, [schema]);
   for (const r of rows) {
     const t = tables.get(r.table);
     if (!t || t.columns.has(r.name)) continue;
     if (r.rettable) {
-      (t.relFunctions ??= new Map()).set(r.name, { table: r.rettable, many: r.retset });
+      // `setof … rows 1` embeds one object, as a function returning one row (PostgREST).
+      (t.relFunctions ??= new Map()).set(r.name, { table: r.rettable, many: r.retset && !r.rowsOne });
       continue;
     }
     if (r.retset) continue;
     t.computed ??= new Map();
     t.computed.set(r.name, {
-      name: r.name, typname: r.typname, kind: valueKind(r.typname), castType: r.castType, type: apiType(r.typname),
-      nullable: true, default: null, isPrimaryKey: false, unique: false, foreignKey: null, computed: true,
+      name: r.name,
+      typname: r.typname,
+      kind: valueKind(r.typname),
+      castType: r.castType,
+      type: apiType(r.typname),
+      nullable: true,
+      default: null,
+      isPrimaryKey: false,
+      unique: false,
+      foreignKey: null,
+      computed: true,
     });
   }
 }
 
 /** Reads every relation of schema public from the catalog. */
 export async function loadTables(db: Queryable, schema = 'public'): Promise<Map<string, TableMeta>> {
-  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(LOAD_SQL, [schema]);
+  const { rows } = await db.query<{ table: string; is_table: boolean; rls: boolean; columns: RawColumn[] | string }>(
+    LOAD_SQL,
+    [schema],
+  );
   const tables = new Map<string, TableMeta>();
   for (const r of rows) {
     const raw: RawColumn[] = typeof r.columns === 'string' ? JSON.parse(r.columns) : r.columns;
@@ -127,9 +153,12 @@ export async function loadTables(db: Queryable, schema = 'public'): Promise<Map<
         type: apiType(c.typname),
         nullable: c.nullable,
         default: c.default,
+        sequence: c.sequence,
         isPrimaryKey: c.pk,
         unique: c.unique,
-        foreignKey: c.fk ? { table: c.fk.table, column: c.fk.column, on_delete: ON_DELETE_BY_CODE[c.fk.on_delete] ?? c.fk.on_delete } : null,
+        foreignKey: c.fk
+          ? { table: c.fk.table, column: c.fk.column, on_delete: ON_DELETE_BY_CODE[c.fk.on_delete] ?? c.fk.on_delete }
+          : null,
       }),
     );
     tables.set(r.table, {

@@ -22,7 +22,11 @@ function asError(query: string, err: unknown): unknown {
   const position = sqlPosition(query, (cause as { position?: unknown }).position);
   const where = position ? ` (line ${position.line}, column ${position.column})` : '';
   const text = cause instanceof Error ? cause.message : String(cause);
-  return new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause, ...(position ? { position } : {}) });
+  return new AppError('SQL_ERROR', {
+    message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`,
+    cause,
+    ...(position ? { position } : {}),
+  });
 }
 
 /** Carries the result out of the transaction that is then rolled back. */
@@ -35,18 +39,34 @@ class Rollback {
  * applies) through withCaller, the path the records API takes, and always rolls back: the
  * admin sees what that caller would see, and nothing they try is kept.
  */
-export async function runAs(db: Db, query: string, who: ActAs): Promise<{ rows: unknown[]; rowCount: number; role: 'authenticated' | 'anon'; rolledBack: true }> {
+export async function runAs(
+  db: Db,
+  query: string,
+  who: ActAs,
+): Promise<{ rows: unknown[]; rowCount: number; role: 'authenticated' | 'anon'; rolledBack: true }> {
   const identity = who
-    ? { kind: 'user' as const, userId: who.userId, email: who.email, sessionId: '', claims: { sub: who.userId, email: who.email } as never, sessionChecked: true }
+    ? {
+        kind: 'user' as const,
+        userId: who.userId,
+        email: who.email,
+        sessionId: '',
+        claims: { sub: who.userId, email: who.email } as never,
+        sessionChecked: true,
+      }
     : { kind: 'anon' as const };
   try {
     await withCaller(db, identity, async (tx) => {
-      throw new Rollback(await tx.query(query));
+      throw new Rollback(await tx.query(query, [], { temporalText: true }));
     });
     throw new Error('unreachable: the statement ends in a rollback');
   } catch (err) {
     if (!(err instanceof Rollback)) throw asError(query, err);
     const rows = err.result.rows ?? [];
-    return { rows, rowCount: Math.max(err.result.rowCount ?? 0, rows.length), role: who ? 'authenticated' : 'anon', rolledBack: true };
+    return {
+      rows,
+      rowCount: Math.max(err.result.rowCount ?? 0, rows.length),
+      role: who ? 'authenticated' : 'anon',
+      rolledBack: true,
+    };
   }
 }

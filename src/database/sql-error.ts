@@ -13,7 +13,10 @@ export function adminSqlError(err: unknown, query: string): unknown {
   const cause = err instanceof AppError ? err.cause : err;
   const info = pgErrorInfo(cause);
   if (info?.code === '42501') {
-    return new AppError('SQL_NOT_PERMITTED', { message: `SQLSTATE 42501: ${safe(cause instanceof Error ? cause.message : String(cause), 500)}`, cause: err });
+    return new AppError('SQL_NOT_PERMITTED', {
+      message: `SQLSTATE 42501: ${safe(cause instanceof Error ? cause.message : String(cause), 500)}`,
+      cause: err,
+    });
   }
   if (err instanceof AppError || !info) return err;
   // A full disk is the server's state, not a mistake in the SQL: 507 as everywhere.
@@ -22,5 +25,9 @@ export function adminSqlError(err: unknown, query: string): unknown {
   const text = err instanceof Error ? err.message : String(err);
   const position = sqlPosition(query, (err as { position?: unknown }).position);
   const where = position ? ` (line ${position.line}, column ${position.column})` : '';
-  return new AppError('SQL_ERROR', { message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`, cause: err, ...(position ? { position } : {}) });
+  return new AppError('SQL_ERROR', {
+    message: `SQLSTATE ${info.code}: ${safe(text, 500)}${where}`,
+    cause: err,
+    ...(position ? { position } : {}),
+  });
 }

@@ -1,12 +1,12 @@
 import { AppError } from '../errors/index.js';
 import type { Db, Queryable } from '../db/types.js';
-import { pgErrorInfo, translatePgError } from '../db/errors.js';
+import { refinePgError } from '../db/errors.js';
 import { checkIdent, qualified, safe } from './ident.js';
 import { AUTO_COLUMNS, createTableSql, type ColumnDef } from './ddl.js';
 import type { ColumnMeta, SchemaCache, TableMeta } from './schema.js';
 import { planAlter, type SchemaChanges } from './alter.js';
-import { listPolicies, type Policy } from './policies.js';
-import { adminSqlError } from './sql-error.js';
+import { explainRefusal, listPolicies, type Policy } from './policies.js';
+import { runAdminSql, type AdminSqlResult } from './admin-sql.js';
 
 /** The table schema as the API returns it. */
 export interface TableSchema {
@@ -18,36 +18,6 @@ export interface TableSchema {
 export type { SchemaChanges } from './alter.js';
 
 const MAX_COLUMNS = 500;
-
-/** Refines DDL errors by SQLSTATE into API errors (never by message text). */
-function translateDdl(err: unknown): unknown {
-  const info = pgErrorInfo(err instanceof AppError ? err.cause : err);
-  if (!info || err instanceof AppError) return err;
-  switch (info.code) {
-    case '42P07':
-      return new AppError('TABLE_EXISTS', { cause: err });
-    case '42701':
-    case '42710':
-      return new AppError('ALREADY_EXISTS', { message: 'A column or constraint with this name already exists.', cause: err });
-    case '42P01':
-      return new AppError('INVALID_INPUT', { message: 'A referenced table does not exist.', cause: err });
-    case '42703':
-      return new AppError('UNKNOWN_COLUMN', { message: 'A referenced column does not exist.', cause: err });
-    case '2BP01':
-      return new AppError('CONFLICT', {
-        message: 'Other objects depend on this table or column (for example a foreign key or a policy).',
-        nextActions: 'Drop the foreign keys or policies that depend on it first.',
-        cause: err,
-      });
-  }
-  if (info.code.startsWith('42')) {
-    return new AppError('INVALID_INPUT', {
-      message: 'The schema change is not valid (for example a foreign key between columns of different types, or to a column that is not unique).',
-      cause: err,
-    });
-  }
-  return err;
-}
 
 /** Table management of schema public (admin). Every change refreshes the schema cache. */
 export class TablesService {
@@ -66,8 +36,17 @@ export class TablesService {
 
   private async table(name: string): Promise<TableMeta> {
     const t = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name) ? await this.schema.get(name) : null;
-    if (!t || !t.isTable) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
+    if (!t?.isTable) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${safe(name)}".` });
     return t;
+  }
+
+  /** Why `role` was refused `command` on a table (42501 without RLS): the missing grant, or null. */
+  async refusal(
+    name: string,
+    command: 'insert' | 'update' | 'delete',
+    role: 'anon' | 'authenticated',
+  ): Promise<string | null> {
+    return explainRefusal(this.db, name, command, role);
   }
 
   /** The table's RLS policies; TABLE_NOT_FOUND for an unknown table. */
@@ -98,7 +77,7 @@ export class TablesService {
     try {
       return await this.db.transaction(fn);
     } catch (err) {
-      throw translateDdl(err);
+      throw refinePgError(err, 'ddl');
     } finally {
       this.schema.invalidate();
     }
@@ -106,7 +85,8 @@ export class TablesService {
 
   async create(input: { tableName: string; rlsEnabled?: boolean; columns: ColumnDef[] }): Promise<void> {
     const name = checkIdent(input.tableName, 'table name');
-    if (input.columns.length > MAX_COLUMNS) throw new AppError('INVALID_INPUT', { message: `At most ${MAX_COLUMNS} columns.` });
+    if (input.columns.length > MAX_COLUMNS)
+      throw new AppError('INVALID_INPUT', { message: `At most ${MAX_COLUMNS} columns.` });
     const seen = new Set<string>();
     const columns: ColumnDef[] = [];
     for (const c of input.columns) {
@@ -148,21 +128,10 @@ export class TablesService {
     return { tableName: plan.tableName, operations: plan.steps.map((step) => step.op) };
   }
 
-  /** Admin SQL: one statement with bind parameters, as the owner role, in a transaction. */
-  async sql(query: string, params: unknown[]): Promise<{ rows: unknown[]; rowCount: number; fields: Array<{ name: string; dataTypeID: number }> }> {
+  /** Admin SQL as the owner role, in a transaction (src/database/admin-sql.ts). */
+  async sql(query: string, params: unknown[]): Promise<AdminSqlResult> {
     try {
-      const r = await this.db.transaction((tx) => tx.query(query, params)).catch(async (err) => {
-        // PGlite prepares every query, so a script of several statements fails with a syntax
-        // error (42601); without parameters it runs as a script instead (no rows come back).
-        if (params.length || pgErrorInfo(err)?.code !== '42601' || this.db.kind !== 'pglite') throw err;
-        await this.db.transaction((tx) => tx.exec(query));
-        return { rows: [], rowCount: 0, fields: [] };
-      });
-      const rows = r.rows ?? [];
-      // PGlite counts only changed rows: a select reports how many it returned.
-      return { rows, rowCount: Math.max(r.rowCount ?? 0, rows.length), fields: r.fields ?? [] };
-    } catch (err) {
-      throw adminSqlError(err, query);
+      return await runAdminSql(this.db, query, params);
     } finally {
       this.schema.invalidate();
     }

@@ -19,7 +19,18 @@ export const ON_DELETE = ['CASCADE', 'SET NULL', 'SET DEFAULT', 'RESTRICT', 'NO 
 export type OnDelete = (typeof ON_DELETE)[number];
 
 /** What the values of a Postgres type look like; decides how a value is checked. */
-export type ValueKind = 'int2' | 'int4' | 'int8' | 'float' | 'boolean' | 'uuid' | 'timestamp' | 'date' | 'json' | 'text' | 'other';
+export type ValueKind =
+  | 'int2'
+  | 'int4'
+  | 'int8'
+  | 'float'
+  | 'boolean'
+  | 'uuid'
+  | 'timestamp'
+  | 'date'
+  | 'json'
+  | 'text'
+  | 'other';
 
 const KIND_BY_TYPNAME: Record<string, ValueKind> = {
   int2: 'int2',
@@ -101,7 +112,8 @@ function validDate(s: string): boolean {
   const m = DATE_PARTS.exec(s);
   if (!m) return false;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate())
+    return false;
   if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return false;
   return m[7] === undefined || (Number(m[7]) <= 15 && Number(m[8] ?? 0) <= 59);
 }
@@ -160,7 +172,8 @@ export function toParam(col: Typed, value: unknown, source: 'query' | 'body'): s
   if (value.includes('\0')) throw bad(col, 'NUL characters are not allowed');
   if (k === 'uuid' && !UUID.test(value)) throw bad(col, 'expected a uuid');
   if (k === 'date' && !(DATE.test(value) && validDate(value))) throw bad(col, 'expected a date (YYYY-MM-DD)');
-  if (k === 'timestamp' && !(TIMESTAMP.test(value) && validDate(value))) throw bad(col, 'expected an ISO 8601 timestamp');
+  if (k === 'timestamp' && !(TIMESTAMP.test(value) && validDate(value)))
+    throw bad(col, 'expected an ISO 8601 timestamp');
   return value;
 }
 

@@ -1,73 +1,13 @@
-import { AppError, type ErrorCode } from '../errors/index.js';
+import { AppError } from '../errors/index.js';
+import { type PgContext, type PgErrorInfo, type PgMapping, pgMapping } from './sqlstate.js';
 
-/** The fields of a Postgres error that are safe to show: identifiers, never values. */
-export interface PgErrorInfo {
-  code: string;
-  table?: string;
-  column?: string;
-  constraint?: string;
-}
+export type { PgErrorInfo } from './sqlstate.js';
 
-// SQLSTATE → catalogue code. Classes are matched by their first two characters.
-const BY_CODE: Record<string, ErrorCode> = {
-  '23505': 'ALREADY_EXISTS',
-  '23503': 'INVALID_INPUT',
-  '23502': 'INVALID_INPUT',
-  '23514': 'INVALID_INPUT',
-  '23P01': 'CONFLICT',
-  '42501': 'FORBIDDEN',
-  '57014': 'QUERY_TIMEOUT',
-  '40001': 'SERIALIZATION_FAILURE',
-  '40P01': 'SERIALIZATION_FAILURE',
-  '57P01': 'DATABASE_UNAVAILABLE',
-  '57P02': 'DATABASE_UNAVAILABLE',
-  '57P03': 'DATABASE_UNAVAILABLE',
-  '53300': 'DATABASE_UNAVAILABLE',
-  '53100': 'INSUFFICIENT_STORAGE', // disk full: could not extend a file
-  // Connection exceptions (class 08), but for 08P01: a protocol violation is the answer of a
-  // live server to a message it refused (a NUL in the query, too few bind parameters).
-  '08000': 'DATABASE_UNAVAILABLE',
-  '08001': 'DATABASE_UNAVAILABLE',
-  '08003': 'DATABASE_UNAVAILABLE',
-  '08004': 'DATABASE_UNAVAILABLE',
-  '08006': 'DATABASE_UNAVAILABLE',
-  '08007': 'DATABASE_UNAVAILABLE',
-};
-const BY_CLASS: Record<string, ErrorCode> = {
-  '22': 'INVALID_INPUT', // data exception: bad value for the type, out of range, ...
-};
 // ENOENT: the Unix socket of a local server is gone (the embedded Postgres is restarting).
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'ENOENT']);
 // node-postgres reports a connection lost mid-query (the server process died) with no code at
 // all: these are its own fixed messages, the one place a message decides.
 const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed)/;
-
-// Next actions that differ from the catalogue's for the code (written for storage's uploads).
-const NEXT_ACTIONS: Record<string, string> = {
-  '53100': 'Try again later; reads go on. The operator must free or add disk space where the database keeps its files (DATA_DIR/postgres, or the disk of the Postgres server at DATABASE_URL); GET /api/health?checks=true shows the free space.',
-};
-
-function messageFor(code: ErrorCode, info: PgErrorInfo): string | undefined {
-  const where = [info.column && `column "${info.column}"`, info.constraint && `constraint "${info.constraint}"`]
-    .filter(Boolean)
-    .join(', ');
-  switch (info.code) {
-    case '23505':
-      return `A row with the same unique value already exists${where ? ` (${where})` : ''}.`;
-    case '23503':
-      return `The value refers to a row that does not exist, or the row is still referenced${where ? ` (${where})` : ''}.`;
-    case '23502':
-      return `A required value is missing${where ? ` (${where})` : ''}.`;
-    case '23514':
-      return `A value breaks a check${where ? ` (${where})` : ''}.`;
-    case '42501':
-      return 'Permission denied by the database (row-level security or privileges).';
-    case '53100':
-      return 'The database has no disk space left: nothing was written.';
-  }
-  if (code === 'INVALID_INPUT') return 'A value is not valid for its column type.';
-  return undefined;
-}
 
 /** Reads the SQLSTATE and safe identifiers of a pg/PGlite error, or null for other errors. */
 export function pgErrorInfo(err: unknown): PgErrorInfo | null {
@@ -92,12 +32,29 @@ export function translatePgError(err: unknown): unknown {
   }
   const info = pgErrorInfo(err);
   if (info) {
-    const code = BY_CODE[info.code] ?? BY_CLASS[info.code.slice(0, 2)];
-    if (!code) return err;
-    return new AppError(code, { message: messageFor(code, info), nextActions: NEXT_ACTIONS[info.code], cause: err });
+    const m = pgMapping(info.code, 'query');
+    return m ? appError(m, info, err) : err;
   }
   if (err instanceof Error && sysCode === undefined && CONNECTION_LOST.test(err.message)) {
     return new AppError('DATABASE_UNAVAILABLE', { cause: err });
   }
   return err;
+}
+
+/**
+ * Refines an error of a records request or a schema change by its SQLSTATE (the table of
+ * sqlstate.ts), after `translatePgError` has answered the generic ones; `schemaChanged` is called
+ * when the error says the schema changed under this instance.
+ */
+export function refinePgError(err: unknown, context: Exclude<PgContext, 'query'>, schemaChanged?: () => void): unknown {
+  const info = pgErrorInfo(err instanceof AppError ? err.cause : err);
+  const m = info && pgMapping(info.code, context);
+  if (!info || !m || (err instanceof AppError && !m.refines)) return err;
+  if (m.schemaChanged) schemaChanged?.();
+  return appError(m, info, err);
+}
+
+function appError(m: PgMapping, info: PgErrorInfo, cause: unknown): AppError {
+  const message = typeof m.message === 'function' ? m.message(info) : m.message;
+  return new AppError(m.code, { message, nextActions: m.nextActions, cause });
 }

@@ -26,7 +26,8 @@ export async function openDatabase(opts: {
   embedded?: { settings?: Record<string, string>; onLog?: (line: string) => void };
 }): Promise<{ db: Db; engine: DbEngine }> {
   const { dataDir, databaseUrl, onEvent } = opts;
-  if (databaseUrl?.startsWith('pglite:')) return { db: await openPglite(pgliteDir(databaseUrl, dataDir)), engine: 'pglite' };
+  if (databaseUrl?.startsWith('pglite:'))
+    return { db: await openPglite(pgliteDir(databaseUrl, dataDir)), engine: 'pglite' };
   if (databaseUrl) return { db: await openPostgres(databaseUrl), engine: 'postgres' };
   const dir = path.join(dataDir, 'postgres');
   const carry = needsCarryOver(dataDir);
@@ -34,7 +35,10 @@ export async function openDatabase(opts: {
   if (carry) {
     try {
       const movedTo = await carryOverPglite({ dataDir, url: db.cluster.url(EMBEDDED_DATABASE) });
-      onEvent?.('carried the PGlite data over to the embedded Postgres', { from: path.join(dataDir, 'pglite'), keptAt: movedTo });
+      onEvent?.('carried the PGlite data over to the embedded Postgres', {
+        from: path.join(dataDir, 'pglite'),
+        keptAt: movedTo,
+      });
     } catch (err) {
       await db.close();
       removeNewCluster(dir);

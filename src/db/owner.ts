@@ -11,6 +11,14 @@ export function ownerRoleName(database: string): string {
   return `plinth_owner_${createHash('md5').update(database).digest('hex').slice(0, 12)}`;
 }
 
+/**
+ * The role the triggers Plinth puts on the app's tables run as (migration 0300): NOLOGIN, not a
+ * superuser, owning only those trigger functions. Per database, named like the owner role.
+ */
+export function captureRoleName(database: string): string {
+  return `plinth_capture_${createHash('md5').update(database).digest('hex').slice(0, 12)}`;
+}
+
 /** The owner's pool, and whether it is a separate, non-superuser login. */
 export interface Owner {
   db: Db;
@@ -44,7 +52,8 @@ export async function openOwner(db: Db, opts: { max?: number } = {}): Promise<Ow
     const password = r.rows[0]?.value ?? randomBytes(24).toString('hex');
     if (!/^[0-9a-f]{48}$/.test(password)) throw new Error('system.credentials owner_password is not 48 hex digits');
     await tx.query(`alter role "${role}" password '${password}'`);
-    if (!r.rows[0]) await tx.query(`insert into system.credentials (name, value) values ('owner_password', $1)`, [password]);
+    if (!r.rows[0])
+      await tx.query(`insert into system.credentials (name, value) values ('owner_password', $1)`, [password]);
     return { role, password };
   });
   const url = new URL(db.connection.url);

@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable, QueryResult, Statement } from './types.js';
+import type { Db, Queryable, QueryOptions, QueryResult, Statement } from './types.js';
+import { pgliteTemporalText } from './type-parsers.js';
 import { translatePgError } from './errors.js';
+import { isReadOnly, readOnlyAware } from './read-only.js';
 
 const LISTEN_CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -10,10 +12,19 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir ?? 'memory://');
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    async query<T>(
+      sql: string | Statement,
+      params: readonly unknown[] = [],
+      opts?: QueryOptions,
+    ): Promise<QueryResult<T>> {
       try {
-        const r = await q.query<T>(typeof sql === 'string' ? sql : sql.text, params as unknown[]);
-        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) };
+        const parsers = opts?.temporalText ? { parsers: pgliteTemporalText } : undefined;
+        const r = await q.query<T>(typeof sql === 'string' ? sql : sql.text, params as unknown[], parsers);
+        return {
+          rows: r.rows,
+          rowCount: r.affectedRows ?? r.rows.length,
+          fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+        };
       } catch (err) {
         throw translatePgError(err);
       }
@@ -27,10 +38,14 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
     },
   });
   const root = wrap(pg);
-  return {
+  const db: Db = {
     kind: 'pglite',
     query: root.query,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn) =>
+      pg.transaction(async (tx) => {
+        if (isReadOnly()) await tx.query('set transaction read only');
+        return fn(wrap(tx));
+      }),
     exec: root.exec,
     listen: async (channel, onPayload) => {
       if (!LISTEN_CHANNEL.test(channel)) throw new Error(`Bad channel name ${channel}`);
@@ -43,4 +58,5 @@ export async function openPglite(dataDir: string | null): Promise<Db> {
       if (!pg.closed) await pg.close();
     },
   };
+  return { ...db, ...readOnlyAware(db) };
 }

@@ -1,8 +1,17 @@
 import pg from 'pg';
-import { SHAPES_PER_CONNECTION, type Db, type Queryable, type QueryResult, type Statement } from './types.js';
+import {
+  SHAPES_PER_CONNECTION,
+  type Db,
+  type Queryable,
+  type QueryOptions,
+  type QueryResult,
+  type Statement,
+} from './types.js';
+import { pgTemporalText } from './type-parsers.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
 import { PgListener } from './listen.js';
+import { beginStatement, readOnlyAware } from './read-only.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
 // int8 (counts) as numbers, numeric stays a string.
@@ -13,7 +22,13 @@ const CONNECT_TIMEOUT_MS = 3000;
 /** pg-pool's connect timeout and a client that lost its server carry no code: name them here. */
 function translate(err: unknown): unknown {
   const e = err as { code?: unknown; message?: unknown } | null;
-  if (err instanceof Error && e?.code === undefined && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(err.message)) {
+  if (
+    err instanceof Error &&
+    e?.code === undefined &&
+    /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(
+      err.message,
+    )
+  ) {
     return new AppError('DATABASE_UNAVAILABLE', { cause: err });
   }
   return translatePgError(err);
@@ -45,7 +60,8 @@ async function admitShape(client: pg.PoolClient, name: string): Promise<void> {
 
 /** node-pg's record of the statements parsed on this connection (set once Postgres parsed one). */
 function parsedOf(client: pg.PoolClient): Record<string, string> | undefined {
-  return (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  return (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection
+    ?.parsedStatements;
 }
 
 /** Records a shape Postgres parsed (so it is prepared), also when its execution then failed. */
@@ -57,10 +73,20 @@ function recordShape(client: pg.PoolClient, name: string): void {
 function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
   const client = q instanceof pg.Pool ? null : q;
   return {
-    async query<T>(sql: string | Statement, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    async query<T>(
+      sql: string | Statement,
+      params: readonly unknown[] = [],
+      opts?: QueryOptions,
+    ): Promise<QueryResult<T>> {
       const values = params as unknown[];
       const named = typeof sql !== 'string' && prepare && (!sql.shape || client !== null);
-      const config = typeof sql === 'string' ? { text: sql, values } : named ? { name: sql.name, text: sql.text, values } : { text: sql.text, values };
+      const types = opts?.temporalText ? { types: pgTemporalText } : {};
+      const config =
+        typeof sql === 'string'
+          ? { text: sql, values, ...types }
+          : named
+            ? { name: sql.name, text: sql.text, values, ...types }
+            : { text: sql.text, values, ...types };
       try {
         const shape = named && client && typeof sql !== 'string' && sql.shape ? sql.name : null;
         if (shape) await admitShape(client!, shape);
@@ -72,7 +98,11 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
         }
         // A script of several statements (no parameters) answers once per statement: keep the last.
         const r = Array.isArray(res) ? res[res.length - 1]! : res;
-        return { rows: (r.rows ?? []) as T[], rowCount: r.rowCount ?? r.rows?.length ?? 0, fields: r.fields?.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) };
+        return {
+          rows: (r.rows ?? []) as T[],
+          rowCount: r.rowCount ?? r.rows?.length ?? 0,
+          fields: r.fields?.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+        };
       } catch (err) {
         throw translate(err);
       }
@@ -112,7 +142,7 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
   const waits = { acquired: 0, waitSeconds: 0 };
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
-  return {
+  const db: Db = {
     kind: 'postgres',
     connection: { url, prepare: opts.prepare === true },
     query: root.query,
@@ -134,7 +164,7 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
       };
       client.on('error', onError);
       try {
-        await client.query('begin');
+        await client.query(beginStatement());
         const result = await fn(wrap(client));
         await client.query('commit');
         return result;
@@ -159,4 +189,5 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
       if (!pool.ended) await pool.end();
     },
   };
+  return { ...db, ...readOnlyAware(db) };
 }

@@ -32,9 +32,21 @@ export const SHAPES_PER_CONNECTION = 100;
 /** Something that runs parameterised SQL: the database itself or an open transaction. */
 export interface Queryable {
   /** One statement; every value goes in `params` as a bind parameter ($1, $2, ...). */
-  query<T = Record<string, unknown>>(sql: string | Statement, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(
+    sql: string | Statement,
+    params?: readonly unknown[],
+    opts?: QueryOptions,
+  ): Promise<QueryResult<T>>;
   /** Runs a script of several statements without parameters (migrations only). */
   exec(sql: string): Promise<void>;
+}
+
+export interface QueryOptions {
+  /**
+   * Date and time values as Postgres's own text instead of a JavaScript Date (src/db/type-parsers.ts):
+   * for SQL an admin or agent wrote, whose answer is shown as it is.
+   */
+  temporalText?: boolean;
 }
 
 export interface QueryResult<T> {
@@ -57,7 +69,11 @@ export interface Db extends Queryable {
    * reconnected when it drops (notifications sent while it is down are lost): `onState` hears
    * false when it drops and true once it listens again. PGlite never drops.
    */
-  listen(channel: string, onPayload: (payload: string) => void, onState?: (listening: boolean) => void): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onState?: (listening: boolean) => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
   /** The connection pool's state, for metrics (absent on PGlite: one in-process connection). */
   poolStats?(): PoolStats;

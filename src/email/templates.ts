@@ -31,7 +31,11 @@ export const DEFAULTS: Record<TemplateKey, { subject: string; text: string }> = 
 };
 
 /** The auth code purposes each template serves. */
-const BY_PURPOSE: Record<string, TemplateKey> = { verify_email: 'verification', reset_password: 'reset-password', sign_in: 'magic-link' };
+const BY_PURPOSE: Record<string, TemplateKey> = {
+  verify_email: 'verification',
+  reset_password: 'reset-password',
+  sign_in: 'magic-link',
+};
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -49,16 +53,29 @@ export class TemplateStore {
   constructor(private readonly db: Db) {}
 
   private check(key: string): TemplateKey {
-    if (!(TEMPLATE_KEYS as readonly string[]).includes(key)) throw new AppError('TEMPLATE_NOT_FOUND', { message: `No template "${key}"; the templates are ${TEMPLATE_KEYS.join(', ')}.` });
+    if (!(TEMPLATE_KEYS as readonly string[]).includes(key))
+      throw new AppError('TEMPLATE_NOT_FOUND', {
+        message: `No template "${key}"; the templates are ${TEMPLATE_KEYS.join(', ')}.`,
+      });
     return key as TemplateKey;
   }
 
   async get(key: string): Promise<Template> {
     const k = this.check(key);
-    const { rows } = await this.db.query<{ subject: string; text: string; html: string | null; updated_at: Date }>('select subject, text, html, updated_at from email.templates where key = $1', [k]);
+    const { rows } = await this.db.query<{ subject: string; text: string; html: string | null; updated_at: Date }>(
+      'select subject, text, html, updated_at from email.templates where key = $1',
+      [k],
+    );
     const r = rows[0];
     return r
-      ? { key: k, subject: r.subject, text: r.text, html: r.html, custom: true, updatedAt: new Date(r.updated_at).toISOString() }
+      ? {
+          key: k,
+          subject: r.subject,
+          text: r.text,
+          html: r.html,
+          custom: true,
+          updatedAt: new Date(r.updated_at).toISOString(),
+        }
       : { key: k, ...DEFAULTS[k], html: null, custom: false, updatedAt: null };
   }
 
@@ -84,14 +101,25 @@ export class TemplateStore {
   }
 
   /** The mail a template makes with these values (stored or given, for a preview before saving). */
-  async render(key: string, vars: Record<string, string>, draft?: { subject: string; text: string; html?: string | null }): Promise<{ subject: string; text: string; html: string | null }> {
+  async render(
+    key: string,
+    vars: Record<string, string>,
+    draft?: { subject: string; text: string; html?: string | null },
+  ): Promise<{ subject: string; text: string; html: string | null }> {
     const t = draft ?? (await this.get(key));
     this.check(key);
-    return { subject: fill(t.subject, vars).replace(/[\r\n]+/g, ' '), text: fill(t.text, vars), html: t.html ? fill(t.html, vars, true) : null };
+    return {
+      subject: fill(t.subject, vars).replace(/[\r\n]+/g, ' '),
+      text: fill(t.text, vars),
+      html: t.html ? fill(t.html, vars, true) : null,
+    };
   }
 
   /** For the auth service: the mail of a code purpose, from the stored template; null for the built-in one. */
-  async forPurpose(purpose: string, vars: Record<string, string>): Promise<{ subject: string; text: string; html?: string } | null> {
+  async forPurpose(
+    purpose: string,
+    vars: Record<string, string>,
+  ): Promise<{ subject: string; text: string; html?: string } | null> {
     const key = BY_PURPOSE[purpose];
     if (!key) return null;
     const t = await this.get(key);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERRORS } from './catalogue.js';
+import * as areas from './codes/index.js';
 import { renderErrorsDoc } from './doc.js';
 import { AppError } from './index.js';
 
@@ -20,6 +21,12 @@ describe('error catalogue', () => {
       expect(spec.status).toBeLessThan(600);
       expect(spec.nextActions.length).toBeGreaterThan(5);
     }
+  });
+
+  it('names each code in one area only (a spread would silently keep the last)', () => {
+    const all = Object.values(areas).flatMap((group) => Object.keys(group));
+    expect(all.length).toBe(new Set(all).size);
+    expect(all.length).toBe(Object.keys(ERRORS).length);
   });
 
   it('takes the status from the catalogue, never from the throw site', () => {

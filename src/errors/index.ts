@@ -16,6 +16,9 @@ export interface TextPosition {
   column: number;
 }
 
+/** PostgREST's `details` when it is a list (the candidates of an ambiguous embed, PGRST201). */
+export type ErrorDetails = ReadonlyArray<Record<string, string>>;
+
 /** The one error type of Plinth. The catalogue picks the status; throw sites never do. */
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -24,7 +27,7 @@ export class AppError extends Error {
   /** Extra response headers (e.g. Retry-After). */
   readonly headers: Record<string, string>;
   /** PostgREST-style extras, sent on database routes (`details`, `hint`, and `code` when not the SQLSTATE). */
-  readonly details: string | null;
+  readonly details: string | ErrorDetails | null;
   readonly hint: string | null;
   readonly pgrstCode: string | null;
 
@@ -37,7 +40,7 @@ export class AppError extends Error {
       nextActions?: string;
       cause?: unknown;
       headers?: Record<string, string>;
-      details?: string;
+      details?: string | ErrorDetails;
       hint?: string;
       pgrstCode?: string;
       position?: TextPosition;
@@ -49,7 +52,8 @@ export class AppError extends Error {
     super(opts.message ?? spec.message, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
-    this.status = code === 'FUNCTION_RAISED' && opts.status && opts.status >= 400 && opts.status <= 599 ? opts.status : spec.status;
+    this.status =
+      code === 'FUNCTION_RAISED' && opts.status && opts.status >= 400 && opts.status <= 599 ? opts.status : spec.status;
     this.nextActions = opts.nextActions ?? spec.nextActions;
     this.headers = opts.headers ?? {};
     this.position = opts.position;
@@ -59,7 +63,12 @@ export class AppError extends Error {
   }
 
   toBody(): ErrorBody {
-    const body: ErrorBody = { statusCode: this.status, error: this.code, message: this.message, nextActions: this.nextActions };
+    const body: ErrorBody = {
+      statusCode: this.status,
+      error: this.code,
+      message: this.message,
+      nextActions: this.nextActions,
+    };
     if (this.position) body.position = this.position;
     return body;
   }

@@ -60,7 +60,12 @@ export class FunctionLogs {
        select f, l, m, a from unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) with ordinality as t(f, l, m, a, n)
        where exists (select 1 from functions.functions where id = f)
        order by n`,
-      [batch.map((b) => b.functionId), batch.map((b) => b.level), batch.map((b) => b.message), batch.map((b) => b.at.toISOString())],
+      [
+        batch.map((b) => b.functionId),
+        batch.map((b) => b.level),
+        batch.map((b) => b.message),
+        batch.map((b) => b.at.toISOString()),
+      ],
     );
     const keep = this.opts.keep ?? 1000;
     for (const id of new Set(batch.map((b) => b.functionId))) {
@@ -90,7 +95,12 @@ export class FunctionLogs {
             `select id, level, message, created_at from functions.logs where function_id = $1 and id > $3 order by id limit $2`,
             [functionId, limit, after],
           );
-    return rows.map((r) => ({ id: Number(r.id), timestamp: iso(r.created_at), level: String(r.level), message: String(r.message) }));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      timestamp: iso(r.created_at),
+      level: String(r.level),
+      message: String(r.message),
+    }));
   }
 
   async close(): Promise<void> {

@@ -41,18 +41,27 @@ export class SecretStore {
   constructor(private readonly db: Queryable) {}
 
   async list(): Promise<SecretInfo[]> {
-    const { rows } = await this.db.query('select name, value, functions, created_at, updated_at from functions.secrets order by name');
+    const { rows } = await this.db.query(
+      'select name, value, functions, created_at, updated_at from functions.secrets order by name',
+    );
     return rows.map(info);
   }
 
   async get(name: string): Promise<SecretInfo> {
-    const { rows } = await this.db.query('select name, value, functions, created_at, updated_at from functions.secrets where name = $1', [name]);
+    const { rows } = await this.db.query(
+      'select name, value, functions, created_at, updated_at from functions.secrets where name = $1',
+      [name],
+    );
     if (!rows[0]) throw new AppError('SECRET_NOT_FOUND', { message: `No secret named "${name}".` });
     return info(rows[0]);
   }
 
   /** Creates or replaces (value and scope); `created` tells which. */
-  async put(name: string, value: string, functions: string[] | null = null): Promise<{ secret: SecretInfo; created: boolean }> {
+  async put(
+    name: string,
+    value: string,
+    functions: string[] | null = null,
+  ): Promise<{ secret: SecretInfo; created: boolean }> {
     const { rows } = await this.db.query(
       `insert into functions.secrets (name, value, functions) values ($1, $2, $3::text[])
        on conflict (name) do update set value = excluded.value, functions = excluded.functions, updated_at = now()

@@ -4,6 +4,18 @@ import type { Queryable } from '../db/types.js';
 
 export type FunctionStatus = 'draft' | 'active' | 'error';
 
+/** One import of a saved version and what it resolved to at deploy (`npm:zod@3` → `npm:zod@3.25.76`). */
+export interface Dependency {
+  specifier: string;
+  resolved: string;
+}
+
+/** What a save stores besides the source: the bundle the runtime loads (null: compile the source), and its dependencies. */
+export interface Artifact {
+  bundle: string | null;
+  dependencies: Dependency[];
+}
+
 /** A function as the API returns it (the list leaves `code` out). */
 export interface FunctionRecord {
   id: string;
@@ -15,6 +27,8 @@ export interface FunctionRecord {
   created_at: string;
   updated_at: string;
   deployed_at: string | null;
+  /** The imports of the saved code, resolved at deploy. */
+  dependencies: Dependency[];
 }
 
 /** What an invocation needs to find: enough to decide whether and which version runs. */
@@ -25,7 +39,7 @@ export interface FunctionHead {
   stamp: string;
 }
 
-const COLUMNS = 'id, slug, name, description, status, created_at, updated_at, deployed_at';
+const COLUMNS = 'id, slug, name, description, status, created_at, updated_at, deployed_at, dependencies';
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
 
@@ -39,6 +53,7 @@ function toRecord(row: Record<string, unknown>): FunctionRecord {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     deployed_at: row.deployed_at == null ? null : iso(row.deployed_at),
+    dependencies: Array.isArray(row.dependencies) ? (row.dependencies as Dependency[]) : [],
   };
   if (typeof row.code === 'string') rec.code = row.code;
   return rec;
@@ -67,13 +82,30 @@ export class FunctionStore {
    * A draft has no deployed_at; an active function is deployed now. A taken slug is a 409.
    * The id is chosen by the caller (its code was loaded under it before it was stored).
    */
-  async create(f: { id: string; slug: string; name: string; description: string; code: string; status: 'draft' | 'active' }): Promise<FunctionRecord> {
+  async create(f: {
+    id: string;
+    slug: string;
+    name: string;
+    description: string;
+    code: string;
+    status: 'draft' | 'active';
+    artifact: Artifact;
+  }): Promise<FunctionRecord> {
     try {
       const { rows } = await this.db.query(
-        `insert into functions.functions (id, slug, name, description, code, status, deployed_at)
-         values ($1, $2, $3, $4, $5, $6, case when $6 = 'active' then now() end)
+        `insert into functions.functions (id, slug, name, description, code, status, deployed_at, bundle, dependencies)
+         values ($1, $2, $3, $4, $5, $6, case when $6 = 'active' then now() end, $7, $8::jsonb)
          returning ${COLUMNS}, code`,
-        [f.id, f.slug, f.name, f.description, f.code, f.status],
+        [
+          f.id,
+          f.slug,
+          f.name,
+          f.description,
+          f.code,
+          f.status,
+          f.artifact.bundle,
+          JSON.stringify(f.artifact.dependencies),
+        ],
       );
       return toRecord(rows[0]!);
     } catch (err) {
@@ -89,14 +121,21 @@ export class FunctionStore {
 
   /**
    * Applies the given fields. deployed_at moves to now when the function becomes active or
-   * its code changes while active; it keeps its last value otherwise.
+   * its code changes while active; it keeps its last value otherwise. New code comes with its
+   * artifact, and all three are replaced in the one statement (concurrent saves: the last wins whole).
    */
-  async update(slug: string, patch: { name?: string; description?: string; code?: string; status?: FunctionStatus }): Promise<FunctionRecord> {
+  async update(
+    slug: string,
+    patch: { name?: string; description?: string; code?: string; status?: FunctionStatus },
+    artifact: Artifact | null = null,
+  ): Promise<FunctionRecord> {
     const { rows } = await this.db.query(
       `update functions.functions set
          name = coalesce($2, name),
          description = coalesce($3, description),
          code = coalesce($4, code),
+         bundle = case when $4::text is null then bundle else $6 end,
+         dependencies = case when $4::text is null then dependencies else coalesce($7::jsonb, '[]'::jsonb) end,
          status = coalesce($5, status),
          updated_at = now(),
          deployed_at = case
@@ -104,7 +143,15 @@ export class FunctionStore {
            else deployed_at end
        where slug = $1
        returning ${COLUMNS}, code`,
-      [slug, patch.name ?? null, patch.description ?? null, patch.code ?? null, patch.status ?? null],
+      [
+        slug,
+        patch.name ?? null,
+        patch.description ?? null,
+        patch.code ?? null,
+        patch.status ?? null,
+        artifact?.bundle ?? null,
+        artifact ? JSON.stringify(artifact.dependencies) : null,
+      ],
     );
     if (!rows[0]) throw notFound(slug);
     return toRecord(rows[0]);
@@ -123,9 +170,12 @@ export class FunctionStore {
     return rows[0] ?? null;
   }
 
-  /** The current source of a function (null when it was deleted). */
-  async code(id: string): Promise<string | null> {
-    const { rows } = await this.db.query<{ code: string }>('select code from functions.functions where id = $1', [id]);
-    return rows[0]?.code ?? null;
+  /** The current source of a function and its bundle, if it has one (null when it was deleted). */
+  async code(id: string): Promise<{ code: string; bundle: string | null } | null> {
+    const { rows } = await this.db.query<{ code: string; bundle: string | null }>(
+      'select code, bundle from functions.functions where id = $1',
+      [id],
+    );
+    return rows[0] ?? null;
   }
 }

@@ -52,7 +52,8 @@ function fieldRows(s: Schema | undefined): string[] {
   if (!target?.properties) return [];
   const required = new Set(target.required ?? []);
   return Object.entries(target.properties).map(
-    ([name, f]) => `| \`${name}\` | ${cell(typeOf(f))} | ${required.has(name) ? 'yes' : 'no'} | ${cell(f.description ?? '')} |`,
+    ([name, f]) =>
+      `| \`${name}\` | ${cell(typeOf(f))} | ${required.has(name) ? 'yes' : 'no'} | ${cell(f.description ?? '')} |`,
   );
 }
 
@@ -60,7 +61,11 @@ function responseLine(status: string, r: NonNullable<Operation['responses']>[str
   const [type, media] = Object.entries(r.content ?? {})[0] ?? [];
   const s = media?.schema;
   const target = s?.type === 'array' ? s.items : s;
-  const fields = target?.properties ? `: ${Object.keys(target.properties).map((k) => `\`${k}\``).join(', ')}` : '';
+  const fields = target?.properties
+    ? `: ${Object.keys(target.properties)
+        .map((k) => `\`${k}\``)
+        .join(', ')}`
+    : '';
   const shape = s ? ` ${typeOf(s)}${fields}` : '';
   return `- \`${status}\`${type && type !== 'application/json' ? ` (${type})` : ''}${shape}`;
 }
@@ -72,7 +77,10 @@ function renderOperation(method: string, path: string, op: Operation): string {
   const params = op.parameters ?? [];
   if (params.length) {
     out.push('| parameter | in | type | required | description |', '|---|---|---|---|---|');
-    for (const p of params) out.push(`| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? 'yes' : 'no'} | ${cell(p.description ?? p.schema?.description ?? '')} |`);
+    for (const p of params)
+      out.push(
+        `| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? 'yes' : 'no'} | ${cell(p.description ?? p.schema?.description ?? '')} |`,
+      );
     out.push('');
   }
   for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
@@ -97,7 +105,13 @@ export function renderApiDoc(doc: OpenApiDocument): string {
       groups.get(tag)!.push(renderOperation(method, path, op));
     }
   }
-  const toc = [...groups.keys()].map((tag) => `- [${tag}](#${tag.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-')}) (${groups.get(tag)!.length})`);
+  const toc = [...groups.keys()].map(
+    (tag) =>
+      `- [${tag}](#${tag
+        .toLowerCase()
+        .replace(/[^a-z0-9 _-]/g, '')
+        .replace(/ /g, '-')}) (${groups.get(tag)!.length})`,
+  );
   const sections = [...groups].map(([tag, ops]) => `## ${tag}\n\n${ops.join('\n')}`);
   return `# API reference
 

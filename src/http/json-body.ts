@@ -46,13 +46,15 @@ function parseJsonBody(text: string): unknown {
   }
   if (SURROGATE_ESCAPE.test(text) && hasLoneSurrogate(value)) {
     throw new AppError('INVALID_INPUT', {
-      message: 'The JSON body has a string with a lone UTF-16 surrogate (e.g. "\\ud800"); send well-formed Unicode text.',
+      message:
+        'The JSON body has a string with a lone UTF-16 surrogate (e.g. "\\ud800"); send well-formed Unicode text.',
     });
   }
   const lossy = MAYBE_LOSSY.test(text) ? findLossyNumber(text) : null;
   if (lossy !== null) {
     const shown = lossy.length > SHOWN_DIGITS ? `${lossy.slice(0, SHOWN_DIGITS)}… (${lossy.length} characters)` : lossy;
-    const advice = lossy.length > SHOWN_DIGITS ? 'send it as a JSON string (in quotes) instead' : `send it as a string: "${lossy}"`;
+    const advice =
+      lossy.length > SHOWN_DIGITS ? 'send it as a JSON string (in quotes) instead' : `send it as a string: "${lossy}"`;
     throw new AppError('INVALID_INPUT', {
       message: `The number ${shown} cannot be kept exactly (JSON numbers are read as 64-bit floats); ${advice}.`,
     });
@@ -64,11 +66,16 @@ function parseJsonBody(text: string): unknown {
  * Fastify's content-type parser for application/json (registered with parseAs: 'buffer'). JSON
  * is UTF-8: other bytes are refused rather than decoded to U+FFFD.
  */
-export function jsonBodyParser(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void {
+export function jsonBodyParser(
+  request: FastifyRequest,
+  body: string | Buffer,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   try {
     // PostgREST clients send DELETE with "Content-Type: application/json" and no body at all.
     // InsForge's MCP server sends POST /api/auth/tokens/anon the same way (routes that allow it say so).
-    if (body.length === 0 && (request.method === 'DELETE' || request.routeOptions?.config?.emptyJsonBody === true)) return done(null, undefined);
+    if (body.length === 0 && (request.method === 'DELETE' || request.routeOptions?.config?.emptyJsonBody === true))
+      return done(null, undefined);
     if (typeof body !== 'string' && !isUtf8(body)) {
       throw new AppError('INVALID_JSON', { message: 'The request body is not valid UTF-8.' });
     }

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/index.js';
 
 /** A Host header as a browser or client sends it: a DNS name or IP literal, an optional port. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The absolute base of URLs handed to clients (upload and download links, a function's
@@ -16,7 +17,8 @@ export function publicOrigin(request: FastifyRequest, publicUrl: string | null):
   if (!HOST.test(host)) {
     throw new AppError('INVALID_INPUT', {
       message: 'The Host header is not a host name with an optional port, so no link can be built from it.',
-      nextActions: 'Send a plain Host header (e.g. "api.example.com"); the operator should set PUBLIC_URL to the public address.',
+      nextActions:
+        'Send a plain Host header (e.g. "api.example.com"); the operator should set PUBLIC_URL to the public address.',
     });
   }
   return `${request.protocol}://${host}`;

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AuthContext } from '../auth/service.js';
+import type { AuthContext } from '../auth/context.js';
 import { AppError } from '../errors/index.js';
 
 /** Who and where a request comes from, as the auth service records it (IP, user agent, log). */

@@ -45,5 +45,12 @@ declare module 'fastify' {
   }
 }
 
-/** Every route module is a plugin of this type, registered by app.ts with the deps. */
-export type RoutePlugin = FastifyPluginAsync<{ deps: Deps }, import('node:http').Server, TypeBoxTypeProvider>;
+/**
+ * Every route module is a plugin of this type, registered by app.ts with the deps; `K` names
+ * the services it uses (`RoutePlugin<'records' | 'config'>`), so a route sees only those.
+ */
+export type RoutePlugin<K extends keyof Deps = keyof Deps> = FastifyPluginAsync<
+  { deps: Pick<Deps, K> },
+  import('node:http').Server,
+  TypeBoxTypeProvider
+>;

@@ -4,8 +4,18 @@ import { AppError } from '../errors/index.js';
 
 /** Where jobs live: pg-boss's own schema in the app's database. */
 const SCHEMA = 'pgboss';
+/** Held while pg-boss installs its schema or makes a queue (see `exclusively`). */
+const INSTALL_LOCK = 7134;
 /** Every instance LISTENs here; a send notifies it in the sender's transaction, so pickup is immediate. */
 const WAKE_CHANNEL = 'plinth_jobs';
+/**
+ * A worker that has run nothing for IDLE_AFTER_MS (or since it started) asks less often, doubling its wait up to
+ * IDLE_POLL_MAX_MS: what arrives without a wake-up (a cron tick of the job library, a job handed
+ * back after its instance died) waits at most that long. Within IDLE_AFTER_MS of a job (whose
+ * retries follow within seconds) it asks every `pollMs`.
+ */
+const IDLE_AFTER_MS = 30_000;
+const IDLE_POLL_MAX_MS = 5000;
 
 export interface JobsOptions {
   /** How often an idle worker asks for jobs when no wake-up came (pg-boss's floor is 500 ms). */
@@ -74,7 +84,10 @@ export class Jobs {
   private countedAt = 0;
   readonly maxQueued: number;
 
-  constructor(private readonly db: Db, private readonly opts: JobsOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    private readonly opts: JobsOptions = {},
+  ) {
     this.pollMs = Math.max(500, opts.pollMs ?? 1000);
     this.maxQueued = opts.maxQueued ?? 100_000;
     this.boss = new PgBoss({
@@ -89,11 +102,13 @@ export class Jobs {
       archiveFailedAfterSeconds: 86_400,
       deleteAfterDays: 7,
     } as never);
-    this.boss.on('error', (err: unknown) => this.opts.warn?.('jobs: the job library reported an error', { err: String((err as Error)?.message ?? err) }));
+    this.boss.on('error', (err: unknown) =>
+      this.opts.warn?.('jobs: the job library reported an error', { err: String((err as Error)?.message ?? err) }),
+    );
   }
 
   async start(): Promise<void> {
-    await this.boss.start();
+    await this.exclusively(() => this.boss.start());
     this.unlisten = await this.db.listen(WAKE_CHANNEL, (name) => {
       for (const w of this.workers) if (w.name === name) w.wake();
     });
@@ -101,11 +116,23 @@ export class Jobs {
 
   /** Makes a queue (idempotent); `send` needs it. */
   async queue(name: string): Promise<void> {
-    if (!(await this.boss.getQueue(name))) {
-      await this.boss.createQueue(name).catch(async (err) => {
-        if (!(await this.boss.getQueue(name))) throw err;
-      });
-    }
+    if (await this.boss.getQueue(name)) return;
+    await this.exclusively(async () => {
+      if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+    });
+  }
+
+  /**
+   * Runs pg-boss's schema install or a queue's creation while no other instance does: done by
+   * two instances at once on a fresh database, the install fails on the schema it sees missing
+   * ("pg_namespace_nspname_index") and create_queue deadlocks. Held in a transaction of its own
+   * (an advisory lock) while pg-boss works on its other connections.
+   */
+  private exclusively<T>(fn: () => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('select pg_advisory_xact_lock($1)', [INSTALL_LOCK]);
+      return fn();
+    });
   }
 
   /** Enqueues a job; in `tx` (the caller's transaction) when given, so it exists only if that commits. */
@@ -133,7 +160,10 @@ export class Jobs {
       retryBackoff: opts.retryBackoff ?? false,
       expireInSeconds: Math.max(1, Math.ceil(opts.expireInSeconds ?? 900)),
     };
-    await this.boss.insert(data.map((d) => ({ name, data: d, ...policy })), { db: adapter(q) } as never);
+    await this.boss.insert(
+      data.map((d) => ({ name, data: d, ...policy })),
+      { db: adapter(q) } as never,
+    );
     await q.query('select pg_notify($1, $2)', [WAKE_CHANNEL, name]);
   }
 
@@ -142,9 +172,19 @@ export class Jobs {
    * restarts, and one instance's clock enqueues each tick once for all instances); the job is
    * worked one at a time, by whichever instance takes it.
    */
-  async every(name: string, cron: string, handler: JobHandler<Record<string, never>>, opts: { expireInSeconds?: number } = {}): Promise<void> {
+  async every(
+    name: string,
+    cron: string,
+    handler: JobHandler<Record<string, never>>,
+    opts: { expireInSeconds?: number } = {},
+  ): Promise<void> {
     await this.work(name, { concurrency: 1 }, handler);
-    await this.boss.schedule(name, cron, {}, { tz: 'UTC', retryLimit: 0, expireInSeconds: opts.expireInSeconds ?? 300, singletonKey: name } as never);
+    await this.boss.schedule(name, cron, {}, {
+      tz: 'UTC',
+      retryLimit: 0,
+      expireInSeconds: opts.expireInSeconds ?? 300,
+      singletonKey: name,
+    } as never);
   }
 
   /**
@@ -156,6 +196,8 @@ export class Jobs {
     await this.queue(name);
     let wake: () => void = () => {};
     let running = true;
+    let emptyRounds = 0;
+    let lastJobAt = 0;
     const active = new Set<Promise<void>>();
     const runOne = async (job: PgBoss.JobWithMetadata<T>) => {
       const signal = AbortSignal.timeout(job.expireInSeconds * 1000);
@@ -163,13 +205,20 @@ export class Jobs {
         const output = await handler({ id: job.id, data: job.data, retryCount: job.retryCount, signal });
         await this.boss.complete(name, job.id, (output ?? undefined) as object | undefined);
       } catch (err) {
-        await this.boss.fail(name, job.id, { message: String((err as Error)?.message ?? err).slice(0, 1000) }).catch(() => {});
+        await this.boss
+          .fail(name, job.id, { message: String((err as Error)?.message ?? err).slice(0, 1000) })
+          .catch(() => {});
       }
     };
     const loop = async () => {
       while (running && !this.stopped) {
         const room = opts.concurrency - active.size;
-        const jobs = room > 0 ? ((await this.boss.fetch<T>(name, { batchSize: room, includeMetadata: true }).catch(() => [])) as PgBoss.JobWithMetadata<T>[]) : [];
+        const jobs =
+          room > 0
+            ? ((await this.boss
+                .fetch<T>(name, { batchSize: room, includeMetadata: true })
+                .catch(() => [])) as PgBoss.JobWithMetadata<T>[])
+            : [];
         for (const job of jobs) {
           const p = runOne(job).finally(() => {
             active.delete(p);
@@ -178,8 +227,11 @@ export class Jobs {
           active.add(p);
         }
         if (jobs.length && jobs.length === room) continue;
+        if (jobs.length || active.size) lastJobAt = Date.now();
+        emptyRounds = Date.now() - lastJobAt < IDLE_AFTER_MS ? 0 : emptyRounds + 1;
+        const waitMs = Math.min(this.pollMs * 2 ** emptyRounds, IDLE_POLL_MAX_MS);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.pollMs);
+          const timer = setTimeout(resolve, waitMs);
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -216,7 +268,9 @@ export class Jobs {
   async full(): Promise<boolean> {
     if (Date.now() - this.countedAt > 2000) {
       this.countedAt = Date.now();
-      const { rows } = await this.db.query<{ n: number }>(`select count(*)::int as n from ${SCHEMA}.job where state in ('created', 'retry')`);
+      const { rows } = await this.db.query<{ n: number }>(
+        `select count(*)::int as n from ${SCHEMA}.job where state in ('created', 'retry')`,
+      );
       this.queued = rows[0]?.n ?? 0;
     }
     return this.queued >= this.maxQueued;

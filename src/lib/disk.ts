@@ -62,11 +62,21 @@ export async function checkDisks(dirs: Array<{ dir: string; write: boolean }>, l
  * Health of the disks under DATA_DIR (what the embedded database and local storage write):
  * throws when a write fails there (down), else the free bytes, degraded below `lowBytes`.
  */
-export async function dataDirHealth(dataDir: string, lowBytes: number): Promise<{ info: { freeBytes: number }; degraded?: string }> {
+export async function dataDirHealth(
+  dataDir: string,
+  lowBytes: number,
+): Promise<{ info: { freeBytes: number }; degraded?: string }> {
   const at = (sub: string, write: boolean) => ({ dir: path.join(dataDir, sub), write });
   const d = await checkDisks([at('', true), at('storage', true), at('postgres', false)], lowBytes);
   const free = `${(d.freeBytes / MiB).toFixed(0)} MiB`;
-  return { info: { freeBytes: d.freeBytes }, ...(d.low ? { degraded: `Only ${free} free under DATA_DIR (DISK_LOW_MB is ${lowBytes / MiB}): free disk space before writes fail.` } : {}) };
+  return {
+    info: { freeBytes: d.freeBytes },
+    ...(d.low
+      ? {
+          degraded: `Only ${free} free under DATA_DIR (DISK_LOW_MB is ${lowBytes / MiB}): free disk space before writes fail.`,
+        }
+      : {}),
+  };
 }
 
 /** Below this, the embedded Postgres cannot even create its cluster and start. */

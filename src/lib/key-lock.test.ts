@@ -17,7 +17,12 @@ describe('KeyLock', () => {
       running--;
       return name;
     };
-    const results = await Promise.all([lock.run('a', task('a1', 15)), lock.run('a', task('a2', 1)), lock.run('b', task('b1', 5)), lock.run('a', task('a3', 1))]);
+    const results = await Promise.all([
+      lock.run('a', task('a1', 15)),
+      lock.run('a', task('a2', 1)),
+      lock.run('b', task('b1', 5)),
+      lock.run('a', task('a3', 1)),
+    ]);
     expect(results).toEqual(['a1', 'a2', 'b1', 'a3']);
     const a = log.filter((l) => l.includes(' a'));
     expect(a).toEqual(['start a1', 'end a1', 'start a2', 'end a2', 'start a3', 'end a3']);

@@ -26,7 +26,11 @@ describe('LogDestination', () => {
     await dest.drain(5000);
     const until = Date.now() + 5000;
     while (p.out().split('\n').length < 501 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-    const lines = p.out().trim().split('\n').map((l) => JSON.parse(l).i);
+    const lines = p
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).i);
     expect(lines).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 
@@ -47,7 +51,7 @@ describe('LogDestination', () => {
     const p = pipeTo('sleep');
     children.push(p.child);
     const dest = new LogDestination(p.fd, 256 * 1024);
-    const line = JSON.stringify({ msg: 'x'.repeat(1000) }) + '\n';
+    const line = `${JSON.stringify({ msg: 'x'.repeat(1000) })}\n`;
     const t0 = Date.now();
     for (let i = 0; i < 2000; i++) dest.write(line); // ~2 MB: more than the pipe and the bound hold
     expect(Date.now() - t0).toBeLessThan(500);

@@ -6,6 +6,9 @@ import { networkInterfaces } from 'node:os';
 // node:net's BlockList (Deno's node:net has the same class: the function sandbox's guard
 // checks with the very same list, see src/functions/runtime/deno-net-guard.js).
 
+// Checked against IANA's IPv4 and IPv6 special-purpose address registries (every block they
+// mark not globally reachable is in a range below): src/lib/net-guard-iana.test.ts.
+
 /** IPv4 ranges that are not the public internet. */
 export const DENIED_IPV4_CIDRS: readonly string[] = [
   '0.0.0.0/8', // "this network"; 0.0.0.0 reaches local listeners
@@ -14,17 +17,28 @@ export const DENIED_IPV4_CIDRS: readonly string[] = [
   '127.0.0.0/8',
   '169.254.0.0/16', // link-local, cloud metadata 169.254.169.254
   '172.16.0.0/12',
-  '192.0.0.0/24',
+  '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // documentation (TEST-NET-1)
   '192.168.0.0/16',
-  '198.18.0.0/15',
+  '198.18.0.0/15', // benchmarking
+  '198.51.100.0/24', // documentation (TEST-NET-2)
+  '203.0.113.0/24', // documentation (TEST-NET-3)
   '224.0.0.0/4', // multicast
-  '240.0.0.0/4',
+  '240.0.0.0/4', // reserved, and 255.255.255.255
 ];
 
 /** IPv6 ranges that are not the public internet (those embedding IPv4 are added below). */
 export const DENIED_IPV6_CIDRS: readonly string[] = [
   '::/128', // unspecified: reaches local listeners
   '::1/128', // loopback
+  '::/96', // IPv4-compatible (deprecated): ::127.0.0.1 reaches loopback on some stacks
+  '64:ff9b:1::/48', // local-use NAT64: a network's own translator, the IPv4 anywhere in it
+  '100::/64', // discard-only
+  '100:0:0:1::/64', // dummy prefix
+  '2001::/23', // IETF protocol assignments: Teredo 2001::/32 (its IPv4 obfuscated), benchmarking, ORCHID
+  '2001:db8::/32', // documentation
+  '3fff::/20', // documentation
+  '5f00::/16', // segment routing (SRv6) SIDs
   'fc00::/7', // unique local (fd00:ec2::254 is AWS's metadata)
   'fe80::/10', // link-local
   'fec0::/10', // site-local (deprecated, still routed by some stacks)

@@ -4,9 +4,22 @@ import { guardedDispatcher, isPrivateAddress, OutboundPolicy, outboundFetch, ref
 
 describe('outbound guard', () => {
   it.each([
-    ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
-    ['100.64.0.1', true], ['0.0.0.0', true], ['::1', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true],
-    ['::ffff:10.0.0.1', true], ['8.8.8.8', false], ['1.1.1.1', false], ['2606:4700:4700::1111', false], ['not-an-ip', true],
+    ['127.0.0.1', true],
+    ['10.1.2.3', true],
+    ['172.20.0.1', true],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['0.0.0.0', true],
+    ['::1', true],
+    ['fd00::1', true],
+    ['fe80::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:10.0.0.1', true],
+    ['8.8.8.8', false],
+    ['1.1.1.1', false],
+    ['2606:4700:4700::1111', false],
+    ['not-an-ip', true],
   ])('%s private: %s', (addr, priv) => {
     expect(isPrivateAddress(addr)).toBe(priv);
   });
@@ -35,9 +48,16 @@ describe('outbound guard', () => {
       // catch but resolves to loopback: the machine's own host name via /etc/hosts is not
       // guaranteed either, so use "localhost." (trailing dot) which passes the name check.
       const req = { method: 'GET', headers: {}, body: null, timeoutMs: 2000, maxBodyBytes: 100 };
-      await expect(outboundFetch(`http://localhost.:${port}/`, req, none, guardedDispatcher(none, { timeoutMs: 2000 }))).rejects.toThrow();
+      await expect(
+        outboundFetch(`http://localhost.:${port}/`, req, none, guardedDispatcher(none, { timeoutMs: 2000 })),
+      ).rejects.toThrow();
       const allowed = new OutboundPolicy([`127.0.0.1:${port}`]);
-      const ok = await outboundFetch(`http://127.0.0.1:${port}/`, req, allowed, guardedDispatcher(allowed, { timeoutMs: 2000 }));
+      const ok = await outboundFetch(
+        `http://127.0.0.1:${port}/`,
+        req,
+        allowed,
+        guardedDispatcher(allowed, { timeoutMs: 2000 }),
+      );
       expect(ok).toEqual({ status: 200, body: 'hi' });
     } finally {
       server.close();

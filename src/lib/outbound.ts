@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import { type BlockList, isIP } from 'node:net';
 import { blockListOf, isPrivateAddress as isDenied } from './net-guard.js';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
@@ -84,7 +84,9 @@ export function guardedDispatcher(policy: OutboundPolicy, opts: { timeoutMs: num
           const port = Number((options as { port?: number }).port ?? 0);
           const ok = list.filter((a) => !isPrivateAddress(a.address) || policy.allows(hostname, port, a.address));
           if (!ok.length) {
-            const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a private or loopback address; list it in OUTBOUND_ALLOW_HOSTS to allow it`);
+            const e: NodeJS.ErrnoException = new Error(
+              `${hostname} resolves to a private or loopback address; list it in OUTBOUND_ALLOW_HOSTS to allow it`,
+            );
             e.code = 'OUTBOUND_REFUSED';
             return callback(e, []);
           }
@@ -111,7 +113,12 @@ export interface OutboundAnswer {
 }
 
 /** One guarded request: refused before sending when the URL is not allowed, bounded in time and size. */
-export async function outboundFetch(url: string, req: OutboundRequest, policy: OutboundPolicy, dispatcher: Dispatcher): Promise<OutboundAnswer> {
+export async function outboundFetch(
+  url: string,
+  req: OutboundRequest,
+  policy: OutboundPolicy,
+  dispatcher: Dispatcher,
+): Promise<OutboundAnswer> {
   const refused = refuseUrl(url, policy);
   if (refused) throw new Error(`The URL ${refused}.`);
   const res = await undiciFetch(url, {

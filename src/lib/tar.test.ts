@@ -54,7 +54,10 @@ describe('tar', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'plinth-tar-'));
     try {
       writeFileSync(path.join(dir, 'a.tar'), Buffer.concat(archive()));
-      const list = execFileSync('tar', ['tf', path.join(dir, 'a.tar')]).toString().trim().split('\n');
+      const list = execFileSync('tar', ['tf', path.join(dir, 'a.tar')])
+        .toString()
+        .trim()
+        .split('\n');
       expect(list).toEqual(['postgres/', 'postgres/PG_VERSION', long, 'empty']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

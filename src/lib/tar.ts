@@ -15,7 +15,7 @@ export interface TarEntry {
 }
 
 function octal(buf: Buffer, offset: number, length: number, value: number): void {
-  buf.write(value.toString(8).padStart(length - 1, '0') + '\0', offset, length, 'ascii');
+  buf.write(`${value.toString(8).padStart(length - 1, '0')}\0`, offset, length, 'ascii');
 }
 
 function rawHeader(name: string, type: string, mode: number, size: number, mtime: number): Buffer {
@@ -31,7 +31,7 @@ function rawHeader(name: string, type: string, mode: number, size: number, mtime
   h.write('ustar\u000000', 257, 8, 'ascii');
   let sum = 0;
   for (const b of h) sum += b;
-  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8, 'ascii');
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
   return h;
 }
 
@@ -53,7 +53,8 @@ export function entryHeader(entry: TarEntry): Buffer {
   const tarName = entry.type === 'dir' ? `${entry.name}/` : entry.name;
   const size = entry.type === 'dir' ? 0 : entry.size;
   const big = size >= 0o77777777777;
-  if (Buffer.byteLength(tarName) <= 100 && !big) return rawHeader(tarName, entry.type === 'dir' ? '5' : '0', entry.mode, size, entry.mtime);
+  if (Buffer.byteLength(tarName) <= 100 && !big)
+    return rawHeader(tarName, entry.type === 'dir' ? '5' : '0', entry.mode, size, entry.mtime);
   let pax = paxRecord('path', tarName);
   if (big) pax += paxRecord('size', String(size));
   const body = Buffer.from(pax, 'utf8');
@@ -61,7 +62,13 @@ export function entryHeader(entry: TarEntry): Buffer {
     rawHeader('PaxHeader', 'x', 0o644, body.length, entry.mtime),
     body,
     pad(body.length),
-    rawHeader(Buffer.from(tarName).subarray(0, 99).toString('latin1'), entry.type === 'dir' ? '5' : '0', entry.mode, big ? 0 : size, entry.mtime),
+    rawHeader(
+      Buffer.from(tarName).subarray(0, 99).toString('latin1'),
+      entry.type === 'dir' ? '5' : '0',
+      entry.mode,
+      big ? 0 : size,
+      entry.mtime,
+    ),
   ]);
 }
 
@@ -83,7 +90,11 @@ export function* memoryEntry(name: string, data: Buffer, mode = 0o600): Generato
  * file that shrank while it was read is padded with zeros, one that grew is cut), as
  * pg_basebackup does for a live cluster.
  */
-export function* fileEntry(name: string, fd: number, entry: { mode: number; size: number; mtime: number }): Generator<Buffer> {
+export function* fileEntry(
+  name: string,
+  fd: number,
+  entry: { mode: number; size: number; mtime: number },
+): Generator<Buffer> {
   try {
     yield entryHeader({ name, type: 'file', ...entry });
     let left = entry.size;
@@ -188,7 +199,13 @@ export async function readTar(source: AsyncIterable<Buffer>, sink: TarSink): Pro
       pax = {};
       const isDir = type === '5';
       if (type !== '0' && type !== '\0' && !isDir) throw new Error(`unsupported tar entry type "${type}" for ${name}`);
-      sink.entry({ name: name.replace(/\/+$/, ''), type: isDir ? 'dir' : 'file', mode: parseOctal(h.subarray(100, 108)), size: isDir ? 0 : size, mtime: parseOctal(h.subarray(136, 148)) * 1000 });
+      sink.entry({
+        name: name.replace(/\/+$/, ''),
+        type: isDir ? 'dir' : 'file',
+        mode: parseOctal(h.subarray(100, 108)),
+        size: isDir ? 0 : size,
+        mtime: parseOctal(h.subarray(136, 148)) * 1000,
+      });
       if (!isDir) {
         fileLeft = size;
         skip = pad(size).length;

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { LogBuffer } from './buffer.js';
 import type { LogRecord } from './types.js';
 
-const line = (n: number): LogRecord => ({ time: Date.now(), source: 'api', level: 'info', message: `line ${n}`, fields: { n } });
+const line = (n: number): LogRecord => ({
+  time: Date.now(),
+  source: 'api',
+  level: 'info',
+  message: `line ${n}`,
+  fields: { n },
+});
 
 describe('LogBuffer', () => {
   it('never waits on the store: a store that hangs keeps push synchronous and bounded, dropping the oldest', async () => {

@@ -1,4 +1,7 @@
-import type { LogRecord } from './types.js';
+import type { LogRecord, PendingLine } from './types.js';
+
+const built = (line: PendingLine): LogRecord => (typeof line === 'function' ? line() : line);
+import { outsideReadOnly } from '../db/read-only.js';
 
 export interface BufferOptions {
   /** Lines held while the store is slow or down; past it the oldest are dropped. */
@@ -24,7 +27,7 @@ export interface BufferStats {
  * A full queue drops its oldest lines, never the caller's request.
  */
 export class LogBuffer {
-  private pending: LogRecord[] = [];
+  private pending: PendingLine[] = [];
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly max: number;
@@ -39,7 +42,7 @@ export class LogBuffer {
     this.batch = opts.batchSize ?? 1000;
   }
 
-  push(record: LogRecord): void {
+  push(record: PendingLine): void {
     if (this.pending.length >= this.max) {
       // Drop a slice at once: shifting one line per push would copy the array every time.
       const n = Math.max(1, Math.floor(this.max / 10));
@@ -51,10 +54,13 @@ export class LogBuffer {
   }
 
   private schedule(): void {
-    this.timer ??= setTimeout(() => {
-      this.timer = null;
-      void this.flush().then(() => this.pending.length && this.schedule());
-    }, this.opts.flushMs ?? 500).unref();
+    // A line written inside a read-only scope (an MCP read-only call) is stored outside it.
+    this.timer ??= outsideReadOnly(() =>
+      setTimeout(() => {
+        this.timer = null;
+        void this.flush().then(() => this.pending.length && this.schedule());
+      }, this.opts.flushMs ?? 500).unref(),
+    );
   }
 
   get size(): number {
@@ -65,7 +71,8 @@ export class LogBuffer {
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => this.flush());
     if (!this.pending.length) return Promise.resolve();
-    const batch = this.pending.splice(0, this.batch);
+    // Lines appended as functions are built here, in the flush, not on the caller's path.
+    const batch = this.pending.splice(0, this.batch).map(built);
     this.flushing = this.sink(batch)
       .then(
         () => {

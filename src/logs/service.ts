@@ -2,7 +2,16 @@ import type { Queryable } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import { LogBuffer, type BufferStats } from './buffer.js';
 import { LogStore, type RouteMinute } from './store.js';
-import { INSFORGE_SOURCES, KNOWN_SOURCES, SOURCE_NAME, type LogFilter, type LogLevel, type LogPage, type LogWriter } from './types.js';
+import {
+  INSFORGE_SOURCES,
+  KNOWN_SOURCES,
+  SOURCE_NAME,
+  type LogFilter,
+  type LogLevel,
+  type LogPage,
+  type LogRecord,
+  type LogWriter,
+} from './types.js';
 
 export interface LogsOptions {
   /** false: lines go to stdout only, nothing is stored (reads show what was stored before). */
@@ -35,7 +44,11 @@ export class LogsService implements LogWriter {
     private readonly opts: LogsOptions,
   ) {
     this.store = new LogStore(db);
-    this.buffer = new LogBuffer((batch) => this.persist(batch), { maxPending: opts.maxPending, flushMs: opts.flushMs, onError: opts.onError });
+    this.buffer = new LogBuffer((batch) => this.persist(batch), {
+      maxPending: opts.maxPending,
+      flushMs: opts.flushMs,
+      onError: opts.onError,
+    });
   }
 
   /** False with LOGS_STORE=false: callers may skip building lines. */
@@ -45,7 +58,23 @@ export class LogsService implements LogWriter {
 
   write(source: string, level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
     if (!this.opts.store || this.closed) return;
-    this.buffer.push({ time: Date.now(), source, level, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message, fields });
+    this.buffer.push({
+      time: Date.now(),
+      source,
+      level,
+      message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
+      fields,
+    });
+  }
+
+  /**
+   * Appends a line that `build` makes when its batch is written: the caller's path pays one
+   * append (the request log line, src/http/plugins/observe.ts). `build` must capture values,
+   * not objects that change after the call.
+   */
+  defer(build: () => LogRecord): void {
+    if (!this.opts.store || this.closed) return;
+    this.buffer.push(build);
   }
 
   private async persist(batch: Parameters<LogStore['insert']>[0]): Promise<void> {

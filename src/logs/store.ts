@@ -13,7 +13,11 @@ export const encodeCursor = (id: string): string => Buffer.from(`l:${id}`).toStr
 
 function decodeCursor(cursor: string): string {
   const m = /^l:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!m || BigInt(m[1]!) > 9223372036854775807n) throw new AppError('INVALID_LOG_QUERY', { message: 'The cursor is not one this server handed out.', nextActions: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the newest lines.' });
+  if (!m || BigInt(m[1]!) > 9223372036854775807n)
+    throw new AppError('INVALID_LOG_QUERY', {
+      message: 'The cursor is not one this server handed out.',
+      nextActions: 'Pass the nextCursor of the previous page unchanged, or leave cursor out for the newest lines.',
+    });
   return m[1]!;
 }
 
@@ -21,7 +25,9 @@ function time(name: string, value: string | undefined): string | null {
   if (value === undefined) return null;
   const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
   if (!Number.isFinite(t)) {
-    throw new AppError('INVALID_LOG_QUERY', { message: `${name} must be a date and time such as 2026-01-31T12:00:00Z (got "${value.slice(0, 64)}").` });
+    throw new AppError('INVALID_LOG_QUERY', {
+      message: `${name} must be a date and time such as 2026-01-31T12:00:00Z (got "${value.slice(0, 64)}").`,
+    });
   }
   return new Date(t).toISOString();
 }
@@ -36,7 +42,11 @@ function where(f: LogFilter): { sql: string; params: unknown[] } {
   };
   const from = time('from', f.from);
   const to = time('to', f.to);
-  if (from && to && from > to) throw new AppError('INVALID_LOG_QUERY', { message: 'from is after to.', nextActions: 'Swap from and to, or leave one out.' });
+  if (from && to && from > to)
+    throw new AppError('INVALID_LOG_QUERY', {
+      message: 'from is after to.',
+      nextActions: 'Swap from and to, or leave one out.',
+    });
   if (f.sources?.length) add((n) => `source = any(${n}::text[])`, f.sources);
   if (from) add((n) => `time >= ${n}::timestamptz`, from);
   if (to) add((n) => `time <= ${n}::timestamptz`, to);
@@ -76,9 +86,14 @@ export class LogStore {
 
   /** Drops lines older than the retention and the oldest past `maxRows`; returns how many. */
   async prune(retentionDays: number, maxRows: number): Promise<number> {
-    const old = await this.db.query(`delete from system.logs where time < now() - make_interval(days => $1::int)`, [retentionDays]);
+    const old = await this.db.query(`delete from system.logs where time < now() - make_interval(days => $1::int)`, [
+      retentionDays,
+    ]);
     // Ids grow with every line: all but the newest maxRows lie below max(id) - maxRows.
-    const over = await this.db.query(`delete from system.logs where id <= (select max(id) from system.logs) - $1::bigint`, [maxRows]);
+    const over = await this.db.query(
+      `delete from system.logs where id <= (select max(id) from system.logs) - $1::bigint`,
+      [maxRows],
+    );
     return old.rowCount + over.rowCount;
   }
 
@@ -94,12 +109,19 @@ export class LogStore {
     }
     params.push(limit + 1);
     const [rows, count] = await Promise.all([
-      this.db.query(`select id, time, source, level, message, fields from system.logs where ${page} order by id desc limit $${params.length}`, params),
+      this.db.query(
+        `select id, time, source, level, message, fields from system.logs where ${page} order by id desc limit $${params.length}`,
+        params,
+      ),
       this.db.query<{ n: number }>(`select count(*)::int as n from system.logs where ${w.sql}`, w.params),
     ]);
     const more = rows.rows.length > limit;
     const logs = rows.rows.slice(0, limit).map(entry);
-    return { logs, total: count.rows[0]?.n ?? 0, nextCursor: more && logs.length ? encodeCursor(logs[logs.length - 1]!.id) : null };
+    return {
+      logs,
+      total: count.rows[0]?.n ?? 0,
+      nextCursor: more && logs.length ? encodeCursor(logs[logs.length - 1]!.id) : null,
+    };
   }
 
   /** The sources that have lines: how many, and the time of the newest. */
@@ -114,7 +136,11 @@ export class LogStore {
   async stats(f: { from?: string; to?: string; route?: string; limit?: number }): Promise<RouteMinute[]> {
     const from = time('from', f.from) ?? new Date(Date.now() - 3600_000).toISOString();
     const to = time('to', f.to) ?? new Date().toISOString();
-    if (from > to) throw new AppError('INVALID_LOG_QUERY', { message: 'from is after to.', nextActions: 'Swap from and to, or leave one out.' });
+    if (from > to)
+      throw new AppError('INVALID_LOG_QUERY', {
+        message: 'from is after to.',
+        nextActions: 'Swap from and to, or leave one out.',
+      });
     const { rows } = await this.db.query<Record<string, unknown>>(
       `select date_trunc('minute', time) as minute, fields->>'method' as method, coalesce(fields->>'route', '(no route)') as route,
               count(*)::int as count, count(*) filter (where (fields->>'status')::int >= 500)::int as errors,
@@ -127,7 +153,16 @@ export class LogStore {
     const round = (v: unknown) => Math.round(Number(v) * 100) / 100;
     return rows.map((r) => {
       const p = (r.p as unknown[]) ?? [];
-      return { minute: iso(r.minute), method: String(r.method), route: String(r.route), count: Number(r.count), errors: Number(r.errors), p50Ms: round(p[0]), p95Ms: round(p[1]), p99Ms: round(p[2]) };
+      return {
+        minute: iso(r.minute),
+        method: String(r.method),
+        route: String(r.route),
+        count: Number(r.count),
+        errors: Number(r.errors),
+        p50Ms: round(p[0]),
+        p95Ms: round(p[1]),
+        p99Ms: round(p[2]),
+      };
     });
   }
 }

@@ -6,7 +6,17 @@ export type LogLevel = (typeof LEVELS)[number];
  * The sources Plinth itself writes; other areas may add their own name (lower-case letters,
  * digits, `-` and `_`, up to 32) through `LogWriter.write`.
  */
-export const KNOWN_SOURCES = ['api', 'auth', 'functions', 'realtime', 'postgres', 'schedules', 'webhooks', 'email', 'jobs'] as const;
+export const KNOWN_SOURCES = [
+  'api',
+  'auth',
+  'functions',
+  'realtime',
+  'postgres',
+  'schedules',
+  'webhooks',
+  'email',
+  'jobs',
+] as const;
 export const SOURCE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** The source names `@insforge/mcp` asks for (get-container-logs), as Plinth's own. */
@@ -25,6 +35,12 @@ export interface LogRecord {
   message: string;
   fields: Record<string, unknown>;
 }
+
+/**
+ * A line waiting in the buffer: the record, or a function that builds it when its batch is
+ * written (off the request's path: the request only appends the function; issue #38).
+ */
+export type PendingLine = LogRecord | (() => LogRecord);
 
 /**
  * What other areas call to log: never waits, never throws. Lines are batched into the store

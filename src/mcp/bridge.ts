@@ -16,7 +16,9 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const endpoint = new URL('/api/mcp', o.url);
   if (o.readOnly) endpoint.searchParams.set('readonly', '1');
-  const http = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${o.key}` } } });
+  const http = new StreamableHTTPClientTransport(endpoint, {
+    requestInit: { headers: { authorization: `Bearer ${o.key}` } },
+  });
   const stdio = new StdioServerTransport();
   let done!: () => void;
   const closed = new Promise<void>((resolve) => (done = resolve));
@@ -24,13 +26,21 @@ export async function runBridge(o: BridgeOptions): Promise<void> {
     http.send(message).catch((err: Error) => {
       log(`plinth mcp: ${err.message}`);
       // A request that could not be delivered still gets an answer, so the client does not hang.
-      if ('id' in message && 'method' in message) void stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `Plinth at ${o.url} did not answer: ${err.message}` } });
+      if ('id' in message && 'method' in message)
+        void stdio.send({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32603, message: `Plinth at ${o.url} did not answer: ${err.message}` },
+        });
     });
   };
   http.onmessage = (message) => void stdio.send(message);
   http.onerror = (err) => log(`plinth mcp: ${err.message}`);
   stdio.onclose = () => {
-    void http.terminateSession().catch(() => {}).finally(() => http.close().finally(done));
+    void http
+      .terminateSession()
+      .catch(() => {})
+      .finally(() => http.close().finally(done));
   };
   http.onclose = () => done();
   await http.start();

@@ -13,24 +13,33 @@ function cell(v: unknown): string {
 
 /** Rows as a Markdown table (columns from the first rows), with a paging line. */
 export function table(rows: readonly unknown[], page?: { offset: number; limit: number; total?: number }): string {
-  const objects = rows.map((r) => (r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : { value: r }));
+  const objects = rows.map((r) =>
+    r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : { value: r },
+  );
   const more = page ? pagingLine(page, rows.length) : '';
   if (objects.length === 0) return `(no rows)${more}`;
   const columns = [...new Set(objects.slice(0, 50).flatMap((o) => Object.keys(o)))];
-  const lines = [`| ${columns.join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...objects.map((o) => `| ${columns.map((c) => cell(o[c])).join(' | ')} |`)];
+  const lines = [
+    `| ${columns.join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
+    ...objects.map((o) => `| ${columns.map((c) => cell(o[c])).join(' | ')} |`),
+  ];
   return truncate(lines.join('\n')) + more;
 }
 
 function pagingLine(page: { offset: number; limit: number; total?: number }, count: number): string {
   const end = page.offset + count;
   const total = page.total;
-  if (total !== undefined) return `\n${count ? `rows ${page.offset + 1}-${end}` : 'no rows'} of ${total}${end < total ? `; next page: offset=${end}` : ''}`;
+  if (total !== undefined)
+    return `\n${count ? `rows ${page.offset + 1}-${end}` : 'no rows'} of ${total}${end < total ? `; next page: offset=${end}` : ''}`;
   return count === page.limit ? `\nmore may follow: offset=${end}` : '';
 }
 
 /** Text cut to what an agent can take in one result, saying so when cut. */
 export function truncate(text: string, max = MAX_TEXT): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n… (cut at ${max} characters of ${text.length}; ask for less, e.g. a smaller limit)`;
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max)}\n… (cut at ${max} characters of ${text.length}; ask for less, e.g. a smaller limit)`;
 }
 
 /** A value as one-line JSON, cut when long. */

@@ -14,8 +14,24 @@ const tools = [
     readOnly: true,
     run: async (a) => a,
   }),
-  tool<Record<string, never>>({ name: 'boom', description: 'Fails.', input: Type.Object({}), readOnly: false, run: async () => { throw new Error('secret internals at /etc/x'); } }),
-  tool<Record<string, never>>({ name: 'refused', description: 'Fails cleanly.', input: Type.Object({}), readOnly: false, run: async () => { throw new AppError('TABLE_NOT_FOUND'); } }),
+  tool<Record<string, never>>({
+    name: 'boom',
+    description: 'Fails.',
+    input: Type.Object({}),
+    readOnly: false,
+    run: async () => {
+      throw new Error('secret internals at /etc/x');
+    },
+  }),
+  tool<Record<string, never>>({
+    name: 'refused',
+    description: 'Fails cleanly.',
+    input: Type.Object({}),
+    readOnly: false,
+    run: async () => {
+      throw new AppError('TABLE_NOT_FOUND');
+    },
+  }),
 ];
 
 describe('ToolSet', () => {
@@ -36,9 +52,14 @@ describe('ToolSet', () => {
     const set = new ToolSet(tools, false);
     const outcomes: boolean[] = [];
     const bad = await set.call('echo', { n: 'one' }, ctx, (ok) => outcomes.push(ok));
-    expect(bad).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^INVALID_ARGUMENTS: \/n /) }] });
+    expect(bad).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^INVALID_ARGUMENTS: \/n /) }],
+    });
     const refused = await set.call('refused', {}, ctx);
-    expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(/^TABLE_NOT_FOUND \(404\): No such table\.\nNext: /);
+    expect((refused.content as Array<{ text: string }>)[0]!.text).toMatch(
+      /^TABLE_NOT_FOUND \(404\): No such table\.\nNext: /,
+    );
     let unexpected: unknown;
     const boom = await set.call('boom', {}, ctx, (_ok, err) => (unexpected = err));
     expect(boom.isError).toBe(true);

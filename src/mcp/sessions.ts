@@ -64,7 +64,11 @@ export class McpSessions {
    * Finds (or, for an initialize request, opens) the session of a request and returns what
    * answers it. Throws AppError before anything is written: the route answers it as usual.
    */
-  async handlerFor(sessionId: string | undefined, body: unknown, mode: { readOnly: boolean; baseUrl: string }): Promise<McpHandler> {
+  async handlerFor(
+    sessionId: string | undefined,
+    body: unknown,
+    mode: { readOnly: boolean; baseUrl: string },
+  ): Promise<McpHandler> {
     if (sessionId !== undefined) {
       const s = this.sessions.get(sessionId);
       if (!s) throw new AppError('MCP_SESSION_NOT_FOUND');
@@ -74,7 +78,8 @@ export class McpSessions {
     if (!isInitializeRequest(body)) {
       throw new AppError('INVALID_INPUT', {
         message: 'No Mcp-Session-Id header, and the request is not an initialize request.',
-        nextActions: 'Send initialize first (POST /api/mcp) and then the Mcp-Session-Id header it answers with on every request.',
+        nextActions:
+          'Send initialize first (POST /api/mcp) and then the Mcp-Session-Id header it answers with on every request.',
       });
     }
     this.sweep();
@@ -84,7 +89,14 @@ export class McpSessions {
   }
 
   private async open(mode: { readOnly: boolean; baseUrl: string }): Promise<Session> {
-    const server = createMcpServer({ services: this.o.services, tools: this.tools(mode.readOnly), baseUrl: mode.baseUrl, version: this.o.version, readOnly: mode.readOnly, onToolError: this.o.onToolError });
+    const server = createMcpServer({
+      services: this.o.services,
+      tools: this.tools(mode.readOnly),
+      baseUrl: mode.baseUrl,
+      version: this.o.version,
+      readOnly: mode.readOnly,
+      onToolError: this.o.onToolError,
+    });
     let session: Session;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

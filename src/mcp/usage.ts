@@ -19,7 +19,11 @@ export class McpUsage {
   /** Records one call without making the caller wait (a failed write is only logged). */
   record(tool: string, success: boolean, source: 'plinth' | 'client'): void {
     const p = this.db
-      .query('insert into mcp.tool_calls (tool, success, source) values ($1, $2, $3)', [tool.slice(0, 100), success, source])
+      .query('insert into mcp.tool_calls (tool, success, source) values ($1, $2, $3)', [
+        tool.slice(0, 100),
+        success,
+        source,
+      ])
       .catch(this.onError)
       .finally(() => this.pending.delete(p));
     this.pending.add(p);
@@ -28,7 +32,12 @@ export class McpUsage {
   /** Calls per tool since `since` (default: the last 30 days), most used first. */
   async summary(since: Date = new Date(Date.now() - 30 * 86_400_000)): Promise<ToolUsage[]> {
     await this.flush();
-    const { rows } = await this.db.query<{ tool: string; calls: string; failures: string; source: 'plinth' | 'client' }>(
+    const { rows } = await this.db.query<{
+      tool: string;
+      calls: string;
+      failures: string;
+      source: 'plinth' | 'client';
+    }>(
       `select tool, source, count(*) as calls, count(*) filter (where not success) as failures
          from mcp.tool_calls where created_at >= $1 group by tool, source order by count(*) desc limit 200`,
       [since],

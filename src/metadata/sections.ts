@@ -33,26 +33,52 @@ export function storageSection(db: Queryable): MetadataSection {
   return {
     name: 'storage',
     async read() {
-      const { rows } = await db.query<{ name: string; public: boolean; createdAt: Date | string; objectCount: number; sizeBytes: number }>(
+      const { rows } = await db.query<{
+        name: string;
+        public: boolean;
+        createdAt: Date | string;
+        objectCount: number;
+        sizeBytes: number;
+      }>(
         `select b.name, b.is_public as public, b.created_at as "createdAt", count(o.key)::int as "objectCount", coalesce(sum(o.size), 0)::bigint as "sizeBytes"
            from storage.buckets b left join storage.objects o on o.bucket = b.name group by b.name order by b.name`,
       );
-      const buckets = rows.map((b) => ({ ...b, createdAt: new Date(b.createdAt).toISOString(), sizeBytes: Number(b.sizeBytes) }));
+      const buckets = rows.map((b) => ({
+        ...b,
+        createdAt: new Date(b.createdAt).toISOString(),
+        sizeBytes: Number(b.sizeBytes),
+      }));
       return { buckets, totalSizeInGB: gb(buckets.reduce((n, b) => n + b.sizeBytes, 0)) };
     },
   };
 }
 
 /** functions: slug, name, description and status of each. */
-export function functionsSection(list: () => Promise<Array<{ slug: string; name: string; description: string; status: string }>>): MetadataSection {
+export function functionsSection(
+  list: () => Promise<Array<{ slug: string; name: string; description: string; status: string }>>,
+): MetadataSection {
   return {
     name: 'functions',
-    read: async () => (await list()).map((f) => ({ slug: f.slug, name: f.name, description: f.description || null, status: f.status })),
+    read: async () =>
+      (await list()).map((f) => ({ slug: f.slug, name: f.name, description: f.description || null, status: f.status })),
   };
 }
 
 /** schedules: name, cron, zone, state, target kind and the next run of each. */
-export function schedulesSection(list: () => Promise<Array<{ id: string; name: string; cronSchedule: string; timezone: string; enabled: boolean; functionUrl: string | null; functionSlug: string | null; nextRunAt: string | null }>>): MetadataSection {
+export function schedulesSection(
+  list: () => Promise<
+    Array<{
+      id: string;
+      name: string;
+      cronSchedule: string;
+      timezone: string;
+      enabled: boolean;
+      functionUrl: string | null;
+      functionSlug: string | null;
+      nextRunAt: string | null;
+    }>
+  >,
+): MetadataSection {
   return {
     name: 'schedules',
     read: async () =>
@@ -89,7 +115,11 @@ export function realtimeSection(db: Queryable, realtimeTrigger: string): Metadat
         [realtimeTrigger],
       );
       return {
-        channels: channels.rows.map((c) => ({ ...c, createdAt: new Date(String(c.createdAt)).toISOString(), updatedAt: new Date(String(c.updatedAt)).toISOString() })),
+        channels: channels.rows.map((c) => ({
+          ...c,
+          createdAt: new Date(String(c.createdAt)).toISOString(),
+          updatedAt: new Date(String(c.updatedAt)).toISOString(),
+        })),
         permissions: {
           subscribe: { policies: policies.filter((p) => p.command === 'SELECT' || p.command === 'ALL') },
           publish: { policies: policies.filter((p) => p.command === 'INSERT' || p.command === 'ALL') },

@@ -25,8 +25,11 @@ export class MetadataService {
   }
 
   async table(name: string): Promise<TableMetadata> {
-    const found = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(name) ? await readTables(this.deps.db, this.deps.realtimeTrigger, name) : [];
-    if (!found[0]) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${name.slice(0, 63)}" in schema public.` });
+    const found = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(name)
+      ? await readTables(this.deps.db, this.deps.realtimeTrigger, name)
+      : [];
+    if (!found[0])
+      throw new AppError('TABLE_NOT_FOUND', { message: `No table "${name.slice(0, 63)}" in schema public.` });
     return found[0];
   }
 }

@@ -10,10 +10,24 @@ export interface TableMetadata {
   realtime: boolean;
   columns: Array<{ columnName: string; type: string; isNullable: boolean; defaultValue: string | null }>;
   primaryKey: string[];
-  foreignKeys: Array<{ name: string; columns: string[]; referencedTable: string; referencedColumns: string[]; onDelete: string; definition: string }>;
+  foreignKeys: Array<{
+    name: string;
+    columns: string[];
+    referencedTable: string;
+    referencedColumns: string[];
+    onDelete: string;
+    definition: string;
+  }>;
   constraints: Array<{ name: string; type: string; definition: string }>;
   indexes: Array<{ name: string; definition: string; isUnique: boolean; isPrimary: boolean }>;
-  policies: Array<{ policyName: string; command: string; permissive: boolean; roles: string[]; using: string | null; withCheck: string | null }>;
+  policies: Array<{
+    policyName: string;
+    command: string;
+    permissive: boolean;
+    roles: string[];
+    using: string | null;
+    withCheck: string | null;
+  }>;
 }
 
 const cols = (rel: string, keys: string) =>
@@ -55,7 +69,11 @@ where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p') and ($
 order by c.relname`;
 
 /** The tables of schema public (or the one named), with columns, keys, indexes, RLS and policies. */
-export async function readTables(db: Queryable, realtimeTrigger: string, table: string | null = null): Promise<TableMetadata[]> {
+export async function readTables(
+  db: Queryable,
+  realtimeTrigger: string,
+  table: string | null = null,
+): Promise<TableMetadata[]> {
   const { rows } = await db.query<TableMetadata>(TABLES_SQL, [realtimeTrigger, table]);
   return rows.map((r) => ({ ...r, recordCount: Number(r.recordCount), sizeBytes: Number(r.sizeBytes) }));
 }

@@ -8,9 +8,16 @@ export type HistoryRange = keyof typeof HISTORY_RANGES;
 export const HISTORY_RETENTION_DAYS = 30;
 /**
  * An interval is sampled no sooner than this after it ends: function calls reach the log store
- * and AI calls their table in batches (within 0.5 s), so by then the interval's rows are in.
+ * and AI calls their table in batches (within 0.5 s); the sampling instance writes its own
+ * pending ones first (`settle`).
  */
 const SETTLE_SECONDS = 3;
+/**
+ * The counts of the samples of this many seconds (at least two intervals) are counted again at
+ * each tick: a call that reached its table late (another instance's batch, a slow store) is
+ * then counted in the sample of the time it happened instead of never.
+ */
+const RECOUNT_SECONDS = 600;
 /** A range answers about this many points at most: past it, neighbouring samples are added up. */
 const MAX_POINTS = 720;
 
@@ -30,6 +37,8 @@ export interface UsageHistoryOptions {
   intervalSeconds: number;
   /** Whether function invocations reach the log store (LOGS_STORE): else their counts are null. */
   countFunctions: boolean;
+  /** Writes this instance's pending log lines and AI usage rows, so that a sample finds them. */
+  settle?: () => Promise<void>;
 }
 
 // The interval that ended SETTLE_SECONDS ago, on the grid of multiples of the interval since the
@@ -55,6 +64,26 @@ select w.at, pg_database_size(current_database()),
 on conflict (at) do nothing
 returning at`;
 
+// The counts of the recent samples again, each over the time since the sample before it (or one
+// interval for the first), changed only where they differ.
+const RECOUNT = `
+with s as (
+  select u.at, coalesce((select max(p.at) from system.usage_samples p where p.at < u.at), u.at - make_interval(secs => $1::int)) as since
+    from system.usage_samples u where u.at > now() - make_interval(secs => $2::int)
+), c as (
+  select s.at,
+         case when $3::boolean then (select count(*)::int from system.logs l
+           where l.source = 'functions' and l.fields ? 'cold' and l.time >= s.since and l.time < s.at) end as calls,
+         case when $3::boolean then (select count(*)::int from system.logs l
+           where l.source = 'functions' and l.fields ? 'cold' and l.level = 'error' and l.time >= s.since and l.time < s.at) end as errors,
+         (select coalesce(sum(total_tokens), 0)::bigint from ai.usage a where a.created_at >= s.since and a.created_at < s.at) as tokens
+    from s
+)
+update system.usage_samples u
+   set function_calls = c.calls, function_errors = c.errors, ai_tokens = c.tokens
+  from c
+ where u.at = c.at and (u.function_calls, u.function_errors, u.ai_tokens) is distinct from (c.calls, c.errors, c.tokens)`;
+
 // Samples of the range, added up per step (a step of one interval keeps every sample): the
 // newest sizes of the step, the sum of its counts.
 const READ = `
@@ -75,17 +104,30 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
  * HISTORY_RETENTION_DAYS. Counts are derived from what the log store and ai.usage already keep.
  */
 export class UsageHistory {
-  constructor(private readonly db: Queryable, readonly opts: UsageHistoryOptions) {}
+  constructor(
+    private readonly db: Queryable,
+    readonly opts: UsageHistoryOptions,
+  ) {}
 
-  /** Takes the sample of the interval that ended last, unless it (or a newer one) exists; true when taken. */
+  /**
+   * Takes the sample of the interval that ended last, unless it (or a newer one) exists, after
+   * writing this instance's pending lines; then counts the recent samples again (calls stored
+   * late). True when a sample was taken.
+   */
   async sample(): Promise<boolean> {
+    await this.opts.settle?.();
     const { rows } = await this.db.query(SAMPLE, [this.opts.intervalSeconds, SETTLE_SECONDS, this.opts.countFunctions]);
+    const window = Math.max(RECOUNT_SECONDS, 2 * this.opts.intervalSeconds);
+    await this.db.query(RECOUNT, [this.opts.intervalSeconds, window, this.opts.countFunctions]);
     return rows.length > 0;
   }
 
   /** Deletes samples past the retention; returns how many. */
   async prune(): Promise<number> {
-    const r = await this.db.query(`delete from system.usage_samples where at < now() - make_interval(days => $1::int)`, [HISTORY_RETENTION_DAYS]);
+    const r = await this.db.query(
+      `delete from system.usage_samples where at < now() - make_interval(days => $1::int)`,
+      [HISTORY_RETENTION_DAYS],
+    );
     return r.rowCount;
   }
 
@@ -102,7 +144,10 @@ export class UsageHistory {
 
   /** The points of a range, oldest first. */
   async read(range: HistoryRange): Promise<UsageSample[]> {
-    const { rows } = await this.db.query<Record<string, unknown>>(READ, [HISTORY_RANGES[range], this.stepSeconds(range)]);
+    const { rows } = await this.db.query<Record<string, unknown>>(READ, [
+      HISTORY_RANGES[range],
+      this.stepSeconds(range),
+    ]);
     return rows.map((r) => ({
       at: (r.at instanceof Date ? r.at : new Date(String(r.at))).toISOString(),
       databaseBytes: Number(r.database_bytes),

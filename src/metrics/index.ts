@@ -17,7 +17,13 @@ export function sumPoolStats(pools: ReadonlyArray<{ poolStats?: () => PoolStats 
   const all = pools.map((p) => p.poolStats?.()).filter((s): s is PoolStats => s !== undefined);
   if (!all.length) return undefined;
   const sum = (k: keyof PoolStats) => all.reduce((n, s) => n + s[k], 0);
-  return { total: sum('total'), idle: sum('idle'), waiting: sum('waiting'), acquired: sum('acquired'), waitSeconds: sum('waitSeconds') };
+  return {
+    total: sum('total'),
+    idle: sum('idle'),
+    waiting: sum('waiting'),
+    acquired: sum('acquired'),
+    waitSeconds: sum('waitSeconds'),
+  };
 }
 
 /** A counter whose value is read from elsewhere at scrape time. */
@@ -54,20 +60,69 @@ export class Metrics {
   constructor(sources: MetricSources = {}, opts: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: 'plinth_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.latency = new Histogram({ name: 'plinth_http_request_duration_seconds', help: 'Time to answer an HTTP request, by method and route pattern.', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
-    this.invocations = new Counter({ name: 'plinth_function_invocations_total', help: 'Function invocations, by start (warm: the version was loaded; cold: loaded for this call) and outcome (ok, error: 5xx or a fault).', labelNames: ['start', 'outcome'], registers });
-    this.invocationSeconds = new Histogram({ name: 'plinth_function_duration_seconds', help: 'Time to the head of a function response, by start.', labelNames: ['start'], buckets: LATENCY_BUCKETS, registers });
-    this.deliveries = new Counter({ name: 'plinth_realtime_deliveries_total', help: 'Realtime messages sent to sockets of this instance (one per socket), by kind (change, message).', labelNames: ['kind'], registers });
-    this.storageBytes = new Counter({ name: 'plinth_storage_bytes_total', help: 'Bytes of storage request and response bodies, by direction (in: uploads, out: downloads).', labelNames: ['direction'], registers });
-    this.aiTokens = new Counter({ name: 'plinth_ai_tokens_total', help: 'AI tokens used through the gateway, by kind (prompt, completion).', labelNames: ['kind'], registers });
+    this.requests = new Counter({
+      name: 'plinth_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'plinth_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.invocations = new Counter({
+      name: 'plinth_function_invocations_total',
+      help: 'Function invocations, by start (warm: the version was loaded; cold: loaded for this call) and outcome (ok, error: 5xx or a fault).',
+      labelNames: ['start', 'outcome'],
+      registers,
+    });
+    this.invocationSeconds = new Histogram({
+      name: 'plinth_function_duration_seconds',
+      help: 'Time to the head of a function response, by start.',
+      labelNames: ['start'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.deliveries = new Counter({
+      name: 'plinth_realtime_deliveries_total',
+      help: 'Realtime messages sent to sockets of this instance (one per socket), by kind (change, message).',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.storageBytes = new Counter({
+      name: 'plinth_storage_bytes_total',
+      help: 'Bytes of storage request and response bodies, by direction (in: uploads, out: downloads).',
+      labelNames: ['direction'],
+      registers,
+    });
+    this.aiTokens = new Counter({
+      name: 'plinth_ai_tokens_total',
+      help: 'AI tokens used through the gateway, by kind (prompt, completion).',
+      labelNames: ['kind'],
+      registers,
+    });
     this.poolMetrics(sources);
     this.hookMetrics();
     if (sources.logs) {
       const logs = sources.logs;
-      new Gauge({ name: 'plinth_logs_pending', help: 'Log lines waiting to be written to the store.', registers, collect() { this.set(logs().pending); } });
+      new Gauge({
+        name: 'plinth_logs_pending',
+        help: 'Log lines waiting to be written to the store.',
+        registers,
+        collect() {
+          this.set(logs().pending);
+        },
+      });
       counterFrom(this.registry, 'plinth_logs_written_total', 'Log lines written to the store.', () => logs().written);
-      counterFrom(this.registry, 'plinth_logs_dropped_total', 'Log lines dropped (store full of waiting lines, or a failed write).', () => logs().dropped);
+      counterFrom(
+        this.registry,
+        'plinth_logs_dropped_total',
+        'Log lines dropped (store full of waiting lines, or a failed write).',
+        () => logs().dropped,
+      );
     }
   }
 
@@ -88,15 +143,40 @@ export class Metrics {
         this.set({ state: 'in_use' }, s.total - s.idle);
       },
     });
-    new Gauge({ name: 'plinth_db_pool_waiting', help: 'Callers waiting for a database connection now.', registers, collect() { const s = pool(); if (s) this.set(s.waiting); } });
-    counterFrom(this.registry, 'plinth_db_pool_acquires_total', 'Connections taken from the pool for transactions.', () => pool()?.acquired);
-    counterFrom(this.registry, 'plinth_db_pool_wait_seconds_total', 'Seconds transactions waited for a pool connection, in all.', () => pool()?.waitSeconds);
+    new Gauge({
+      name: 'plinth_db_pool_waiting',
+      help: 'Callers waiting for a database connection now.',
+      registers,
+      collect() {
+        const s = pool();
+        if (s) this.set(s.waiting);
+      },
+    });
+    counterFrom(
+      this.registry,
+      'plinth_db_pool_acquires_total',
+      'Connections taken from the pool for transactions.',
+      () => pool()?.acquired,
+    );
+    counterFrom(
+      this.registry,
+      'plinth_db_pool_wait_seconds_total',
+      'Seconds transactions waited for a pool connection, in all.',
+      () => pool()?.waitSeconds,
+    );
   }
 
   private hookMetrics(): void {
     const self = this;
     const registers = [this.registry];
-    new Gauge({ name: 'plinth_realtime_sockets', help: 'Realtime (Socket.IO) connections open on this instance.', registers, collect() { if (self.sockets) this.set(self.sockets()); } });
+    new Gauge({
+      name: 'plinth_realtime_sockets',
+      help: 'Realtime (Socket.IO) connections open on this instance.',
+      registers,
+      collect() {
+        if (self.sockets) this.set(self.sockets());
+      },
+    });
     new Gauge({
       name: 'plinth_job_queue_depth',
       help: 'Jobs waiting, by queue (filled by the jobs area through setJobQueueDepth).',

@@ -35,27 +35,52 @@ type UserIdentity = Identity & { kind: 'user' };
  *   delete: the old row visible → DELETE
  * Anything else: the viewer gets nothing.
  */
-export async function viewsOf(db: Db, note: ChangeNote, viewers: Map<string, Identity>): Promise<Map<string, ChangeView | null>> {
+export async function viewsOf(
+  db: Db,
+  note: ChangeNote,
+  viewers: Map<string, Identity>,
+): Promise<Map<string, ChangeView | null>> {
   const out = new Map<string, ChangeView | null>();
+  // Viewers with the same answers share one view object, so the hub sends it once to all
+  // their sockets (encoded once) instead of once per user.
+  const shared = new Map<string, ChangeView | null>();
+  const view = (n: boolean, o: boolean) => {
+    const k = `${n}${o}`;
+    let v = shared.get(k);
+    if (v === undefined) shared.set(k, (v = viewOf(note, n, o)));
+    return v;
+  };
   const users: UserIdentity[] = [];
   const tbl = qualified(note.table);
   for (const [key, identity] of viewers) {
-    if (identity.kind === 'admin') out.set(key, view(note, true, true));
+    if (identity.kind === 'admin') out.set(key, view(true, true));
     else if (identity.kind === 'user') users.push(identity);
     else if (identity.kind === 'anon') {
       const [n, o] = await allowed(db, identity, tbl, note, null);
-      out.set(key, view(note, n[0] === true, o[0] === true));
+      out.set(key, view(n[0] === true, o[0] === true));
     }
   }
   if (users.length > 0) {
     const caller: UserIdentity = { ...users[0]!, sessionChecked: true };
-    const [n, o] = await allowed(db, caller, tbl, note, users.map((u) => callerClaims(u)));
-    users.forEach((u, i) => out.set(viewerKey(u), view(note, n[i] === true, o[i] === true)));
+    const [n, o] = await allowed(
+      db,
+      caller,
+      tbl,
+      note,
+      users.map((u) => callerClaims(u)),
+    );
+    users.forEach((u, i) => out.set(viewerKey(u), view(n[i] === true, o[i] === true)));
   }
   return out;
 }
 
-async function allowed(db: Db, caller: Identity, tbl: string, note: ChangeNote, claims: string[] | null): Promise<[boolean[], boolean[]]> {
+async function allowed(
+  db: Db,
+  caller: Identity,
+  tbl: string,
+  note: ChangeNote,
+  claims: string[] | null,
+): Promise<[boolean[], boolean[]]> {
   const { rows } = await withCaller(db, caller, (tx) =>
     tx.query<{ n: boolean[] | null; o: boolean[] | null }>(
       `select case when $2::jsonb is null then null else realtime.allowed(to_regclass($1), 'select', $2::jsonb, $4::text[]) end as n,
@@ -68,7 +93,7 @@ async function allowed(db: Db, caller: Identity, tbl: string, note: ChangeNote, 
 
 const json = (row: Row | null) => (row === null ? null : JSON.stringify(row));
 
-function view(note: ChangeNote, newVisible: boolean, oldVisible: boolean): ChangeView | null {
+function viewOf(note: ChangeNote, newVisible: boolean, oldVisible: boolean): ChangeView | null {
   const base = { table: note.table };
   if (note.op === 'INSERT') return newVisible ? { ...base, type: 'INSERT', record: note.new, old_record: null } : null;
   if (note.op === 'DELETE') return oldVisible ? { ...base, type: 'DELETE', record: null, old_record: note.old } : null;

@@ -6,13 +6,31 @@ import { changeChannels, type ChangeNote } from './notes.js';
 describe('parseChannel', () => {
   it('reads table channels and broadcast channels', () => {
     expect(parseChannel('table:notes')).toEqual({ kind: 'table', name: 'table:notes', table: 'notes', key: null });
-    expect(parseChannel('table:notes:42')).toEqual({ kind: 'table', name: 'table:notes:42', table: 'notes', key: '42' });
+    expect(parseChannel('table:notes:42')).toEqual({
+      kind: 'table',
+      name: 'table:notes:42',
+      table: 'notes',
+      key: '42',
+    });
     expect(parseChannel('table:notes:a:b')).toMatchObject({ table: 'notes', key: 'a:b' });
     expect(parseChannel('chat:1')).toEqual({ kind: 'broadcast', name: 'chat:1' });
   });
 
   it('refuses what is not a channel name', () => {
-    for (const bad of ['', 'a b', 'x'.repeat(256), 'table:', 'table:1abc', 'table:no-dash', 'table:t:', 'é', 5, null, undefined, {}]) {
+    for (const bad of [
+      '',
+      'a b',
+      'x'.repeat(256),
+      'table:',
+      'table:1abc',
+      'table:no-dash',
+      'table:t:',
+      'é',
+      5,
+      null,
+      undefined,
+      {},
+    ]) {
       expect(parseChannel(bad)).toBeNull();
     }
   });
@@ -40,7 +58,17 @@ describe('jsonSize', () => {
 });
 
 describe('changeChannels', () => {
-  const note = (over: Partial<ChangeNote>): ChangeNote => ({ k: 'change', table: 't', op: 'UPDATE', pk: 'id', new: { id: 2 }, old: { id: 1 }, id: 'x', at: '', ...over });
+  const note = (over: Partial<ChangeNote>): ChangeNote => ({
+    k: 'change',
+    table: 't',
+    op: 'UPDATE',
+    pk: 'id',
+    new: { id: 2 },
+    old: { id: 1 },
+    id: 'x',
+    at: '',
+    ...over,
+  });
   it('names the table channel and the row channels of the old and new key', () => {
     expect(changeChannels(note({}))).toEqual(['table:t', 'table:t:2', 'table:t:1']);
     expect(changeChannels(note({ old: { id: 2 } }))).toEqual(['table:t', 'table:t:2']);

@@ -8,7 +8,9 @@ import { rtError, type RealtimeError } from './errors.js';
 const NAME = /^[\x21-\x7e]{1,255}$/;
 
 /** `table:<t>` carries every change of table t; `table:<t>:<key>` the changes of one row. */
-export type Channel = { kind: 'table'; name: string; table: string; key: string | null } | { kind: 'broadcast'; name: string };
+export type Channel =
+  | { kind: 'table'; name: string; table: string; key: string | null }
+  | { kind: 'broadcast'; name: string };
 
 /** Parses a channel name a client sent; null when it is not a valid name. */
 export function parseChannel(name: unknown): Channel | null {
@@ -26,7 +28,10 @@ export function parseChannel(name: unknown): Channel | null {
 export type Grant = { ok: true; publish: boolean; presence: boolean } | { ok: false; error: RealtimeError };
 
 const SENDER = (identity: Identity) =>
-  JSON.stringify({ sender_type: identity.kind === 'admin' ? 'system' : 'user', sender_id: identity.kind === 'user' ? identity.userId : null });
+  JSON.stringify({
+    sender_type: identity.kind === 'admin' ? 'system' : 'user',
+    sender_id: identity.kind === 'user' ? identity.userId : null,
+  });
 
 /**
  * Channel authorization, decided in Postgres as the caller (withCaller: role and claims):
@@ -43,10 +48,9 @@ export class ChannelAuthz {
   async check(identity: Identity, channel: Channel): Promise<Grant> {
     if (channel.kind === 'table') return this.table(identity, channel.table);
     if (identity.kind === 'admin') {
-      const { rows } = await this.db.query<{ presence: boolean }>(
-        'select realtime.channel_presence($1) as presence',
-        [channel.name],
-      );
+      const { rows } = await this.db.query<{ presence: boolean }>('select realtime.channel_presence($1) as presence', [
+        channel.name,
+      ]);
       return { ok: true, publish: true, presence: rows[0]?.presence === true };
     }
     const image = JSON.stringify({ ...JSON.parse(SENDER(identity)), channel: channel.name });
@@ -60,20 +64,38 @@ export class ChannelAuthz {
     );
     const r = rows[0]!;
     if (!r.enabled) {
-      return { ok: false, error: rtError('CHANNEL_NOT_FOUND', `No enabled channel pattern matches "${channel.name}"; an admin adds one to realtime.channels.`) };
+      return {
+        ok: false,
+        error: rtError(
+          'CHANNEL_NOT_FOUND',
+          `No enabled channel pattern matches "${channel.name}"; an admin adds one to realtime.channels.`,
+        ),
+      };
     }
     if (!r.sub[0]) {
-      return { ok: false, error: rtError('SUBSCRIBE_DENIED', 'No SELECT policy on realtime.messages lets you subscribe to this channel.') };
+      return {
+        ok: false,
+        error: rtError('SUBSCRIBE_DENIED', 'No SELECT policy on realtime.messages lets you subscribe to this channel.'),
+      };
     }
     return { ok: true, publish: r.pub[0] === true, presence: r.presence === true };
   }
 
   /** Whether the caller may publish on a channel it has not subscribed to. */
   async canPublish(identity: Identity, channel: Channel): Promise<Grant> {
-    if (channel.kind === 'table') return { ok: false, error: rtError('PUBLISH_DENIED', 'Table channels carry database changes only.') };
+    if (channel.kind === 'table')
+      return { ok: false, error: rtError('PUBLISH_DENIED', 'Table channels carry database changes only.') };
     const g = await this.check(identity, channel);
-    if (g.ok && !g.publish) return { ok: false, error: rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.') };
-    if (!g.ok && g.error.code === 'SUBSCRIBE_DENIED') return { ok: false, error: rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.') };
+    if (g.ok && !g.publish)
+      return {
+        ok: false,
+        error: rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.'),
+      };
+    if (!g.ok && g.error.code === 'SUBSCRIBE_DENIED')
+      return {
+        ok: false,
+        error: rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.'),
+      };
     return g;
   }
 
@@ -87,9 +109,16 @@ export class ChannelAuthz {
     );
     const r = rows[0]!;
     if (!r.enabled) {
-      return { ok: false, error: rtError('CHANNEL_NOT_FOUND', `Realtime is not on for table "${table}": an admin turns it on with POST /api/database/tables/${table}/realtime.`) };
+      return {
+        ok: false,
+        error: rtError(
+          'CHANNEL_NOT_FOUND',
+          `Realtime is not on for table "${table}": an admin turns it on with POST /api/database/tables/${table}/realtime.`,
+        ),
+      };
     }
-    if (!r.can) return { ok: false, error: rtError('SUBSCRIBE_DENIED', `Your role may not select from table "${table}".`) };
+    if (!r.can)
+      return { ok: false, error: rtError('SUBSCRIBE_DENIED', `Your role may not select from table "${table}".`) };
     // Table channels never show presence: who watches a table is nobody else's business.
     return { ok: true, publish: false, presence: false };
   }

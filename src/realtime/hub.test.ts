@@ -24,8 +24,16 @@ function hubWithSockets(channels: string[]) {
     endSession: () => {},
     channels: () => channels,
   };
-  const hub = new RealtimeHub(db, sockets);
-  const message = (i: number) => JSON.stringify({ k: 'msg', channel: 'room:1', event: 'e', payload: { i }, id: `m${i}`, at: new Date().toISOString() });
+  const hub = new RealtimeHub(db, db, sockets);
+  const message = (i: number) =>
+    JSON.stringify({
+      k: 'msg',
+      channel: 'room:1',
+      event: 'e',
+      payload: { i },
+      id: `m${i}`,
+      at: new Date().toISOString(),
+    });
   return { hub, sent, hear: (i: number) => hear(message(i)), listening: (up: boolean) => state(up) };
 }
 

@@ -54,8 +54,14 @@ export class RealtimeHub {
   /** Counters for the health of the hub (tests and benchmarks read them); `gaps`: CHANGES_MISSED signals. */
   readonly stats = { notifications: 0, dropped: 0, failed: 0, gaps: 0 };
 
+  /**
+   * `db` listens and reads overflowed notes (Plinth's own tables); `callers` evaluates each
+   * change as its subscribers (their policies are the admin's code): the owner role's pool, so
+   * that code never runs in a session whose login is a superuser (docs/security.md).
+   */
   constructor(
     private readonly db: Db,
+    private readonly callers: Db,
     private readonly sockets: LocalSockets,
     private readonly onError: (err: unknown) => void = () => {},
   ) {}
@@ -152,7 +158,7 @@ export class RealtimeHub {
     const viewers = new Map<string, Identity>();
     for (const t of targets) for (const m of t.members) viewers.set(viewerKey(m.identity), m.identity);
     if (viewers.size === 0) return;
-    const views = await viewsOf(this.db, note, viewers);
+    const views = await viewsOf(this.callers, note, viewers);
     for (const { channel, members } of targets) {
       const byView = new Map<ChangeView, string[]>();
       for (const m of members) {

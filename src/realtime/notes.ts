@@ -52,16 +52,27 @@ export async function readNote(db: Queryable, raw: string): Promise<Note | null>
   }
   if (!isObject(body)) return null;
   if (body.k === 'ref') {
-    const { rows } = await db.query<{ body: unknown }>('select body from realtime.overflow where id = $1', [Number(body.id)]);
+    const { rows } = await db.query<{ body: unknown }>('select body from realtime.overflow where id = $1', [
+      Number(body.id),
+    ]);
     body = rows[0]?.body;
     if (typeof body === 'string') body = JSON.parse(body);
     if (!isObject(body)) return null;
   }
   if (body.k === 'session' && typeof body.sid === 'string') return body as unknown as SessionNote;
-  if (body.k === 'msg' && typeof body.channel === 'string' && typeof body.event === 'string' && isObject(body.payload)) {
+  if (
+    body.k === 'msg' &&
+    typeof body.channel === 'string' &&
+    typeof body.event === 'string' &&
+    isObject(body.payload)
+  ) {
     return body as unknown as MessageNote;
   }
-  if (body.k === 'change' && typeof body.table === 'string' && ['INSERT', 'UPDATE', 'DELETE'].includes(body.op as string)) {
+  if (
+    body.k === 'change' &&
+    typeof body.table === 'string' &&
+    ['INSERT', 'UPDATE', 'DELETE'].includes(body.op as string)
+  ) {
     return body as unknown as ChangeNote;
   }
   return null;

@@ -45,7 +45,10 @@ export async function viewersOf(db: Db, member: Identity, channel: string, viewe
   const image = presenceImage(channel, member);
   const ask = async (caller: Identity, claims: string[] | null) => {
     const { rows } = await withCaller(db, caller, (tx) =>
-      tx.query<{ ok: boolean[] }>(`select realtime.allowed('realtime.messages'::regclass, 'select', $1::jsonb, $2::text[]) as ok`, [image, claims]),
+      tx.query<{ ok: boolean[] }>(
+        `select realtime.allowed('realtime.messages'::regclass, 'select', $1::jsonb, $2::text[]) as ok`,
+        [image, claims],
+      ),
     );
     return rows[0]?.ok ?? [];
   };
@@ -54,10 +57,15 @@ export async function viewersOf(db: Db, member: Identity, channel: string, viewe
     const [ok] = await ask(viewers[anon]!, null);
     viewers.forEach((v, i) => v.kind === 'anon' && (out[i] = out[i] || ok === true));
   }
-  const users = viewers.map((v, i) => [v, i] as const).filter((x): x is readonly [UserIdentity, number] => x[0].kind === 'user');
+  const users = viewers
+    .map((v, i) => [v, i] as const)
+    .filter((x): x is readonly [UserIdentity, number] => x[0].kind === 'user');
   if (users.length > 0) {
     const caller: UserIdentity = { ...users[0]![0], sessionChecked: true };
-    const ok = await ask(caller, users.map(([u]) => callerClaims(u)));
+    const ok = await ask(
+      caller,
+      users.map(([u]) => callerClaims(u)),
+    );
     users.forEach(([, i], n) => (out[i] = out[i] || ok[n] === true));
   }
   return out;

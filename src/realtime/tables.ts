@@ -55,6 +55,7 @@ export class RealtimeTables {
       `select c.relkind::text as kind from pg_class c where c.oid = to_regclass($1)`,
       [qualified(name)],
     );
-    if (!rows[0] || !['r', 'p'].includes(rows[0].kind ?? '')) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${name}".` });
+    if (!rows[0] || !['r', 'p'].includes(rows[0].kind ?? ''))
+      throw new AppError('TABLE_NOT_FOUND', { message: `No table "${name}".` });
   }
 }

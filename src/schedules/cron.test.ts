@@ -19,9 +19,12 @@ describe('cron parsing', () => {
     expect(s.next(new Date('2026-03-27T12:00:00Z'))?.toISOString()).toBe('2026-03-28T08:00:00.000Z');
   });
 
-  it.each([['61 * * * *'], ['* * *'], ['0 seconds'], ['90 seconds'], ['not cron'], ['* * * * * * * *']])('refuses %s', (expr) => {
-    expect(() => parseCron(expr, 'UTC')).toThrow(expect.objectContaining({ code: 'INVALID_CRON' }));
-  });
+  it.each([['61 * * * *'], ['* * *'], ['0 seconds'], ['90 seconds'], ['not cron'], ['* * * * * * * *']])(
+    'refuses %s',
+    (expr) => {
+      expect(() => parseCron(expr, 'UTC')).toThrow(expect.objectContaining({ code: 'INVALID_CRON' }));
+    },
+  );
 
   it('refuses an unknown time zone', () => {
     expect(() => parseCron('* * * * *', 'Mars/Olympus')).toThrow(expect.objectContaining({ code: 'INVALID_TIMEZONE' }));
@@ -34,7 +37,11 @@ describe('due times of one tick', () => {
 
   it('claims each recent due time', () => {
     const r = plan(every, new Date('2026-03-01T10:00:08Z'), now, 'one');
-    expect(r.dues.map((d) => [d.at.toISOString().slice(17), d.trigger])).toEqual([['08.000Z', 'schedule'], ['09.000Z', 'schedule'], ['10.000Z', 'schedule']]);
+    expect(r.dues.map((d) => [d.at.toISOString().slice(17), d.trigger])).toEqual([
+      ['08.000Z', 'schedule'],
+      ['09.000Z', 'schedule'],
+      ['10.000Z', 'schedule'],
+    ]);
     expect(r.nextDue?.toISOString()).toBe('2026-03-01T10:00:11.000Z');
   });
 

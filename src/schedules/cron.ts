@@ -19,7 +19,8 @@ export function normaliseCron(expr: string): string {
   const m = SECONDS_FORM.exec(expr);
   if (m) {
     const n = Number(m[1]);
-    if (n < 1 || n > 59) throw new AppError('INVALID_CRON', { message: `"${expr}": the seconds form takes 1 to 59 seconds.` });
+    if (n < 1 || n > 59)
+      throw new AppError('INVALID_CRON', { message: `"${expr}": the seconds form takes 1 to 59 seconds.` });
     return `*/${n} * * * * *`;
   }
   return expr.trim();
@@ -33,12 +34,16 @@ export interface CronSchedule {
 /** Parses and checks a cron expression in an IANA time zone; a bad one is INVALID_CRON / INVALID_TIMEZONE. */
 export function parseCron(expr: string, timezone: string): CronSchedule {
   if (!isTimeZone(timezone)) {
-    throw new AppError('INVALID_TIMEZONE', { message: `"${timezone}" is not an IANA time zone (e.g. "UTC", "Europe/Paris").` });
+    throw new AppError('INVALID_TIMEZONE', {
+      message: `"${timezone}" is not an IANA time zone (e.g. "UTC", "Europe/Paris").`,
+    });
   }
   const pattern = normaliseCron(expr);
   const fields = pattern.split(/\s+/).length;
   if (!pattern.startsWith('@') && fields !== 5 && fields !== 6) {
-    throw new AppError('INVALID_CRON', { message: `"${expr}" has ${fields} fields; a cron expression has 5 (minute first) or 6 (second first).` });
+    throw new AppError('INVALID_CRON', {
+      message: `"${expr}" has ${fields} fields; a cron expression has 5 (minute first) or 6 (second first).`,
+    });
   }
   let cron: Cron;
   try {

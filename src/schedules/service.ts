@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { IDLE_CHECK_MS, IdleGate } from '../lib/idle-gate.js';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { Jobs, JobContext } from '../jobs/index.js';
@@ -46,6 +47,8 @@ export class ScheduleService {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** Nothing due soon when last looked: the clock rests (lib/idle-gate.ts); a change here wakes it. */
+  private readonly gate = new IdleGate(() => this.store.nothingDueWithin(IDLE_CHECK_MS + 1000));
 
   constructor(
     private readonly db: Db,
@@ -65,11 +68,15 @@ export class ScheduleService {
   async start(): Promise<void> {
     const jobs = this.need();
     await jobs.work<{ runId: string }>(RUN_QUEUE, { concurrency: 8 }, (job) => this.execute(job));
-    await jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({ pruned: await this.store.prune(this.opts.runRetentionDays, this.opts.runsKept) }));
+    await jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({
+      pruned: await this.store.prune(this.opts.runRetentionDays, this.opts.runsKept),
+    }));
     await jobs.boss.schedule(RETENTION_QUEUE, '*/10 * * * *');
     const loop = () => {
       if (this.stopped) return;
-      this.ticking = tick(this.db, (tx, runId, row) => this.enqueue(runId, row, tx))
+      this.ticking = this.gate
+        .due()
+        .then((due) => (due ? tick(this.db, (tx, runId, row) => this.enqueue(runId, row, tx)) : 0))
         .catch((err) => this.opts.log('warn', 'schedules: a tick failed', { err: errorText(err) }))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(loop, this.opts.tickMs);
@@ -84,10 +91,19 @@ export class ScheduleService {
     await this.ticking;
   }
 
-  private async enqueue(runId: string, row: { timeoutSeconds: number; retries: number }, tx?: Parameters<Jobs['send']>[3]): Promise<boolean> {
+  private async enqueue(
+    runId: string,
+    row: { timeoutSeconds: number; retries: number },
+    tx?: Parameters<Jobs['send']>[3],
+  ): Promise<boolean> {
     const jobs = this.need();
     if (await jobs.full()) return false;
-    await jobs.send(RUN_QUEUE, { runId }, { retryLimit: row.retries, retryDelaySeconds: 2, retryBackoff: true, expireInSeconds: row.timeoutSeconds + 2 }, tx);
+    await jobs.send(
+      RUN_QUEUE,
+      { runId },
+      { retryLimit: row.retries, retryDelaySeconds: 2, retryBackoff: true, expireInSeconds: row.timeoutSeconds + 2 },
+      tx,
+    );
     return true;
   }
 
@@ -103,13 +119,27 @@ export class ScheduleService {
     if (!s) return null;
     const signal = AbortSignal.any([job.signal, AbortSignal.timeout(s.timeoutSeconds * 1000)]);
     const run = { id: job.data.runId, dueAt: new Date(rows[0].due_at).toISOString() };
-    const result = await runTarget(this.targets, s, run, signal).catch((err) => ({ ok: false, output: errorText(err) }));
+    const result = await runTarget(this.targets, s, run, signal).catch((err) => ({
+      ok: false,
+      output: errorText(err),
+    }));
     await this.db.query(
       `update schedules.runs set status = $2, finished_at = clock_timestamp(),
               duration_ms = (extract(epoch from clock_timestamp() - started_at) * 1000)::int, output = $3, error = $4 where id = $1`,
-      [job.data.runId, result.ok ? 'succeeded' : 'failed', result.ok ? result.output : null, result.ok ? null : result.output],
+      [
+        job.data.runId,
+        result.ok ? 'succeeded' : 'failed',
+        result.ok ? result.output : null,
+        result.ok ? null : result.output,
+      ],
     );
-    const fields = { scheduleId: s.id, name: s.name, runId: job.data.runId, dueAt: run.dueAt, attempt: job.retryCount + 1 };
+    const fields = {
+      scheduleId: s.id,
+      name: s.name,
+      runId: job.data.runId,
+      dueAt: run.dueAt,
+      attempt: job.retryCount + 1,
+    };
     if (!result.ok) {
       this.opts.log('warn', 'schedules: a run failed', { ...fields, error: result.output.slice(0, 200) });
       throw new Error(result.output);
@@ -124,7 +154,9 @@ export class ScheduleService {
     const cron = parseCron(merged.cronSchedule ?? '', merged.timezone ?? 'UTC');
     const targets = [merged.functionUrl, merged.functionSlug, merged.sql].filter((t) => t !== null && t !== undefined);
     if (targets.length !== 1) {
-      throw new AppError('INVALID_INPUT', { message: 'A schedule has exactly one target: functionUrl (an HTTP request), functionSlug or sql.' });
+      throw new AppError('INVALID_INPUT', {
+        message: 'A schedule has exactly one target: functionUrl (an HTTP request), functionSlug or sql.',
+      });
     }
     if (merged.functionUrl) {
       const refused = refuseUrl(merged.functionUrl, this.targets.policy);
@@ -132,10 +164,12 @@ export class ScheduleService {
     }
     if (merged.functionSlug) {
       const found = await this.db.query('select 1 from functions.functions where slug = $1', [merged.functionSlug]);
-      if (!found.rows.length) throw new AppError('FUNCTION_NOT_FOUND', { message: `No function with slug "${merged.functionSlug}".` });
+      if (!found.rows.length)
+        throw new AppError('FUNCTION_NOT_FOUND', { message: `No function with slug "${merged.functionSlug}".` });
     }
     const enabled = merged.enabled ?? true;
-    const timing = input.cronSchedule !== undefined || input.timezone !== undefined || input.enabled !== undefined || !current;
+    const timing =
+      input.cronSchedule !== undefined || input.timezone !== undefined || input.enabled !== undefined || !current;
     return {
       name: input.name,
       cron: input.cronSchedule,
@@ -157,7 +191,9 @@ export class ScheduleService {
 
   async create(input: ScheduleInput): Promise<Schedule> {
     this.need();
-    return this.store.insert(await this.validate(input, null));
+    const schedule = await this.store.insert(await this.validate(input, null));
+    this.gate.wake();
+    return schedule;
   }
 
   async update(id: string, patch: ScheduleInput): Promise<Schedule> {
@@ -168,7 +204,9 @@ export class ScheduleService {
     if (patch.functionSlug) Object.assign(clear, { functionUrl: null, sql: null });
     if (patch.sql) Object.assign(clear, { functionUrl: null, functionSlug: null });
     const row = await this.validate({ ...clear, ...patch }, current);
-    return (await this.store.update(id, row)) ?? this.notFound(id);
+    const schedule = (await this.store.update(id, row)) ?? this.notFound(id);
+    this.gate.wake();
+    return schedule;
   }
 
   async get(id: string): Promise<Schedule> {

@@ -67,7 +67,22 @@ export type ScheduleRow = Partial<{
   next_due_at: Date | null;
 }>;
 
-const WRITABLE = new Set(['name', 'cron', 'timezone', 'enabled', 'function_url', 'http_method', 'headers', 'body', 'function_slug', 'sql', 'timeout_seconds', 'retries', 'catch_up', 'next_due_at']);
+const WRITABLE = new Set([
+  'name',
+  'cron',
+  'timezone',
+  'enabled',
+  'function_url',
+  'http_method',
+  'headers',
+  'body',
+  'function_slug',
+  'sql',
+  'timeout_seconds',
+  'retries',
+  'catch_up',
+  'next_due_at',
+]);
 const JSON_COLUMNS = new Set(['headers', 'body']);
 
 function values(row: ScheduleRow): { cols: string[]; vals: unknown[] } {
@@ -104,12 +119,17 @@ export class ScheduleStore {
   }
 
   async get(id: string, tx: Queryable = this.db, lock = false): Promise<Schedule | null> {
-    const { rows } = await tx.query<Schedule>(`select ${SCHEDULE_COLUMNS} from schedules.schedules where id = $1${lock ? ' for update' : ''}`, [id]);
+    const { rows } = await tx.query<Schedule>(
+      `select ${SCHEDULE_COLUMNS} from schedules.schedules where id = $1${lock ? ' for update' : ''}`,
+      [id],
+    );
     return rows[0] ? iso(rows[0]) : null;
   }
 
   async list(): Promise<Schedule[]> {
-    const { rows } = await this.db.query<Schedule>(`select ${SCHEDULE_COLUMNS} from schedules.schedules order by created_at, id`);
+    const { rows } = await this.db.query<Schedule>(
+      `select ${SCHEDULE_COLUMNS} from schedules.schedules order by created_at, id`,
+    );
     return rows.map(iso);
   }
 
@@ -127,7 +147,9 @@ export class ScheduleStore {
 
   /** Deletes runs older than `days`, and all but the newest `keep` of each schedule. */
   async prune(days: number, keep: number): Promise<number> {
-    const a = await this.db.query(`delete from schedules.runs where created_at < now() - make_interval(days => $1)`, [days]);
+    const a = await this.db.query(`delete from schedules.runs where created_at < now() - make_interval(days => $1)`, [
+      days,
+    ]);
     const b = await this.db.query(
       `delete from schedules.runs r using (
          select id from (select id, row_number() over (partition by schedule_id order by created_at desc) as n from schedules.runs) x where n > $1
@@ -135,5 +157,14 @@ export class ScheduleStore {
       [keep],
     );
     return a.rowCount + b.rowCount;
+  }
+
+  /** Whether no enabled schedule is due within `ms` (the clock may rest that long). */
+  async nothingDueWithin(ms: number): Promise<boolean> {
+    const { rows } = await this.db.query<{ idle: boolean }>(
+      `select not exists (select 1 from schedules.schedules where enabled and next_due_at <= now() + make_interval(secs => $1)) as idle`,
+      [ms / 1000],
+    );
+    return rows[0]?.idle === true;
   }
 }

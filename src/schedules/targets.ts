@@ -30,11 +30,16 @@ export async function resolveSecrets(db: Db, headers: Record<string, string>): P
   const names = new Set<string>();
   for (const v of Object.values(headers)) for (const m of v.matchAll(SECRET_REF)) names.add(m[1]!);
   if (!names.size) return headers;
-  const { rows } = await db.query<{ name: string; value: string }>('select name, value from functions.secrets where name = any($1)', [[...names]]);
+  const { rows } = await db.query<{ name: string; value: string }>(
+    'select name, value from functions.secrets where name = any($1)',
+    [[...names]],
+  );
   const values = new Map(rows.map((r) => [r.name, r.value]));
   const missing = [...names].filter((n) => !values.has(n));
   if (missing.length) throw new Error(`Unknown secret ${missing.join(', ')}; create it with PUT /api/secrets/{name}.`);
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace(SECRET_REF, (_, n: string) => values.get(n)!)]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([k, v]) => [k, v.replace(SECRET_REF, (_, n: string) => values.get(n)!)]),
+  );
 }
 
 async function readBody(body: Readable | Buffer, max: number): Promise<string> {
@@ -63,7 +68,12 @@ function bodyText(body: unknown): string | null {
 }
 
 /** Runs the schedule's target once, within `signal`; a non-2xx answer is a failure with its first bytes. */
-export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string; dueAt: string }, signal: AbortSignal): Promise<TargetResult> {
+export async function runTarget(
+  deps: TargetDeps,
+  s: Schedule,
+  run: { id: string; dueAt: string },
+  signal: AbortSignal,
+): Promise<TargetResult> {
   const timeoutMs = s.timeoutSeconds * 1000;
   if (s.sql !== null) {
     const statement = s.sql;
@@ -72,7 +82,10 @@ export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string
       await tx.query(`select set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
       return tx.query(statement);
     });
-    return { ok: true, output: JSON.stringify({ rowCount: r.rowCount, rows: r.rows.slice(0, 20) }).slice(0, OUTPUT_BYTES) };
+    return {
+      ok: true,
+      output: JSON.stringify({ rowCount: r.rowCount, rows: r.rows.slice(0, 20) }).slice(0, OUTPUT_BYTES),
+    };
   }
   if (s.functionSlug) {
     const text = bodyText(s.body);
@@ -80,10 +93,21 @@ export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string
       deps.functions.invoke(s.functionSlug, {
         method: s.httpMethod === 'GET' ? 'GET' : 'POST',
         url: `${deps.publicUrl ?? 'http://localhost'}/functions/${s.functionSlug}`,
-        headers: { 'content-type': 'application/json', ...s.headers, 'x-plinth-role': 'admin', 'x-plinth-schedule-id': s.id, 'x-plinth-run-id': run.id, 'x-plinth-due-at': run.dueAt },
+        headers: {
+          'content-type': 'application/json',
+          ...s.headers,
+          'x-plinth-role': 'admin',
+          'x-plinth-schedule-id': s.id,
+          'x-plinth-run-id': run.id,
+          'x-plinth-due-at': run.dueAt,
+        },
         body: text === null || s.httpMethod === 'GET' ? null : Readable.from([Buffer.from(text)]),
       }),
-      new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`timed out after ${s.timeoutSeconds} s`)), { once: true })),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`timed out after ${s.timeoutSeconds} s`)), {
+          once: true,
+        }),
+      ),
     ]);
     const out = await readBody(res.body, OUTPUT_BYTES);
     return { ok: res.status < 400, output: `${res.status} ${out}`.slice(0, OUTPUT_BYTES) };
@@ -97,6 +121,17 @@ export async function runTarget(deps: TargetDeps, s: Schedule, run: { id: string
     'x-plinth-run-id': run.id,
     'x-plinth-due-at': run.dueAt,
   });
-  const res = await outboundFetch(s.functionUrl!, { method: s.httpMethod, headers, body: s.httpMethod === 'GET' ? null : bodyText(s.body), timeoutMs, maxBodyBytes: OUTPUT_BYTES }, deps.policy, deps.dispatcher);
+  const res = await outboundFetch(
+    s.functionUrl!,
+    {
+      method: s.httpMethod,
+      headers,
+      body: s.httpMethod === 'GET' ? null : bodyText(s.body),
+      timeoutMs,
+      maxBodyBytes: OUTPUT_BYTES,
+    },
+    deps.policy,
+    deps.dispatcher,
+  );
   return { ok: res.status < 400, output: `${res.status} ${res.body}`.slice(0, OUTPUT_BYTES) };
 }

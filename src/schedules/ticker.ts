@@ -14,7 +14,12 @@ export interface Due {
  * catch-up run at the first missed time (policy "one") or none ("none"). `nextDue` is the
  * first due time after `now`.
  */
-export function plan(next: (after: Date) => Date | null, first: Date, now: Date, catchUp: 'one' | 'none'): { dues: Due[]; nextDue: Date | null } {
+export function plan(
+  next: (after: Date) => Date | null,
+  first: Date,
+  now: Date,
+  catchUp: 'one' | 'none',
+): { dues: Due[]; nextDue: Date | null } {
   const dues: Due[] = [];
   const cutoff = new Date(now.getTime() - MISSED_AFTER_MS);
   let d: Date | null = first;
@@ -41,7 +46,11 @@ interface DueRow {
 }
 
 /** Enqueues one run (in the claiming transaction) and answers whether the queue took it. */
-export type Enqueue = (tx: Queryable, runId: string, row: { timeoutSeconds: number; retries: number }) => Promise<boolean>;
+export type Enqueue = (
+  tx: Queryable,
+  runId: string,
+  row: { timeoutSeconds: number; retries: number },
+) => Promise<boolean>;
 
 /**
  * One pass of an instance's clock: locks the due schedules no other instance holds (SKIP
@@ -81,8 +90,14 @@ export async function tick(db: Db, enqueue: Enqueue): Promise<number> {
         );
         if (!ins.rows[0]) continue;
         claimed++;
-        if (status === 'queued' && !(await enqueue(tx, ins.rows[0].id, { timeoutSeconds: row.timeout_seconds, retries: row.retries }))) {
-          await tx.query(`update schedules.runs set status = 'skipped', error = 'The job queue is full (JOBS_MAX_QUEUED).' where id = $1`, [ins.rows[0].id]);
+        if (
+          status === 'queued' &&
+          !(await enqueue(tx, ins.rows[0].id, { timeoutSeconds: row.timeout_seconds, retries: row.retries }))
+        ) {
+          await tx.query(
+            `update schedules.runs set status = 'skipped', error = 'The job queue is full (JOBS_MAX_QUEUED).' where id = $1`,
+            [ins.rows[0].id],
+          );
         }
       }
       await tx.query('update schedules.schedules set next_due_at = $2 where id = $1', [row.id, nextDue]);

@@ -39,7 +39,8 @@ export function writerId(identity: Identity): string | null {
 }
 
 export function assertMayReadPrivate(identity: Identity): void {
-  if (identity.kind === 'none') throw new AppError('UNAUTHORIZED', { message: 'This bucket is private: a credential is required.' });
+  if (identity.kind === 'none')
+    throw new AppError('UNAUTHORIZED', { message: 'This bucket is private: a credential is required.' });
   if (identity.kind === 'anon') {
     throw new AppError('FORBIDDEN', {
       message: 'This bucket is private.',

@@ -133,7 +133,8 @@ describe('StorageCache', () => {
     const { cache, ready } = started();
     await ready;
     const n = (16 * 1024 * 1024) / MAX_CACHED_BODY + 10;
-    for (let i = 0; i < n; i++) cache.keepBody(cache.begin(), row('e', { key: `k${i}` }), Buffer.alloc(MAX_CACHED_BODY));
+    for (let i = 0; i < n; i++)
+      cache.keepBody(cache.begin(), row('e', { key: `k${i}` }), Buffer.alloc(MAX_CACHED_BODY));
     expect(cache.body(row('e', { key: 'k0' }))).toBeUndefined();
     expect(cache.body(row('e', { key: `k${n - 1}` }))).toBeDefined();
   });

@@ -61,7 +61,11 @@ export class StorageCache {
 
   /** Starts listening; until then (and whenever the connection is down) everything misses. */
   async start(db: Db): Promise<void> {
-    this.unlisten = await db.listen(STORAGE_CHANNEL, (payload) => this.heard(payload), (listening) => this.reset(listening));
+    this.unlisten = await db.listen(
+      STORAGE_CHANNEL,
+      (payload) => this.heard(payload),
+      (listening) => this.reset(listening),
+    );
     this.reset(true);
   }
 

@@ -79,7 +79,11 @@ export interface StorageDriver {
   /** Throws when the backing store is unreachable or not writable (health check). */
   check(): Promise<void>;
   /** Presigned browser upload limited to `maxBytes` and `contentType` (object stores only). */
-  presignPost?(bucket: string, key: string, opts: { contentType: string; maxBytes: number; expiresIn: number }): Promise<PresignedPost>;
+  presignPost?(
+    bucket: string,
+    key: string,
+    opts: { contentType: string; maxBytes: number; expiresIn: number },
+  ): Promise<PresignedPost>;
   /** Presigned GET URL (object stores only). */
   presignGet?(bucket: string, key: string, opts: { expiresIn: number; attachment: boolean }): Promise<string>;
   /**

@@ -1,37 +1,33 @@
 import { createHash } from 'node:crypto';
-import sharp, { type Metadata } from 'sharp';
 import { AppError } from '../errors/index.js';
 import type { ObjectRead } from './driver.js';
 import type { ObjectRow } from './metadata.js';
+import { effectiveQuality, type ImageFormat, type RenderBudget, type TransformParams } from './image-budget.js';
+import { RenderPool } from './image-pool.js';
 import { RenditionCache } from './renditions.js';
 
-export type Fit = 'cover' | 'contain' | 'fill';
-export type ImageFormat = 'webp' | 'avif' | 'jpeg' | 'png';
-
-/** The transform a download asks for (`?width&height&resize&format&quality`). */
-export interface TransformParams {
-  width?: number;
-  height?: number;
-  resize?: Fit;
-  format?: ImageFormat | 'origin';
-  quality?: number;
-}
+export type { Fit, ImageFormat, TransformParams } from './image-budget.js';
 
 /** Largest width or height asked for (the route's schema refuses more with 400). */
 export const MAX_DIMENSION = 4096;
-/** Renders at once per process; more wait their turn (one per core on a small machine). */
-const CONCURRENT_RENDERS = 2;
-/** Longest one render may take (sharp's own timeout). */
-const RENDER_SECONDS = 10;
+/** How long a transform that ran out of time is refused at once instead of rendered again. */
+const REMEMBER_COSTLY_MS = 10 * 60_000;
+const REMEMBER_COSTLY_MAX = 1000;
 
 /** Inputs sharp reads here (first frame only): the formats browsers show, and TIFF. */
 const INPUT_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif', 'image/tiff']);
-const OUTPUT_OF: Record<string, ImageFormat> = { jpeg: 'jpeg', png: 'png', webp: 'webp', heif: 'avif', avif: 'avif', gif: 'png', tiff: 'png' };
 
 /** The transform of a query, or null when it asks for none (an ordinary download). */
 export function transformOf(q: TransformParams): TransformParams | null {
   const { width, height, resize, format, quality } = q;
-  if (width === undefined && height === undefined && resize === undefined && format === undefined && quality === undefined) return null;
+  if (
+    width === undefined &&
+    height === undefined &&
+    resize === undefined &&
+    format === undefined &&
+    quality === undefined
+  )
+    return null;
   return { width, height, resize, format, quality };
 }
 
@@ -62,81 +58,105 @@ export interface Rendition {
   tag: string;
 }
 
-export interface ImageLimits {
-  /** Largest width × height decoded (a decompression bomb is refused from its header). */
-  maxInputPixels: number;
+export interface ImageLimits extends RenderBudget {
   /** Largest object read to transform. */
   maxInputBytes: number;
   cacheBytes: number;
+  /** Renders at once, each in its own process; renders waiting at most; the time one may take. */
+  concurrentRenders: number;
+  renderQueue: number;
+  renderSeconds: number;
 }
 
-/** Image transforms on download with sharp, bounded per request, renditions cached. */
+/**
+ * Image transforms on download, bounded per render (docs/storage.md: output pixels, encoder
+ * effort and quality, renders at once and waiting, a time limit that ends the render process),
+ * renditions cached.
+ */
 export class ImageTransforms {
   private readonly cache: RenditionCache;
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  readonly pool: RenderPool;
+  /** Transforms that ran out of time lately (tag → until when they are refused at once). */
+  private readonly costly = new Map<string, number>();
 
   constructor(
     directory: string,
     private readonly limits: ImageLimits,
   ) {
     this.cache = new RenditionCache(directory, limits.cacheBytes);
+    this.pool = new RenderPool({
+      renders: limits.concurrentRenders,
+      queue: limits.renderQueue,
+      timeoutMs: limits.renderSeconds * 1000,
+    });
   }
 
   /**
    * The rendition of `row` (already authorised) for `p` in `format`: from the cache, or read
-   * with `open`, checked and rendered. Non-images are 415 NOT_AN_IMAGE; images over the limits
-   * 422 IMAGE_TOO_LARGE, refused before any pixel is decoded.
+   * with `open`, checked and rendered. Non-images are 415 NOT_AN_IMAGE; images or renditions
+   * over the limits 422 IMAGE_TOO_LARGE, refused before any pixel is decoded; a render past the
+   * time limit 422 IMAGE_TOO_COSTLY; no turn to render 503 IMAGE_BUSY.
    */
-  async render(row: ObjectRow, p: TransformParams, format: ImageFormat | 'origin', open: () => Promise<ObjectRead>): Promise<Rendition> {
+  async render(
+    row: ObjectRow,
+    p: TransformParams,
+    format: ImageFormat | 'origin',
+    open: () => Promise<ObjectRead>,
+  ): Promise<Rendition> {
+    // AVIF's quality is capped: every quality above the cap is the same rendition.
+    const q = format === 'avif' && p.quality !== undefined ? { ...p, quality: effectiveQuality('avif', p.quality) } : p;
     const tag = createHash('sha256')
-      .update(`${row.bucket}\n${row.key}\n${row.etag ?? ''}@${row.uploadedAt.toISOString()}\n${canonical(p)}\n${format}`)
+      .update(
+        `${row.bucket}\n${row.key}\n${row.etag ?? ''}@${row.uploadedAt.toISOString()}\n${canonical(q)}\n${format}`,
+      )
       .digest('base64url')
       .slice(0, 32);
     if (!INPUT_TYPES.has(row.mimeType.toLowerCase())) throw notAnImage(row.mimeType);
     const held = await this.cache.get(tag);
     if (held) return { bytes: held, contentType: contentTypeOf(held), tag };
-    if (row.size > this.limits.maxInputBytes) throw tooLarge(`The image has ${row.size} bytes; at most ${this.limits.maxInputBytes} are transformed.`);
-    const bytes = await this.turn(async () => this.transform(await readWhole(open, this.limits.maxInputBytes), p, format));
+    if (row.size > this.limits.maxInputBytes)
+      throw tooLarge(`The image has ${row.size} bytes; at most ${this.limits.maxInputBytes} are transformed.`);
+    this.refuseIfCostly(tag);
+    const input = await readWhole(open, this.limits.maxInputBytes);
+    const budget = {
+      maxInputPixels: this.limits.maxInputPixels,
+      maxOutputPixels: this.limits.maxOutputPixels,
+      maxAvifPixels: this.limits.maxAvifPixels,
+    };
+    let bytes: Buffer;
+    try {
+      bytes = await this.pool.run({ input, params: q, format, budget });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'IMAGE_TOO_COSTLY') this.remember(tag);
+      throw err;
+    }
     await this.cache.put(tag, bytes);
     return { bytes, contentType: contentTypeOf(bytes), tag };
   }
 
-  private async transform(input: Buffer, p: TransformParams, format: ImageFormat | 'origin'): Promise<Buffer> {
-    const options = { limitInputPixels: this.limits.maxInputPixels, failOn: 'error' as const };
-    let meta: Metadata;
-    try {
-      meta = await sharp(input, { ...options, limitInputPixels: false }).metadata();
-    } catch (err) {
-      throw notAnImage('the bytes', err);
+  private refuseIfCostly(tag: string): void {
+    const until = this.costly.get(tag);
+    if (until === undefined) return;
+    if (until > Date.now()) {
+      throw new AppError('IMAGE_TOO_COSTLY', {
+        message: `This transform of this image ran out of time (IMAGE_RENDER_SECONDS = ${this.limits.renderSeconds}) a moment ago and is not rendered again for a while.`,
+      });
     }
-    const pixels = (meta.width ?? 0) * (meta.height ?? 0);
-    if (!meta.width || !meta.height || pixels > this.limits.maxInputPixels) {
-      throw tooLarge(`The image is ${meta.width}×${meta.height} pixels; at most ${this.limits.maxInputPixels} pixels are transformed.`);
-    }
-    const out = format === 'origin' ? (OUTPUT_OF[meta.format ?? ''] ?? 'png') : format;
-    let img = sharp(input, options).rotate().timeout({ seconds: RENDER_SECONDS });
-    if (p.width !== undefined || p.height !== undefined) {
-      img = img.resize({ width: p.width, height: p.height, fit: p.resize ?? 'cover', withoutEnlargement: true });
-    }
-    img = img.toFormat(out, { quality: p.quality ?? (out === 'avif' ? 50 : 80) });
-    try {
-      return await img.toBuffer();
-    } catch (err) {
-      throw notAnImage('the bytes', err);
+    this.costly.delete(tag);
+  }
+
+  private remember(tag: string): void {
+    this.costly.delete(tag);
+    this.costly.set(tag, Date.now() + REMEMBER_COSTLY_MS);
+    for (const [old] of this.costly) {
+      if (this.costly.size <= REMEMBER_COSTLY_MAX) break;
+      this.costly.delete(old);
     }
   }
 
-  /** Runs `fn` when fewer than CONCURRENT_RENDERS renders are running. */
-  private async turn<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.running >= CONCURRENT_RENDERS) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
-    try {
-      return await fn();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
+  /** Ends the render processes. */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
 
@@ -158,8 +178,10 @@ function contentTypeOf(b: Buffer): string {
   return 'image/avif';
 }
 
-function notAnImage(what: string, cause?: unknown): AppError {
-  return new AppError('NOT_AN_IMAGE', { message: `The object is not an image that can be transformed (${what === 'the bytes' ? 'its bytes are not a readable image' : `type ${what}`}).`, cause });
+function notAnImage(what: string): AppError {
+  return new AppError('NOT_AN_IMAGE', {
+    message: `The object is not an image that can be transformed (type ${what}).`,
+  });
 }
 
 function tooLarge(message: string): AppError {

@@ -18,8 +18,18 @@ export function createDriver(config: Readonly<Config>): StorageDriver {
   return config.storage.s3 ? new S3Driver(config.storage.s3) : new LocalDriver(path.join(config.dataDir, 'storage'));
 }
 
-export function createStorage(config: Readonly<Config>, db: Db, jwtSecret: string, driver = createDriver(config)): StorageService {
-  return new StorageService({ db, driver, signer: new UrlSigner(jwtSecret), maxUploadBytes: config.storage.maxUploadBytes });
+export function createStorage(
+  config: Readonly<Config>,
+  db: Db,
+  jwtSecret: string,
+  driver = createDriver(config),
+): StorageService {
+  return new StorageService({
+    db,
+    driver,
+    signer: new UrlSigner(jwtSecret),
+    maxUploadBytes: config.storage.maxUploadBytes,
+  });
 }
 
 /**
@@ -29,7 +39,9 @@ export function createStorage(config: Readonly<Config>, db: Db, jwtSecret: strin
 export function createResumable(config: Readonly<Config>, storage: StorageService): ResumableUploads {
   return new ResumableUploads({
     storage,
-    directory: config.storage.s3 ? path.join(config.dataDir, 'resumable') : path.join(config.dataDir, 'storage', '.tus'),
+    directory: config.storage.s3
+      ? path.join(config.dataDir, 'resumable')
+      : path.join(config.dataDir, 'storage', '.tus'),
     expiresMs: config.storage.resumableExpirySeconds * 1000,
   });
 }

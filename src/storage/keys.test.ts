@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { generateKey, isValidBucketName, keyProblem, resolveContentType, servedInline } from './keys.js';
 
 describe('object keys', () => {
-  it.each(['a', 'a/b/c.txt', 'ünï cødé/€.txt', 'a..b', '...', '.hidden', 'x%2Fy', 'k'.repeat(1024), '€'.repeat(341)])('accepts %j', (k) => {
-    expect(keyProblem(k)).toBeNull();
-  });
+  it.each(['a', 'a/b/c.txt', 'ünï cødé/€.txt', 'a..b', '...', '.hidden', 'x%2Fy', 'k'.repeat(1024), '€'.repeat(341)])(
+    'accepts %j',
+    (k) => {
+      expect(keyProblem(k)).toBeNull();
+    },
+  );
 
   it.each([
     ['', 'empty'],
@@ -54,8 +57,16 @@ describe('content types', () => {
   });
 
   it('serves only passive types inline', () => {
-    for (const t of ['image/png', 'text/plain; charset=utf-8', 'application/pdf', 'video/mp4']) expect(servedInline(t)).toBe(true);
-    for (const t of ['text/html', 'image/svg+xml', 'text/javascript', 'application/xhtml+xml', 'application/xml', 'application/octet-stream']) {
+    for (const t of ['image/png', 'text/plain; charset=utf-8', 'application/pdf', 'video/mp4'])
+      expect(servedInline(t)).toBe(true);
+    for (const t of [
+      'text/html',
+      'image/svg+xml',
+      'text/javascript',
+      'application/xhtml+xml',
+      'application/xml',
+      'application/octet-stream',
+    ]) {
       expect(servedInline(t)).toBe(false);
     }
   });

@@ -94,7 +94,8 @@ const TYPES: Record<string, string> = {
   '.xml': 'application/xml',
 };
 
-const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\s*;\s*[A-Za-z0-9_-]+=("[^"\r\n]*"|[A-Za-z0-9_.+-]+))*$/;
+const MIME =
+  /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\s*;\s*[A-Za-z0-9_-]+=("[^"\r\n]*"|[A-Za-z0-9_.+-]+))*$/;
 
 /**
  * The content type to store: the client's when it is a well-formed media type (it is echoed
@@ -108,7 +109,8 @@ export function resolveContentType(given: string | null | undefined, key: string
 
 // Types a browser may show inline without running anything; everything else is served as a
 // download, so stored HTML, SVG or script can never run on the API's origin.
-const INLINE = /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon)|video\/[\w.+-]+|audio\/[\w.+-]+|text\/plain|text\/csv|application\/json|application\/pdf)$/i;
+const INLINE =
+  /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon)|video\/[\w.+-]+|audio\/[\w.+-]+|text\/plain|text\/csv|application\/json|application\/pdf)$/i;
 
 export function servedInline(contentType: string): boolean {
   return INLINE.test(contentType.split(';')[0]!.trim());

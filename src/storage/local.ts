@@ -1,12 +1,27 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { close as closeFd, createReadStream, createWriteStream, fstat, open as openFd, writeFile, type WriteStream } from 'node:fs';
+import {
+  close as closeFd,
+  createReadStream,
+  createWriteStream,
+  fstat,
+  open as openFd,
+  writeFile,
+  type WriteStream,
+} from 'node:fs';
 import { access, constants, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../errors/index.js';
-import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type PutResult, type StorageDriver } from './driver.js';
+import {
+  ObjectNotFound,
+  type ByteRange,
+  type ObjectHead,
+  type ObjectRead,
+  type PutResult,
+  type StorageDriver,
+} from './driver.js';
 
 const NAME_MAX = 255;
 const DIR_MARK = '~'; // always percent-encoded inside a segment, so files and folders never collide
@@ -81,7 +96,9 @@ export class LocalDriver implements StorageDriver {
     try {
       if (Buffer.isBuffer(body)) {
         // Held whole already: one open, write and close, no stream.
-        await new Promise<void>((resolve, reject) => writeFile(tmp, body, { flag: 'wx' }, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          writeFile(tmp, body, { flag: 'wx' }, (err) => (err ? reject(err) : resolve())),
+        );
         size = body.length;
       } else {
         // A large buffer lets the file stream batch socket-sized chunks into fewer writes.
@@ -142,7 +159,9 @@ export class LocalDriver implements StorageDriver {
     let fd: number;
     try {
       // A plain descriptor: FileHandle streams cost about twice as much per small object.
-      fd = await new Promise<number>((resolve, reject) => openFd(file, 'r', (err, n) => (err ? reject(err) : resolve(n))));
+      fd = await new Promise<number>((resolve, reject) =>
+        openFd(file, 'r', (err, n) => (err ? reject(err) : resolve(n))),
+      );
     } catch (err) {
       if (isMissing(err)) throw new ObjectNotFound(bucket, key, { cause: err });
       throw err;
@@ -151,7 +170,9 @@ export class LocalDriver implements StorageDriver {
     // never changes this one, so it is exactly what the stream below reads.
     let size: number;
     try {
-      size = await new Promise<number>((resolve, reject) => fstat(fd, (err, s) => (err ? reject(err) : resolve(s.size))));
+      size = await new Promise<number>((resolve, reject) =>
+        fstat(fd, (err, s) => (err ? reject(err) : resolve(s.size))),
+      );
       if (opts.range && opts.range.start >= size) {
         throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } });
       }

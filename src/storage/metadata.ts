@@ -54,7 +54,9 @@ const UPSERT_OBJECT = statement(
      uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
    returning ${OBJECT_COLUMNS}`,
 );
-const DELETE_OBJECT = statement(`with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`);
+const DELETE_OBJECT = statement(
+  `with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`,
+);
 
 /** The SQL of storage metadata; every value a bind parameter. */
 export const sql = {
@@ -78,17 +80,19 @@ export const sql = {
   },
 
   async setBucketPublic(db: Queryable, name: string, isPublic: boolean): Promise<boolean> {
-    const r = await db.query(
-      'update storage.buckets set is_public = $2, updated_at = now() where name = $1',
-      [name, isPublic],
-    );
+    const r = await db.query('update storage.buckets set is_public = $2, updated_at = now() where name = $1', [
+      name,
+      isPublic,
+    ]);
     return r.rowCount === 1;
   },
 
   async deleteBucket(db: Queryable, name: string): Promise<boolean> {
     // Quiet: its objects go by cascade, a notification each otherwise; the cache of the
     // deleting instance forgets them all at once (StorageCache.bucketDeleted).
-    const r = await db.query(`with quiet as (${QUIET}) delete from storage.buckets using quiet where name = $1`, [name]);
+    const r = await db.query(`with quiet as (${QUIET}) delete from storage.buckets using quiet where name = $1`, [
+      name,
+    ]);
     return r.rowCount === 1;
   },
 
@@ -96,14 +100,31 @@ export const sql = {
    * The bucket and, when it exists, the object: one round trip for the hot paths. (A union of
    * two primary-key lookups plans much faster than the equivalent join on PGlite.)
    */
-  async getBucketAndObject(db: Queryable, bucket: string, key: string): Promise<{ bucket: BucketRow; object: ObjectRow | null } | null> {
-    const { rows } = await db.query<ObjectRow & { isBucket: boolean; isPublic: boolean | null }>(GET_BUCKET_AND_OBJECT, [bucket, key]);
+  async getBucketAndObject(
+    db: Queryable,
+    bucket: string,
+    key: string,
+  ): Promise<{ bucket: BucketRow; object: ObjectRow | null } | null> {
+    const { rows } = await db.query<ObjectRow & { isBucket: boolean; isPublic: boolean | null }>(
+      GET_BUCKET_AND_OBJECT,
+      [bucket, key],
+    );
     const b = rows.find((r) => r.isBucket);
     if (!b) return null;
     const o = rows.find((r) => !r.isBucket);
     return {
       bucket: { name: bucket, isPublic: b.isPublic === true },
-      object: o ? toObject({ bucket, key, size: o.size, mimeType: o.mimeType, etag: o.etag, uploadedBy: o.uploadedBy, uploadedAt: o.uploadedAt }) : null,
+      object: o
+        ? toObject({
+            bucket,
+            key,
+            size: o.size,
+            mimeType: o.mimeType,
+            etag: o.etag,
+            uploadedBy: o.uploadedBy,
+            uploadedAt: o.uploadedAt,
+          })
+        : null,
     };
   },
 
@@ -132,7 +153,10 @@ export const sql = {
       `select ${OBJECT_COLUMNS} from storage.objects where ${where} order by key limit $5 offset $6`,
       [...params, q.limit, q.offset],
     );
-    const count = await db.query<{ n: number }>(`select count(*)::float8 as n from storage.objects where ${where}`, params);
+    const count = await db.query<{ n: number }>(
+      `select count(*)::float8 as n from storage.objects where ${where}`,
+      params,
+    );
     return { rows: rows.map(toObject), total: Number(count.rows[0]?.n ?? 0) };
   },
 
@@ -144,7 +168,14 @@ export const sql = {
     db: Queryable,
     o: { bucket: string; key: string; size: number; mimeType: string; etag: string | null; uploadedBy: string | null },
   ): Promise<ObjectRow> {
-    const { rows } = await db.query<ObjectRow>(UPSERT_OBJECT, [o.bucket, o.key, o.size, o.mimeType, o.etag, o.uploadedBy]);
+    const { rows } = await db.query<ObjectRow>(UPSERT_OBJECT, [
+      o.bucket,
+      o.key,
+      o.size,
+      o.mimeType,
+      o.etag,
+      o.uploadedBy,
+    ]);
     return toObject(rows[0]!);
   },
 

@@ -8,7 +8,8 @@ import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors/index.js';
 import { writerId } from './access.js';
 import { assertValidKey, BUCKET_NAME_PATTERN } from './keys.js';
-import type { StorageObject, StorageService } from './service.js';
+import type { StorageService } from './service.js';
+import type { StorageObject } from './types.js';
 
 const BUCKET_NAME = new RegExp(BUCKET_NAME_PATTERN);
 /** The metadata key holding who started an upload (set by the server, never by the client). */
@@ -59,10 +60,15 @@ export class ResumableUploads {
   async authorizeCreate(identity: Identity, upload: Upload): Promise<Record<string, string>> {
     const owner = writerId(identity) ?? ADMIN;
     if (upload.size === undefined) {
-      throw new AppError('INVALID_INPUT', { message: 'Upload-Length is required (deferred lengths are not accepted).', nextActions: 'Send Upload-Length with the size of the file in bytes.' });
+      throw new AppError('INVALID_INPUT', {
+        message: 'Upload-Length is required (deferred lengths are not accepted).',
+        nextActions: 'Send Upload-Length with the size of the file in bytes.',
+      });
     }
     if (upload.size > this.maxBytes) {
-      throw new AppError('PAYLOAD_TOO_LARGE', { message: `The upload is larger than the limit of ${this.maxBytes} bytes.` });
+      throw new AppError('PAYLOAD_TOO_LARGE', {
+        message: `The upload is larger than the limit of ${this.maxBytes} bytes.`,
+      });
     }
     const m = upload.metadata ?? {};
     const bucket = m.bucketName ?? '';

@@ -17,7 +17,15 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config/index.js';
 import { AppError } from '../errors/index.js';
-import { ObjectNotFound, type ByteRange, type ObjectHead, type ObjectRead, type PresignedPost, type PutResult, type StorageDriver } from './driver.js';
+import {
+  ObjectNotFound,
+  type ByteRange,
+  type ObjectHead,
+  type ObjectRead,
+  type PresignedPost,
+  type PutResult,
+  type StorageDriver,
+} from './driver.js';
 
 /** S3's limit on an object key (Plinth's `<bucket>/` prefix counts). */
 const S3_MAX_KEY_BYTES = 1024;
@@ -40,7 +48,11 @@ const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND',
 function unavailable(err: unknown): boolean {
   const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number } } | null;
   const status = e?.$metadata?.httpStatusCode;
-  return (e?.code !== undefined && NETWORK.has(e.code)) || (status !== undefined && status >= 500) || e?.name === 'TimeoutError';
+  return (
+    (e?.code !== undefined && NETWORK.has(e.code)) ||
+    (status !== undefined && status >= 500) ||
+    e?.name === 'TimeoutError'
+  );
 }
 
 const unquote = (etag: string | undefined): string => (etag ?? '').replace(/^"|"$/g, '');
@@ -74,7 +86,9 @@ export class S3Driver implements StorageDriver {
   /** The client's send; an unreachable or failing S3 becomes SERVICE_UNAVAILABLE (503). */
   private readonly send = ((command: never, ...rest: never[]) =>
     (this.client.send as (...a: unknown[]) => Promise<unknown>)(command, ...rest).catch((err: unknown) => {
-      throw unavailable(err) ? new AppError('SERVICE_UNAVAILABLE', { message: 'The object store is unavailable.', cause: err }) : err;
+      throw unavailable(err)
+        ? new AppError('SERVICE_UNAVAILABLE', { message: 'The object store is unavailable.', cause: err })
+        : err;
     })) as S3Client['send'];
 
   /** The S3 key of an object: `<bucket>/<key>`, which S3 allows up to 1024 bytes. */
@@ -104,14 +118,16 @@ export class S3Driver implements StorageDriver {
     const parts: { ETag: string; PartNumber: number }[] = [];
     let inflight: Promise<void> | null = null;
     const sendPart = async (data: Buffer) => {
-      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: opts.contentType }))).UploadId!;
+      uploadId ??= (await this.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType: opts.contentType })))
+        .UploadId!;
       const PartNumber = parts.length + 1;
       parts.push({ ETag: '', PartNumber });
       const id = uploadId;
-      inflight = this.send(new UploadPartCommand({ Bucket, Key, UploadId: id, PartNumber, Body: data, ContentLength: data.length }))
-        .then((r) => {
-          parts[PartNumber - 1]!.ETag = r.ETag!;
-        });
+      inflight = this.send(
+        new UploadPartCommand({ Bucket, Key, UploadId: id, PartNumber, Body: data, ContentLength: data.length }),
+      ).then((r) => {
+        parts[PartNumber - 1]!.ETag = r.ETag!;
+      });
       inflight.catch(() => {}); // awaited below; never an unhandled rejection
     };
     /** Copies `chunk` into the part being filled, sending each part as it fills up. */
@@ -236,7 +252,10 @@ export class S3Driver implements StorageDriver {
     for await (const page of this.pages(`${bucket}/`)) {
       if (!page.length) continue;
       await this.send(
-        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: page.map((Key) => ({ Key })), Quiet: true } }),
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: page.map((Key) => ({ Key })), Quiet: true },
+        }),
       );
     }
   }

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Identity } from '../auth/identity.js';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
@@ -22,44 +21,10 @@ import {
   writerId,
 } from './access.js';
 import { SignedTransfers } from './signed-transfers.js';
+import type { BatchDeleteResult, PutObjectRequest, StorageObject, StorageServiceOptions } from './types.js';
 
 export { objectPath } from './access.js';
-
-/** The outcome of one key of a batch delete. */
-export type BatchDeleteResult = { key: string; status: 'deleted' | 'notFound' } | { key: string; status: 'failed'; message: string };
-
-/** A storage object as the API returns it. */
-export interface StorageObject {
-  bucket: string;
-  key: string;
-  size: number;
-  mimeType: string;
-  uploadedAt: string;
-  url: string;
-  etag: string | null;
-}
-
-export interface StorageServiceOptions {
-  db: Db;
-  driver: StorageDriver;
-  signer: UrlSigner;
-  maxUploadBytes: number;
-}
-
-/** One object to create or replace from a stream. */
-export interface PutObjectRequest {
-  bucket: string;
-  key: string;
-  /** The bytes; or, with `adopt`, none. */
-  body?: Readable;
-  /** A finished resumable upload the driver moves into place instead of a body (StorageDriver.adopt). */
-  adopt?: string;
-  /** The declared length of a raw body (Content-Length), when there is one. */
-  length?: number;
-  contentType: string | null | undefined;
-  identity: Identity;
-  base: string;
-}
+export type { BatchDeleteResult, PutObjectRequest, StorageObject, StorageServiceOptions } from './types.js';
 
 /**
  * Buckets and objects: metadata in Postgres, bytes in the driver, access rules in access.ts;
@@ -201,7 +166,8 @@ export class StorageService {
     const mimeType = resolveContentType(req.contentType, key);
     const body = req.body && limitBytes(req.body, this.maxUploadBytes);
     // A small body is read whole first: written without a stream.
-    const whole = body && req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
+    const whole =
+      body && req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
     // The bytes change before the row does: the write begins here.
     const ticket = this.cache.beginWrite(req.bucket, key);
     let row: ObjectRow | undefined;
@@ -210,7 +176,12 @@ export class StorageService {
         req.adopt !== undefined && this.driver.adopt
           ? await this.driver.adopt(req.bucket, key, req.adopt, { contentType: mimeType })
           : await this.driver.put(req.bucket, key, whole ?? body!, { contentType: mimeType });
-      row = await this.record(req.bucket, key, existing !== null, { size: put.size, mimeType, etag: put.etag, uploadedBy: userId });
+      row = await this.record(req.bucket, key, existing !== null, {
+        size: put.size,
+        mimeType,
+        etag: put.etag,
+        uploadedBy: userId,
+      });
       return this.toApi(row, req.base);
     } finally {
       this.cache.endWrite(ticket, req.bucket, key, row);
@@ -218,7 +189,12 @@ export class StorageService {
   }
 
   /** Records the object just stored (its bytes in place); removes them when the bucket went meanwhile. */
-  private async record(bucket: string, key: string, replaced: boolean, o: { size: number; mimeType: string; etag: string; uploadedBy: string | null }): Promise<ObjectRow> {
+  private async record(
+    bucket: string,
+    key: string,
+    replaced: boolean,
+    o: { size: number; mimeType: string; etag: string; uploadedBy: string | null },
+  ): Promise<ObjectRow> {
     try {
       return await sql.upsertObject(this.db, { bucket, key, ...o });
     } catch (err) {
@@ -233,13 +209,20 @@ export class StorageService {
   }
 
   /** The object's metadata (and its bucket's visibility) when `identity` or a valid signed `token` may read it. */
-  async authorizeRead(req: { bucket: string; key: string; identity: Identity; token?: string; transform?: string }): Promise<ObjectRow & { isPublic: boolean }> {
+  async authorizeRead(req: {
+    bucket: string;
+    key: string;
+    identity: Identity;
+    token?: string;
+    transform?: string;
+  }): Promise<ObjectRow & { isPublic: boolean }> {
     const key = assertValidKey(req.key);
     const found = await this.lookup(req.bucket, key);
     if (req.token !== undefined) {
       // A link reads only the version it was issued for. One for an object since replaced,
       // deleted or re-created answers like a bad token, so a token cannot probe keys either.
-      if (!found?.object || !this.signer.verify(signedObject(found.object, req.transform), req.token)) throw new AppError('INVALID_SIGNED_URL');
+      if (!found?.object || !this.signer.verify(signedObject(found.object, req.transform), req.token))
+        throw new AppError('INVALID_SIGNED_URL');
       return { ...found.object, isPublic: found.bucket.isPublic };
     }
     if (!found) throw bucketNotFound(req.bucket);
@@ -320,7 +303,11 @@ export class StorageService {
         results.push({ key, status: 'deleted' });
       } catch (err) {
         if (!(err instanceof AppError) || err.status >= 500) throw err;
-        results.push(err.code === 'OBJECT_NOT_FOUND' ? { key, status: 'notFound' } : { key, status: 'failed', message: err.message });
+        results.push(
+          err.code === 'OBJECT_NOT_FOUND'
+            ? { key, status: 'notFound' }
+            : { key, status: 'failed', message: err.message },
+        );
       }
     }
     return results;

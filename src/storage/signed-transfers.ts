@@ -3,8 +3,9 @@ import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import { ObjectNotFound, type StorageDriver } from './driver.js';
 import { assertValidKey, generateKey, resolveContentType, servedInline } from './keys.js';
-import { sql, type ObjectRow } from './metadata.js';
-import type { StorageObject, StorageService } from './service.js';
+import { sql, type BucketRow, type ObjectRow } from './metadata.js';
+import type { StorageCache } from './cache.js';
+import type { StorageObject } from './types.js';
 import type { UrlSigner } from './signing.js';
 import { isOwner, objectPath, signedObject, writerId } from './access.js';
 
@@ -32,8 +33,22 @@ export interface SignedTransfersOptions {
   driver: StorageDriver;
   signer: UrlSigner;
   maxUploadBytes: number;
-  /** Buckets, objects and their API shape. */
-  objects: StorageService;
+  /** Buckets, objects and their API shape (the storage service). */
+  objects: TransferObjects;
+}
+
+/** What the transfers need of the storage service: a bucket lookup, read access, the cache, the API shape. */
+export interface TransferObjects {
+  bucket(name: string): Promise<BucketRow>;
+  authorizeRead(req: {
+    bucket: string;
+    key: string;
+    identity: Identity;
+    token?: string;
+    transform?: string;
+  }): Promise<ObjectRow & { isPublic: boolean }>;
+  readonly cache: StorageCache;
+  toApi(r: ObjectRow, base: string): StorageObject;
 }
 
 /**
@@ -46,7 +61,7 @@ export class SignedTransfers {
   private readonly driver: StorageDriver;
   private readonly signer: UrlSigner;
   private readonly maxUploadBytes: number;
-  private readonly objects: StorageService;
+  private readonly objects: TransferObjects;
 
   constructor(opts: SignedTransfersOptions) {
     this.db = opts.db;
@@ -67,7 +82,9 @@ export class SignedTransfers {
     const userId = writerId(req.identity);
     await this.objects.bucket(req.bucket);
     if (req.size !== undefined && req.size > this.maxUploadBytes) {
-      throw new AppError('PAYLOAD_TOO_LARGE', { message: `The file is larger than the limit of ${this.maxUploadBytes} bytes.` });
+      throw new AppError('PAYLOAD_TOO_LARGE', {
+        message: `The file is larger than the limit of ${this.maxUploadBytes} bytes.`,
+      });
     }
     const key = assertValidKey(generateKey(req.filename));
     const contentType = resolveContentType(req.contentType, key);
@@ -152,9 +169,14 @@ export class SignedTransfers {
       throw refusal;
     };
     if (head.size > this.maxUploadBytes) {
-      return discard(new AppError('PAYLOAD_TOO_LARGE', { message: `The uploaded object is larger than the limit of ${this.maxUploadBytes} bytes; it was removed.` }));
+      return discard(
+        new AppError('PAYLOAD_TOO_LARGE', {
+          message: `The uploaded object is larger than the limit of ${this.maxUploadBytes} bytes; it was removed.`,
+        }),
+      );
     }
-    if (head.size !== req.size || (etag && head.etag && etag !== head.etag)) return discard(mismatch(head.size, req.size, true));
+    if (head.size !== req.size || (etag && head.etag && etag !== head.etag))
+      return discard(mismatch(head.size, req.size, true));
     const ticket = this.objects.cache.beginWrite(req.bucket, key);
     let row: ObjectRow | null | undefined;
     try {
@@ -178,16 +200,31 @@ export class SignedTransfers {
   }
 
   /** `transform` (canonical, images.ts) asks for a rendition: its link is always Plinth's, signed with it. */
-  async downloadStrategy(req: { bucket: string; key: string; expiresIn: number; identity: Identity; base: string; transform?: string }): Promise<DownloadStrategy> {
+  async downloadStrategy(req: {
+    bucket: string;
+    key: string;
+    expiresIn: number;
+    identity: Identity;
+    base: string;
+    transform?: string;
+  }): Promise<DownloadStrategy> {
     const row = await this.objects.authorizeRead({ ...req, transform: undefined });
     const transform = req.transform ?? '';
     const url = req.base + objectPath(row.bucket, row.key) + (transform ? `?${transform}` : '');
     if (row.isPublic) return { method: 'direct', url };
     const exp = Math.floor(Date.now() / 1000) + req.expiresIn;
     const expiresAt = new Date(exp * 1000).toISOString();
-    if (transform) return { method: 'direct', url: `${url}&token=${this.signer.sign(signedObject(row, transform), exp)}`, expiresAt };
+    if (transform)
+      return {
+        method: 'direct',
+        url: `${url}&token=${this.signer.sign(signedObject(row, transform), exp)}`,
+        expiresAt,
+      };
     if (this.driver.presignGet) {
-      const signed = await this.driver.presignGet(row.bucket, row.key, { expiresIn: req.expiresIn, attachment: !servedInline(row.mimeType) });
+      const signed = await this.driver.presignGet(row.bucket, row.key, {
+        expiresIn: req.expiresIn,
+        attachment: !servedInline(row.mimeType),
+      });
       return { method: 'presigned', url: signed, expiresAt };
     }
     return { method: 'direct', url: `${url}?token=${this.signer.sign(signedObject(row), exp)}`, expiresAt };
@@ -195,7 +232,8 @@ export class SignedTransfers {
 
   /** Presigned uploads never confirmed: forget them and delete their bytes, a few at a time. */
   private async sweepAbandonedUploads(): Promise<void> {
-    for (const u of await sql.takeAbandonedUploads(this.db, 20)) await this.driver.delete(u.bucket, u.key).catch(() => {});
+    for (const u of await sql.takeAbandonedUploads(this.db, 20))
+      await this.driver.delete(u.bucket, u.key).catch(() => {});
   }
 }
 

@@ -23,6 +23,7 @@ describe('signed download tokens', () => {
     // "b\nk" vs "b" + "\nk": the fields are separated unambiguously by the key rules (no newline).
     expect(s.verify(obj('b', 'k'), token.replace(/^\d+/, String(exp + 1)), 0)).toBe(false);
     expect(new UrlSigner('y'.repeat(48)).verify(obj('b', 'k'), token, 0)).toBe(false);
-    for (const bad of ['', 'x', `${exp}.`, `${exp}.${'A'.repeat(43)}`, `-1.${token.split('.')[1]}`]) expect(s.verify(obj('b', 'k'), bad, 0)).toBe(false);
+    for (const bad of ['', 'x', `${exp}.`, `${exp}.${'A'.repeat(43)}`, `-1.${token.split('.')[1]}`])
+      expect(s.verify(obj('b', 'k'), bad, 0)).toBe(false);
   });
 });

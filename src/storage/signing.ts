@@ -22,7 +22,9 @@ export class UrlSigner {
 
   // Bucket names and keys cannot contain a newline, so the fields (version last) are unambiguous.
   private mac(object: SignedObject, exp: number): string {
-    return createHmac('sha256', this.key).update(`${exp}\n${object.bucket}\n${object.key}\n${object.version}`).digest('base64url');
+    return createHmac('sha256', this.key)
+      .update(`${exp}\n${object.bucket}\n${object.key}\n${object.version}`)
+      .digest('base64url');
   }
 
   /** A token valid until `exp` (unix seconds) for this version of this object. */

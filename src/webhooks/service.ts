@@ -8,6 +8,7 @@ import type { JobContext, Jobs } from '../jobs/index.js';
 import { outboundFetch, refuseUrl, type OutboundPolicy } from '../lib/outbound.js';
 import { checkIdent } from '../database/ident.js';
 import { errorText } from '../schedules/targets.js';
+import { IdleGate } from '../lib/idle-gate.js';
 import { HookStore, type Delivery, type Hook, type HookEvent, type HookRow } from './store.js';
 
 export type { Hook, Delivery } from './store.js';
@@ -59,9 +60,15 @@ export class WebhookService {
   private sweep: NodeJS.Timeout | null = null;
   private relaying: Promise<void> | null = null;
   private again = false;
+  /** No enabled hook and an empty outbox when last looked: the poll rests (lib/idle-gate.ts). */
+  private readonly gate: IdleGate;
 
-  constructor(private readonly deps: WebhookDeps, private readonly opts: WebhookOptions) {
+  constructor(
+    private readonly deps: WebhookDeps,
+    private readonly opts: WebhookOptions,
+  ) {
     this.store = new HookStore(deps.db);
+    this.gate = new IdleGate(() => this.store.nothingToRelay());
   }
 
   private need(): Jobs {
@@ -72,12 +79,15 @@ export class WebhookService {
   async start(): Promise<void> {
     const jobs = this.need();
     await jobs.work<{ deliveryId: string }>(DELIVERY_QUEUE, { concurrency: 32 }, (job) => this.deliver(job));
-    await jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({ pruned: await this.store.prune(this.opts.deliveryRetentionDays) }));
+    await jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({
+      pruned: await this.store.prune(this.opts.deliveryRetentionDays),
+    }));
     await jobs.boss.schedule(RETENTION_QUEUE, '*/10 * * * *');
     // The outbox is polled: a cheap indexed look that finds changes committed by anyone, also
     // while this instance was down (a NOTIFY from the trigger would serialise writers' commits).
+    // While no hook is enabled nothing can arrive, and the poll rests (IDLE_CHECK_MS).
     this.running = true;
-    this.sweep = setInterval(() => this.kick(), this.opts.pollMs);
+    this.sweep = setInterval(() => void this.gate.due().then((due) => due && this.kick()), this.opts.pollMs);
     this.kick();
   }
 
@@ -125,7 +135,12 @@ export class WebhookService {
          returning id`,
         [this.opts.maxPayloadBytes, RELAY_BATCH],
       );
-      await jobs.sendMany(DELIVERY_QUEUE, rows.map((r) => ({ deliveryId: r.id })), this.policy(), tx);
+      await jobs.sendMany(
+        DELIVERY_QUEUE,
+        rows.map((r) => ({ deliveryId: r.id })),
+        this.policy(),
+        tx,
+      );
       return rows.length;
     });
   }
@@ -142,9 +157,19 @@ export class WebhookService {
   /** One attempt of one delivery; a failure that has attempts left throws, so the job library retries it later. */
   private async deliver(job: JobContext<{ deliveryId: string }>): Promise<unknown> {
     const id = job.data.deliveryId;
-    const { rows } = await this.deps.db.query<{ body: string; url: string | null; function_slug: string | null; secret: string; enabled: boolean; hook_id: string }>(
-      `select d.payload::text as body, d.hook_id, h.url, h.function_slug, h.secret, h.enabled
-         from webhooks.deliveries d join webhooks.hooks h on h.id = d.hook_id where d.id = $1 and d.status = 'pending'`,
+    const { rows } = await this.deps.db.query<{
+      body: string;
+      url: string | null;
+      function_slug: string | null;
+      secret: string;
+      enabled: boolean;
+      hook_id: string;
+    }>(
+      // The attempt is counted before it is made: one cut by a crash (kill -9) still counts.
+      `update webhooks.deliveries d set attempts = d.attempts + 1
+         from webhooks.hooks h
+        where h.id = d.hook_id and d.id = $1 and d.status = 'pending'
+        returning d.payload::text as body, d.hook_id, h.url, h.function_slug, h.secret, h.enabled`,
       [id],
     );
     const d = rows[0];
@@ -165,7 +190,7 @@ export class WebhookService {
     const ok = error === null;
     const last = !hook.enabled || job.retryCount + 1 >= this.opts.maxAttempts;
     await this.deps.db.query(
-      `update webhooks.deliveries set attempts = attempts + 1, response_status = $2, response_body = $3, error = $4,
+      `update webhooks.deliveries set response_status = $2, response_body = $3, error = $4,
               status = $5, delivered_at = case when $5 = 'succeeded' then clock_timestamp() end where id = $1`,
       [id, status, answer, error, ok ? 'succeeded' : last ? 'failed' : 'pending'],
     );
@@ -178,16 +203,29 @@ export class WebhookService {
   }
 
   /** The signed POST to the hook's URL, or its function called as the admin. */
-  private async send(hook: { url: string | null; functionSlug: string | null; secret: string }, id: string, body: string): Promise<{ status: number; body: string }> {
+  private async send(
+    hook: { url: string | null; functionSlug: string | null; secret: string },
+    id: string,
+    body: string,
+  ): Promise<{ status: number; body: string }> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'Plinth-Webhooks',
       'webhook-id': id,
       'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
     };
-    headers['webhook-signature'] = new Webhook(hook.secret).sign(id, new Date(Number(headers['webhook-timestamp']) * 1000), body);
+    headers['webhook-signature'] = new Webhook(hook.secret).sign(
+      id,
+      new Date(Number(headers['webhook-timestamp']) * 1000),
+      body,
+    );
     if (hook.url) {
-      return outboundFetch(hook.url, { method: 'POST', headers, body, timeoutMs: this.opts.timeoutMs, maxBodyBytes: RESPONSE_BYTES }, this.deps.policy, this.deps.dispatcher);
+      return outboundFetch(
+        hook.url,
+        { method: 'POST', headers, body, timeoutMs: this.opts.timeoutMs, maxBodyBytes: RESPONSE_BYTES },
+        this.deps.policy,
+        this.deps.dispatcher,
+      );
     }
     const slug = hook.functionSlug!;
     const res = await this.deps.functions.invoke(slug, {
@@ -209,29 +247,50 @@ export class WebhookService {
     }
     if (input.functionSlug) {
       const found = await this.deps.db.query('select 1 from functions.functions where slug = $1', [input.functionSlug]);
-      if (!found.rows.length) throw new AppError('FUNCTION_NOT_FOUND', { message: `No function with slug "${input.functionSlug}".` });
+      if (!found.rows.length)
+        throw new AppError('FUNCTION_NOT_FOUND', { message: `No function with slug "${input.functionSlug}".` });
     }
   }
 
   async create(input: HookInput): Promise<Hook & { secret: string }> {
     this.need();
     const table = checkIdent(input.table!, 'table name');
-    if (!(await this.store.tableExists(table))) throw new AppError('TABLE_NOT_FOUND', { message: `No table "${table}" in schema public.` });
-    if (Boolean(input.url) === Boolean(input.functionSlug)) throw new AppError('INVALID_INPUT', { message: 'A webhook has exactly one target: url or functionSlug.' });
+    if (!(await this.store.tableExists(table)))
+      throw new AppError('TABLE_NOT_FOUND', { message: `No table "${table}" in schema public.` });
+    if (Boolean(input.url) === Boolean(input.functionSlug))
+      throw new AppError('INVALID_INPUT', { message: 'A webhook has exactly one target: url or functionSlug.' });
     await this.target(input);
     for (const c of input.columns ?? []) checkIdent(c, 'column name');
-    const row: HookRow = { name: input.name!, table, events: input.events!, columns: input.columns ?? null, url: input.url ?? null, functionSlug: input.functionSlug ?? null, enabled: input.enabled ?? true };
-    return this.store.insert(row);
+    const row: HookRow = {
+      name: input.name!,
+      table,
+      events: input.events!,
+      columns: input.columns ?? null,
+      url: input.url ?? null,
+      functionSlug: input.functionSlug ?? null,
+      enabled: input.enabled ?? true,
+    };
+    const hook = await this.store.insert(row);
+    this.gate.wake();
+    return hook;
   }
 
   async update(id: string, patch: HookInput): Promise<Hook> {
     await this.get(id);
-    if (patch.url && patch.functionSlug) throw new AppError('INVALID_INPUT', { message: 'A webhook has exactly one target: url or functionSlug.' });
+    if (patch.url && patch.functionSlug)
+      throw new AppError('INVALID_INPUT', { message: 'A webhook has exactly one target: url or functionSlug.' });
     await this.target(patch);
-    const row: Partial<HookRow> = { name: patch.name, events: patch.events, columns: patch.columns, enabled: patch.enabled };
+    const row: Partial<HookRow> = {
+      name: patch.name,
+      events: patch.events,
+      columns: patch.columns,
+      enabled: patch.enabled,
+    };
     if (patch.url) Object.assign(row, { url: patch.url, functionSlug: null });
     if (patch.functionSlug) Object.assign(row, { functionSlug: patch.functionSlug, url: null });
-    return (await this.store.update(id, row)) ?? this.notFound(id);
+    const hook = (await this.store.update(id, row)) ?? this.notFound(id);
+    this.gate.wake();
+    return hook;
   }
 
   async get(id: string): Promise<Hook> {
@@ -263,7 +322,8 @@ export class WebhookService {
          select hook_id, event, payload, id, committed_at from webhooks.deliveries where hook_id = $1 and id = $2 returning id`,
         [hookId, deliveryId],
       );
-      if (!rows[0]) throw new AppError('DELIVERY_NOT_FOUND', { message: `No delivery "${deliveryId}" of this webhook.` });
+      if (!rows[0])
+        throw new AppError('DELIVERY_NOT_FOUND', { message: `No delivery "${deliveryId}" of this webhook.` });
       await jobs.sendMany(DELIVERY_QUEUE, [{ deliveryId: rows[0].id }], this.policy(), tx);
       return (await this.store.delivery(hookId, rows[0].id, tx))!;
     });

@@ -48,7 +48,10 @@ export function newSecret(): string {
  * row-level (the column filter needs each row's old and new values); migration 0215.
  */
 async function syncTrigger(tx: Queryable, table: string): Promise<void> {
-  const { rows } = await tx.query('select 1 from webhooks.hooks where schema_name = $1 and table_name = $2 limit 1', ['public', table]);
+  const { rows } = await tx.query('select 1 from webhooks.hooks where schema_name = $1 and table_name = $2 limit 1', [
+    'public',
+    table,
+  ]);
   const target = `public.${quoteIdent(table)}`;
   const exists = await tx.query(
     `select 1 from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
@@ -56,7 +59,9 @@ async function syncTrigger(tx: Queryable, table: string): Promise<void> {
     [table],
   );
   if (rows.length && !exists.rows.length) {
-    await tx.query(`create trigger plinth_webhooks after update on ${target} for each row execute function webhooks.capture()`);
+    await tx.query(
+      `create trigger plinth_webhooks after update on ${target} for each row execute function webhooks.capture()`,
+    );
     await tx.query(
       `create trigger plinth_webhooks_insert after insert on ${target} referencing new table as plinth_new for each statement execute function webhooks.capture_insert()`,
     );
@@ -64,7 +69,8 @@ async function syncTrigger(tx: Queryable, table: string): Promise<void> {
       `create trigger plinth_webhooks_delete after delete on ${target} referencing old table as plinth_old for each statement execute function webhooks.capture_delete()`,
     );
   } else if (!rows.length && exists.rows.length) {
-    for (const name of ['plinth_webhooks', 'plinth_webhooks_insert', 'plinth_webhooks_delete']) await tx.query(`drop trigger if exists ${name} on ${target}`);
+    for (const name of ['plinth_webhooks', 'plinth_webhooks_insert', 'plinth_webhooks_delete'])
+      await tx.query(`drop trigger if exists ${name} on ${target}`);
   }
 }
 
@@ -82,7 +88,9 @@ export class HookStore {
   constructor(private readonly db: Db) {}
 
   async tableExists(table: string): Promise<boolean> {
-    const { rows } = await this.db.query(`select 1 from pg_tables where schemaname = 'public' and tablename = $1`, [table]);
+    const { rows } = await this.db.query(`select 1 from pg_tables where schemaname = 'public' and tablename = $1`, [
+      table,
+    ]);
     return rows.length > 0;
   }
 
@@ -105,7 +113,17 @@ export class HookStore {
               url = case when $6::boolean then $7 else url end, function_slug = case when $6::boolean then $8 else function_slug end,
               enabled = coalesce($9, enabled), updated_at = now()
         where id = $1 returning ${HOOK_COLUMNS}`,
-      [id, row.name ?? null, row.events ?? null, row.columns !== undefined, row.columns ?? null, row.url !== undefined || row.functionSlug !== undefined, row.url ?? null, row.functionSlug ?? null, row.enabled ?? null],
+      [
+        id,
+        row.name ?? null,
+        row.events ?? null,
+        row.columns !== undefined,
+        row.columns ?? null,
+        row.url !== undefined || row.functionSlug !== undefined,
+        row.url ?? null,
+        row.functionSlug ?? null,
+        row.enabled ?? null,
+      ],
     );
     return rows[0] ? iso(rows[0]) : null;
   }
@@ -117,7 +135,10 @@ export class HookStore {
 
   /** The hook with its secret, for signing a delivery. */
   async withSecret(id: string): Promise<(Hook & { secret: string }) | null> {
-    const { rows } = await this.db.query<Hook & { secret: string }>(`select ${HOOK_COLUMNS}, secret from webhooks.hooks where id = $1`, [id]);
+    const { rows } = await this.db.query<Hook & { secret: string }>(
+      `select ${HOOK_COLUMNS}, secret from webhooks.hooks where id = $1`,
+      [id],
+    );
     return rows[0] ? iso(rows[0]) : null;
   }
 
@@ -128,7 +149,10 @@ export class HookStore {
 
   async remove(id: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ table_name: string }>('delete from webhooks.hooks where id = $1 returning table_name', [id]);
+      const { rows } = await tx.query<{ table_name: string }>(
+        'delete from webhooks.hooks where id = $1 returning table_name',
+        [id],
+      );
       if (!rows[0]) return false;
       await syncTrigger(tx, rows[0].table_name);
       return true;
@@ -144,13 +168,30 @@ export class HookStore {
   }
 
   async delivery(hookId: string, id: string, tx: Queryable = this.db): Promise<Delivery | null> {
-    const { rows } = await tx.query<Delivery>(`select ${DELIVERY_COLUMNS} from webhooks.deliveries where hook_id = $1 and id = $2`, [hookId, id]);
+    const { rows } = await tx.query<Delivery>(
+      `select ${DELIVERY_COLUMNS} from webhooks.deliveries where hook_id = $1 and id = $2`,
+      [hookId, id],
+    );
     return rows[0] ? iso(rows[0]) : null;
+  }
+
+  /**
+   * Whether a relay has nothing to do and nothing can arrive: no enabled hook (the triggers
+   * write outbox rows only for enabled ones) and an empty outbox.
+   */
+  async nothingToRelay(): Promise<boolean> {
+    const { rows } = await this.db.query<{ idle: boolean }>(
+      `select not exists (select 1 from webhooks.hooks where enabled) and not exists (select 1 from webhooks.outbox) as idle`,
+    );
+    return rows[0]?.idle === true;
   }
 
   /** Deletes deliveries older than `days` and outbox rows of hooks that no longer exist. */
   async prune(days: number): Promise<number> {
-    const a = await this.db.query(`delete from webhooks.deliveries where created_at < now() - make_interval(days => $1)`, [days]);
+    const a = await this.db.query(
+      `delete from webhooks.deliveries where created_at < now() - make_interval(days => $1)`,
+      [days],
+    );
     return a.rowCount;
   }
 }

@@ -3,7 +3,17 @@
 // restored cluster has the data), BACKUP_KEEP, hostile names, a restart or a stop while one
 // runs, a full disk (a 1 MiB tmpfs as BACKUP_DIR); and the 501 of a database Plinth does not run.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -41,7 +51,11 @@ describe('backups kept on the server (embedded Postgres)', () => {
   };
   const list = async () => (await call('GET', '/api/admin/backups')).body as Kept[];
   const sql = async (query: string) => {
-    const r = await t!.fetch('/api/database/sql', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    const r = await t!.fetch('/api/database/sql', {
+      method: 'POST',
+      headers: { ...admin(), 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
     expect(r.status, await r.clone().text()).toBe(200);
     return ((await r.json()) as { rows: any[] }).rows;
   };
@@ -49,7 +63,9 @@ describe('backups kept on the server (embedded Postgres)', () => {
   const backup = async (): Promise<Kept> => {
     const r = await call('POST', '/api/admin/backups');
     expect(r.status, JSON.stringify(r.body)).toBe(202);
-    await expect.poll(async () => (await list()).find((b) => b.name === r.body.name)?.status, { timeout: 120_000, interval: 200 }).not.toBe('running');
+    await expect
+      .poll(async () => (await list()).find((b) => b.name === r.body.name)?.status, { timeout: 120_000, interval: 200 })
+      .not.toBe('running');
     return (await list()).find((b) => b.name === r.body.name)!;
   };
   const stop = async () => {
@@ -70,47 +86,59 @@ describe('backups kept on the server (embedded Postgres)', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('starts one in the background (202, a second POST meanwhile is a 409), lists it ready, downloads a whole archive', SLOW, async () => {
-    await sql(`create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept ✓')`);
-    expect(await list()).toEqual([]);
-    for (const [method, p] of [['GET', '/api/admin/backups'], ['POST', '/api/admin/backups'], ['GET', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz'], ['DELETE', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz']]) {
-      expect((await call(method!, p!, { apikey: anonKey })).status, `${method} ${p}`).toBe(403);
-    }
+  it(
+    'starts one in the background (202, a second POST meanwhile is a 409), lists it ready, downloads a whole archive',
+    SLOW,
+    async () => {
+      await sql(
+        `create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept ✓')`,
+      );
+      expect(await list()).toEqual([]);
+      for (const [method, p] of [
+        ['GET', '/api/admin/backups'],
+        ['POST', '/api/admin/backups'],
+        ['GET', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz'],
+        ['DELETE', '/api/admin/backups/plinth-backup-2026-11-28T05-30-00-123Z.tar.gz'],
+      ]) {
+        expect((await call(method!, p!, { apikey: anonKey })).status, `${method} ${p}`).toBe(403);
+      }
 
-    const started = await call('POST', '/api/admin/backups');
-    expect(started.status).toBe(202);
-    expect(started.body).toMatchObject({ status: 'running' });
-    expect(started.body.name).toMatch(NAME);
-    const again = await call('POST', '/api/admin/backups');
-    expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ statusCode: 409, error: 'BACKUP_RUNNING' });
-    expect(again.body.nextActions).toMatch(/GET \/api\/admin\/backups/);
-    // Never listed as ready before it is whole; the temp file is not a listed entry.
-    const during = await list();
-    expect(during.map((b) => b.name)).toEqual([started.body.name]);
-    expect(['running', 'ready']).toContain(during[0]!.status);
-    // Its download is refused while it runs (or served once it is whole), never half a file.
-    const early = await t!.fetch(`/api/admin/backups/${started.body.name}`, { headers: admin() });
-    if (early.status === 200) expect(Number(early.headers.get('content-length'))).toBe((await early.arrayBuffer()).byteLength);
-    else expect((await early.json()).error).toBe('BACKUP_RUNNING');
+      const started = await call('POST', '/api/admin/backups');
+      expect(started.status).toBe(202);
+      expect(started.body).toMatchObject({ status: 'running' });
+      expect(started.body.name).toMatch(NAME);
+      const again = await call('POST', '/api/admin/backups');
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ statusCode: 409, error: 'BACKUP_RUNNING' });
+      expect(again.body.nextActions).toMatch(/GET \/api\/admin\/backups/);
+      // Never listed as ready before it is whole; the temp file is not a listed entry.
+      const during = await list();
+      expect(during.map((b) => b.name)).toEqual([started.body.name]);
+      expect(['running', 'ready']).toContain(during[0]!.status);
+      // Its download is refused while it runs (or served once it is whole), never half a file.
+      const early = await t!.fetch(`/api/admin/backups/${started.body.name}`, { headers: admin() });
+      if (early.status === 200)
+        expect(Number(early.headers.get('content-length'))).toBe((await early.arrayBuffer()).byteLength);
+      else expect((await early.json()).error).toBe('BACKUP_RUNNING');
 
-    await expect.poll(async () => (await list())[0]?.status, { timeout: 120_000, interval: 200 }).toBe('ready');
-    const [ready] = await list();
-    expect(ready).toMatchObject({ name: started.body.name, status: 'ready' });
-    expect(Date.parse(ready!.createdAt)).toBeGreaterThan(Date.now() - 120_000);
-    expect(ready!.size).toBeGreaterThan(100_000);
-    expect(readdirSync(backupDir())).toEqual([ready!.name]);
-    expect(statSync(path.join(backupDir(), ready!.name)).mode & 0o777).toBe(0o600);
+      await expect.poll(async () => (await list())[0]?.status, { timeout: 120_000, interval: 200 }).toBe('ready');
+      const [ready] = await list();
+      expect(ready).toMatchObject({ name: started.body.name, status: 'ready' });
+      expect(Date.parse(ready!.createdAt)).toBeGreaterThan(Date.now() - 120_000);
+      expect(ready!.size).toBeGreaterThan(100_000);
+      expect(readdirSync(backupDir())).toEqual([ready!.name]);
+      expect(statSync(path.join(backupDir(), ready!.name)).mode & 0o777).toBe(0o600);
 
-    const r = await t!.fetch(`/api/admin/backups/${ready!.name}`, { headers: admin() });
-    expect(r.status).toBe(200);
-    expect(r.headers.get('content-type')).toBe('application/gzip');
-    expect(r.headers.get('content-disposition')).toBe(`attachment; filename="${ready!.name}"`);
-    expect(Number(r.headers.get('content-length'))).toBe(ready!.size);
-    const bytes = Buffer.from(await r.arrayBuffer());
-    expect(bytes.length).toBe(ready!.size);
-    writeFileSync(dir('downloaded.tar.gz'), bytes);
-  });
+      const r = await t!.fetch(`/api/admin/backups/${ready!.name}`, { headers: admin() });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/gzip');
+      expect(r.headers.get('content-disposition')).toBe(`attachment; filename="${ready!.name}"`);
+      expect(Number(r.headers.get('content-length'))).toBe(ready!.size);
+      const bytes = Buffer.from(await r.arrayBuffer());
+      expect(bytes.length).toBe(ready!.size);
+      writeFileSync(dir('downloaded.tar.gz'), bytes);
+    },
+  );
 
   it('keeps the newest BACKUP_KEEP=2 ready backups and deletes older ones', SLOW, async () => {
     const first = (await list())[0]!;
@@ -150,7 +178,12 @@ describe('backups kept on the server (embedded Postgres)', () => {
       for (const [name, status] of cases) {
         const r = await call(method, `/api/admin/backups/${name}`);
         expect(r.status, `${method} ${name}`).toBe(status);
-        expect(Object.keys(r.body).sort(), `${method} ${name}`).toEqual(['error', 'message', 'nextActions', 'statusCode']);
+        expect(Object.keys(r.body).sort(), `${method} ${name}`).toEqual([
+          'error',
+          'message',
+          'nextActions',
+          'statusCode',
+        ]);
       }
     }
     expect((await list()).map((b) => b.name)).not.toContain(planted);
@@ -175,44 +208,54 @@ describe('backups kept on the server (embedded Postgres)', () => {
     }
   });
 
-  it('a stop while one runs removes its temp file; a temp file left by a crash is removed at start and never listed', SLOW, async () => {
-    const started = await call('POST', '/api/admin/backups');
-    expect(started.status).toBe(202);
-    await stop();
-    expect(readdirSync(backupDir()).filter((n) => n.endsWith('.partial'))).toEqual([]);
-    const leftover = `.${started.body.name}.partial`;
-    writeFileSync(path.join(backupDir(), leftover), 'half an archive');
-    t = await startConfiguredApp({ DATA_DIR: dir('src'), BACKUP_KEEP: '2' });
-    expect(existsSync(path.join(backupDir(), leftover))).toBe(false);
-    const after = await list();
-    expect(after.every((b) => b.status === 'ready')).toBe(true);
-    expect(after.map((b) => b.name)).not.toContain(`.${started.body.name}.partial`);
-  });
-
-  it('a full disk: the backup is failed with a clear error, its temp file removed; it can be deleted', SLOW, async (ctx) => {
-    const tiny = dir('tiny');
-    mkdirSync(tiny);
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tiny], { encoding: 'utf8' });
-    if (mount.status !== 0) {
-      console.warn(`skipping the full disk: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}); run as root or with CAP_SYS_ADMIN`);
-      ctx.skip();
-    }
-    try {
+  it(
+    'a stop while one runs removes its temp file; a temp file left by a crash is removed at start and never listed',
+    SLOW,
+    async () => {
+      const started = await call('POST', '/api/admin/backups');
+      expect(started.status).toBe(202);
       await stop();
-      t = await startConfiguredApp({ DATA_DIR: dir('src'), BACKUP_DIR: tiny });
-      const failed = await backup();
-      expect(failed.status).toBe('failed');
-      expect(failed.error).toMatch(/No space left on the disk of BACKUP_DIR.*partial backup was removed/);
-      expect(readdirSync(tiny)).toEqual([]);
-      expect((await call('GET', `/api/admin/backups/${failed.name}`)).status).toBe(404);
-      expect((await call('DELETE', `/api/admin/backups/${failed.name}`)).status).toBe(200);
-      expect(await list()).toEqual([]);
-      // The server goes on.
-      expect((await sql('select count(*)::int as n from public.notes'))[0].n).toBe(1);
-    } finally {
-      spawnSync('umount', ['-l', tiny]);
-    }
-  });
+      expect(readdirSync(backupDir()).filter((n) => n.endsWith('.partial'))).toEqual([]);
+      const leftover = `.${started.body.name}.partial`;
+      writeFileSync(path.join(backupDir(), leftover), 'half an archive');
+      t = await startConfiguredApp({ DATA_DIR: dir('src'), BACKUP_KEEP: '2' });
+      expect(existsSync(path.join(backupDir(), leftover))).toBe(false);
+      const after = await list();
+      expect(after.every((b) => b.status === 'ready')).toBe(true);
+      expect(after.map((b) => b.name)).not.toContain(`.${started.body.name}.partial`);
+    },
+  );
+
+  it(
+    'a full disk: the backup is failed with a clear error, its temp file removed; it can be deleted',
+    SLOW,
+    async (ctx) => {
+      const tiny = dir('tiny');
+      mkdirSync(tiny);
+      const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tiny], { encoding: 'utf8' });
+      if (mount.status !== 0) {
+        console.warn(
+          `skipping the full disk: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}); run as root or with CAP_SYS_ADMIN`,
+        );
+        ctx.skip();
+      }
+      try {
+        await stop();
+        t = await startConfiguredApp({ DATA_DIR: dir('src'), BACKUP_DIR: tiny });
+        const failed = await backup();
+        expect(failed.status).toBe('failed');
+        expect(failed.error).toMatch(/No space left on the disk of BACKUP_DIR.*partial backup was removed/);
+        expect(readdirSync(tiny)).toEqual([]);
+        expect((await call('GET', `/api/admin/backups/${failed.name}`)).status).toBe(404);
+        expect((await call('DELETE', `/api/admin/backups/${failed.name}`)).status).toBe(200);
+        expect(await list()).toEqual([]);
+        // The server goes on.
+        expect((await sql('select count(*)::int as n from public.notes'))[0].n).toBe(1);
+      } finally {
+        spawnSync('umount', ['-l', tiny]);
+      }
+    },
+  );
 });
 
 describe('backups of a database Plinth does not run itself', () => {
@@ -231,7 +274,12 @@ describe('backups of a database Plinth does not run itself', () => {
     expect(expected).toMatchObject({ statusCode: 501, error: 'BACKUP_UNAVAILABLE' });
     expect(expected.nextActions).toMatch(/pg_dump -Fc/);
     const name = 'plinth-backup-2026-11-28T05-30-00-123Z.tar.gz';
-    for (const [method, p] of [['POST', '/api/admin/backups'], ['GET', '/api/admin/backups'], ['GET', `/api/admin/backups/${name}`], ['DELETE', `/api/admin/backups/${name}`]]) {
+    for (const [method, p] of [
+      ['POST', '/api/admin/backups'],
+      ['GET', '/api/admin/backups'],
+      ['GET', `/api/admin/backups/${name}`],
+      ['DELETE', `/api/admin/backups/${name}`],
+    ]) {
       const r = await t.fetch(p!, { method, headers: { 'x-api-key': t.adminKey } });
       expect(r.status, `${method} ${p}`).toBe(501);
       expect(await r.json()).toEqual(expected);

@@ -52,7 +52,15 @@ describe.each(backends())('GET /api/admin/config (%s)', (backend) => {
 
   it('returns no secret anywhere in the body', () => {
     expect(answer.status, answer.text).toBe(200);
-    for (const value of [...Object.values(SECRETS), t.adminKey, SMTP_PASSWORD, DB_PASSWORD, encodeURIComponent(DB_PASSWORD), DB_SSL_PASSWORD, 'Passw0rd']) {
+    for (const value of [
+      ...Object.values(SECRETS),
+      t.adminKey,
+      SMTP_PASSWORD,
+      DB_PASSWORD,
+      encodeURIComponent(DB_PASSWORD),
+      DB_SSL_PASSWORD,
+      'Passw0rd',
+    ]) {
       expect(answer.text).not.toContain(value);
     }
   });
@@ -61,12 +69,20 @@ describe.each(backends())('GET /api/admin/config (%s)', (backend) => {
     for (const name of [...Object.keys(SECRETS), 'ADMIN_API_KEY']) {
       expect(row(name), name).toEqual({ name, value: '****', source: 'env', secret: true, set: true });
     }
-    expect(row('S3_SECRET_ACCESS_KEY')).toEqual({ name: 'S3_SECRET_ACCESS_KEY', value: null, source: 'default', secret: true, set: false });
+    expect(row('S3_SECRET_ACCESS_KEY')).toEqual({
+      name: 'S3_SECRET_ACCESS_KEY',
+      value: null,
+      source: 'default',
+      secret: true,
+      set: false,
+    });
   });
 
   it('shows URLs with their password replaced, and plain values with their source', () => {
     expect(row('SMTP_URL')).toMatchObject({ value: 'smtp://mailer:****@127.0.0.1:2525', source: 'env', secret: false });
-    expect(row('DATABASE_URL')?.value).toBe('postgres://plinth:****@db.internal:5432/app?sslmode=require&sslpassword=****');
+    expect(row('DATABASE_URL')?.value).toBe(
+      'postgres://plinth:****@db.internal:5432/app?sslmode=require&sslpassword=****',
+    );
     expect(row('LOG_LEVEL')).toEqual({ name: 'LOG_LEVEL', value: 'warn', source: 'env', secret: false });
     expect(row('PORT')).toMatchObject({ value: '0', source: 'env' });
     expect(row('TOKEN_TTL')).toEqual({ name: 'TOKEN_TTL', value: '900', source: 'default', secret: false });
@@ -101,7 +117,8 @@ describe.each(backends())('GET /api/admin/config (%s)', (backend) => {
     expect(r.text).toContain('| JWT_SECRET | set (hidden) | env |');
     expect(r.text).toContain('| SMTP_URL | smtp://mailer:****@127.0.0.1:2525 | env |');
     expect(r.text).toContain('| storage | local | derived |');
-    for (const value of [...Object.values(SECRETS), t.adminKey, SMTP_PASSWORD, DB_PASSWORD, DB_SSL_PASSWORD]) expect(r.text).not.toContain(value);
+    for (const value of [...Object.values(SECRETS), t.adminKey, SMTP_PASSWORD, DB_PASSWORD, DB_SSL_PASSWORD])
+      expect(r.text).not.toContain(value);
   });
 
   it('is for the admin only', async () => {

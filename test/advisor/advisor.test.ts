@@ -10,7 +10,15 @@ describe.each(backends())('advisor over HTTP (%s)', (backend) => {
   const scan = async () => {
     const r = await call(t, 'POST', '/api/advisor/scan', { headers: admin(t) });
     expect(r.status, r.text).toBe(200);
-    return r.body.issues as Array<{ key: string; rule: string; severity: string; fixSql: string | null; object: { name: string }; why: string; suppressed: boolean }>;
+    return r.body.issues as Array<{
+      key: string;
+      rule: string;
+      severity: string;
+      fixSql: string | null;
+      object: { name: string };
+      why: string;
+      suppressed: boolean;
+    }>;
   };
   const find = async (key: string) => (await scan()).find((i) => i.key === key);
   /** Sees the finding, runs its fix SQL through admin SQL, sees it gone. */
@@ -30,7 +38,10 @@ describe.each(backends())('advisor over HTTP (%s)', (backend) => {
   });
 
   it('security: RLS off, then no policy, then USING (true) on personal data', async () => {
-    await sql(t, 'create table public.people (id uuid primary key default gen_random_uuid(), user_id uuid, email text, phone text)');
+    await sql(
+      t,
+      'create table public.people (id uuid primary key default gen_random_uuid(), user_id uuid, email text, phone text)',
+    );
     await sql(t, 'grant select, insert on public.people to anon, authenticated');
     const f = await find('rls_disabled_reachable:public.people');
     expect(f?.severity).toBe('critical');
@@ -46,14 +57,23 @@ describe.each(backends())('advisor over HTTP (%s)', (backend) => {
   it('security: SECURITY DEFINER without search_path, public buckets, functions calling private URLs', async () => {
     await sql(t, `create function public.sd() returns int language sql security definer as 'select 1'`);
     await fixes('security_definer_search_path:public.sd()');
-    expect((await call(t, 'POST', '/api/storage/buckets', { headers: admin(t), body: { bucketName: 'pub', isPublic: true } })).status).toBe(201);
+    expect(
+      (
+        await call(t, 'POST', '/api/storage/buckets', {
+          headers: admin(t),
+          body: { bucketName: 'pub', isPublic: true },
+        })
+      ).status,
+    ).toBe(201);
     await fixes('public_bucket:pub');
     await t.deps.db.query(`insert into functions.functions (slug, name, code) values ('hook', 'hook', $1)`, [
       `export default async () => fetch('http://169.254.169.254/latest/meta-data/')`,
     ]);
     const ssrf = await find('private_url_call:hook');
     expect(ssrf?.fixSql).toBeNull();
-    await t.deps.db.query(`update functions.functions set code = $1 where slug = 'hook'`, [`export default async () => fetch('https://api.example.com/')`]);
+    await t.deps.db.query(`update functions.functions set code = $1 where slug = 'hook'`, [
+      `export default async () => fetch('https://api.example.com/')`,
+    ]);
     expect(await find('private_url_call:hook')).toBeUndefined();
   });
 
@@ -73,22 +93,41 @@ describe.each(backends())('advisor over HTTP (%s)', (backend) => {
   });
 
   it('suppresses a finding by key and reports it again when the suppression goes', async () => {
-    expect((await call(t, 'POST', '/api/storage/buckets', { headers: admin(t), body: { bucketName: 'assets', isPublic: true } })).status).toBe(201);
+    expect(
+      (
+        await call(t, 'POST', '/api/storage/buckets', {
+          headers: admin(t),
+          body: { bucketName: 'assets', isPublic: true },
+        })
+      ).status,
+    ).toBe(201);
     const key = 'public_bucket:assets';
     expect(await find(key)).toBeDefined();
-    const s = await call(t, 'POST', '/api/advisor/suppressions', { headers: admin(t), body: { key, reason: 'site assets are public on purpose' } });
+    const s = await call(t, 'POST', '/api/advisor/suppressions', {
+      headers: admin(t),
+      body: { key, reason: 'site assets are public on purpose' },
+    });
     expect(s.status, s.text).toBe(201);
     await scan();
     const visible = await call(t, 'GET', '/api/advisor/issues', { headers: admin(t) });
     expect(visible.body.issues.map((i: any) => i.key)).not.toContain(key);
-    const all = await call(t, 'GET', '/api/advisor/issues?includeSuppressed=true&category=security', { headers: admin(t) });
+    const all = await call(t, 'GET', '/api/advisor/issues?includeSuppressed=true&category=security', {
+      headers: admin(t),
+    });
     expect(all.body.issues.find((i: any) => i.key === key)?.suppressed).toBe(true);
     expect((await call(t, 'GET', '/api/advisor/suppressions', { headers: admin(t) })).body.suppressions).toEqual([
       { key, reason: 'site assets are public on purpose', createdAt: expect.any(String) },
     ]);
-    expect((await call(t, 'DELETE', `/api/advisor/suppressions/${encodeURIComponent(key)}`, { headers: admin(t) })).status).toBe(200);
-    expect((await call(t, 'GET', '/api/advisor/issues', { headers: admin(t) })).body.issues.map((i: any) => i.key)).toContain(key);
-    const bad = await call(t, 'POST', '/api/advisor/suppressions', { headers: admin(t), body: { key: 'nonsense', reason: 'x' } });
+    expect(
+      (await call(t, 'DELETE', `/api/advisor/suppressions/${encodeURIComponent(key)}`, { headers: admin(t) })).status,
+    ).toBe(200);
+    expect(
+      (await call(t, 'GET', '/api/advisor/issues', { headers: admin(t) })).body.issues.map((i: any) => i.key),
+    ).toContain(key);
+    const bad = await call(t, 'POST', '/api/advisor/suppressions', {
+      headers: admin(t),
+      body: { key: 'nonsense', reason: 'x' },
+    });
     expect([bad.status, envelope(bad).error]).toEqual([400, 'INVALID_INPUT']);
     const gone = await call(t, 'DELETE', '/api/advisor/suppressions/nope%3Ax', { headers: admin(t) });
     expect([gone.status, envelope(gone).error]).toEqual([404, 'NOT_FOUND']);

@@ -22,7 +22,11 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
   });
 
   const chat = (body: unknown, headers: Record<string, string> = user.auth) =>
-    t.fetch('/api/ai/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    t.fetch('/api/ai/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it('answers with the spec fields and sends the API key only to the upstream', async () => {
     const res = await chat({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi there' }] });
@@ -51,7 +55,13 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
       model: 'gpt-test',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'What is in this image?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this image?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
       ],
       temperature: 0.2,
       max_tokens: 50,
@@ -59,7 +69,12 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
       stop: ['\n\n'],
       seed: 7,
       response_format: { type: 'json_object' },
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+        },
+      ],
       tool_choice: 'auto',
       user: 'end-user-1',
     };
@@ -72,7 +87,10 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
     const res = await chat({ model: 'mock-tools', messages: [{ role: 'user', content: 'Weather in Paris?' }] });
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { role: 'assistant', content: null } });
+    expect(body.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: { role: 'assistant', content: null },
+    });
     expect(body.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
     const next = await chat({
       model: 'gpt-test',
@@ -93,7 +111,10 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
     ['content a number', { model: 'gpt-test', messages: [{ role: 'user', content: 42 }] }],
     ['user content missing', { model: 'gpt-test', messages: [{ role: 'user' }] }],
     ['user content null', { model: 'gpt-test', messages: [{ role: 'user', content: null }] }],
-    ['assistant without content or tool_calls', { model: 'gpt-test', messages: [{ role: 'assistant', content: null }] }],
+    [
+      'assistant without content or tool_calls',
+      { model: 'gpt-test', messages: [{ role: 'assistant', content: null }] },
+    ],
     ['tool message without tool_call_id', { model: 'gpt-test', messages: [{ role: 'tool', content: 'x' }] }],
     ['model empty', { model: '', messages: [{ role: 'user', content: 'hi' }] }],
     ['model not a string', { model: 5, messages: [{ role: 'user', content: 'hi' }] }],
@@ -111,7 +132,11 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
   });
 
   it('refuses a body that is not JSON with 400', async () => {
-    const res = await t.fetch('/api/ai/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...user.auth }, body: '{"messages": [' });
+    const res = await t.fetch('/api/ai/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...user.auth },
+      body: '{"messages": [',
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe('INVALID_JSON');
   });
@@ -185,15 +210,32 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
 
   it('accepts a vision prompt larger than the app-wide body limit (images as data URLs)', async () => {
     const image = `data:image/png;base64,${'A'.repeat(3 * 1024 * 1024)}`;
-    const res = await chat({ model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'text', text: 'what?' }, { type: 'image_url', image_url: { url: image } }] }] });
+    const res = await chat({
+      model: 'gpt-test',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what?' },
+            { type: 'image_url', image_url: { url: image } },
+          ],
+        },
+      ],
+    });
     expect(res.status).toBe(200);
-    expect((mock.last()!.body!.messages as Array<{ content: Array<{ image_url?: { url: string } }> }>)[0]!.content[1]!.image_url!.url).toBe(image);
+    expect(
+      (mock.last()!.body!.messages as Array<{ content: Array<{ image_url?: { url: string } }> }>)[0]!.content[1]!
+        .image_url!.url,
+    ).toBe(image);
   });
 
   it('lists the upstream models in OpenAI shape when there is no allow-list', async () => {
     const res = await t.fetch('/api/ai/models', { headers: user.auth });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ object: 'list', data: [{ id: 'mock', object: 'model', created: 1700000000, owned_by: 'mock' }] });
+    expect(await res.json()).toEqual({
+      object: 'list',
+      data: [{ id: 'mock', object: 'model', created: 1700000000, owned_by: 'mock' }],
+    });
     expect(mock.last('/v1/models')!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect((await t.fetch('/api/ai/models', { headers: { apikey: t.anonKey } })).status).toBe(403);
     expect((await t.fetch('/api/ai/models')).status).toBe(401);
@@ -201,7 +243,9 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
 
   it('describes the AI endpoints in the OpenAPI document', async () => {
     const doc = await (await t.fetch('/api/openapi.json')).json();
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/ai/chat/completions', '/api/ai/images/generations', '/api/ai/usage']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/api/ai/chat/completions', '/api/ai/images/generations', '/api/ai/usage']),
+    );
     const chatOp = doc.paths['/api/ai/chat/completions'].post;
     expect(JSON.stringify(chatOp)).toContain('finish_reason');
   });
@@ -238,14 +282,19 @@ describe.each(backends())('AI configuration (%s)', (backend) => {
         ['/api/ai/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] }],
         ['/api/ai/images/generations', { model: 'm', prompt: 'a cat', size: '256x256' }],
       ] as const) {
-        const res = await t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...user.auth }, body: JSON.stringify(body) });
+        const res = await t.fetch(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...user.auth },
+          body: JSON.stringify(body),
+        });
         expect(res.status).toBe(503);
         const err = await res.json();
         expect(err.error).toBe('AI_NOT_CONFIGURED');
         expect(err.nextActions).toMatch(/AI_BASE_URL/);
         expect(err.nextActions).toMatch(/AI_API_KEY/);
       }
-      for (const path of ['/api/ai/models', '/api/ai/usage/me']) expect((await t.fetch(path, { headers: user.auth })).status).toBe(503);
+      for (const path of ['/api/ai/models', '/api/ai/usage/me'])
+        expect((await t.fetch(path, { headers: user.auth })).status).toBe(503);
       const health = await (await t.fetch('/api/health?checks=true')).json();
       expect(health.checks.ai).toBeUndefined();
       const answers = log.lines.filter((l) => l.code === 'AI_NOT_CONFIGURED');
@@ -258,11 +307,19 @@ describe.each(backends())('AI configuration (%s)', (backend) => {
   });
 
   it('uses the default model, enforces the allow-list, and sends no Authorization without a key', async () => {
-    const t = await startApp(backend, { AI_BASE_URL: mock.baseUrl, AI_MODELS: 'small-model, big-model', AI_DEFAULT_MODEL: 'small-model' });
+    const t = await startApp(backend, {
+      AI_BASE_URL: mock.baseUrl,
+      AI_MODELS: 'small-model, big-model',
+      AI_DEFAULT_MODEL: 'small-model',
+    });
     try {
       const user = await createTestUser(t);
       const chat = (body: unknown) =>
-        t.fetch('/api/ai/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...user.auth }, body: JSON.stringify(body) });
+        t.fetch('/api/ai/chat/completions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...user.auth },
+          body: JSON.stringify(body),
+        });
       const res = await chat({ messages: [{ role: 'user', content: 'hi' }] });
       expect(res.status).toBe(200);
       expect((await res.json()).model).toBe('small-model');

@@ -49,16 +49,30 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     const frames = await new FrameReader(res).all();
     expect(frames.at(-1)).toBe('[DONE]');
     const chunks = frames.slice(0, -1).map((f) => JSON.parse(f));
-    for (const c of chunks) expect(c).toMatchObject({ id: 'chatcmpl-mockstream', object: 'chat.completion.chunk', model: 'gpt-stream' });
+    for (const c of chunks)
+      expect(c).toMatchObject({ id: 'chatcmpl-mockstream', object: 'chat.completion.chunk', model: 'gpt-stream' });
     expect(streamedText(frames)).toBe('Hello world');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     // Plinth asked for usage; the client did not, so the usage-only chunk is not forwarded.
     expect(chunks.every((c) => c.choices.length > 0)).toBe(true);
     const sent = mock.last()!;
-    expect(sent.body).toMatchObject({ model: 'gpt-stream', stream: true, stream_options: { include_usage: true }, temperature: 0.5, max_tokens: 20 });
+    expect(sent.body).toMatchObject({
+      model: 'gpt-stream',
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: 0.5,
+      max_tokens: 20,
+    });
     expect(sent.headers.authorization).toBe('Bearer sk-stream-key');
     const row = await usageRow('gpt-stream');
-    expect(row).toMatchObject({ status: 200, stream: true, prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, estimated: false });
+    expect(row).toMatchObject({
+      status: 200,
+      stream: true,
+      prompt_tokens: 11,
+      completion_tokens: 7,
+      total_tokens: 18,
+      estimated: false,
+    });
   });
 
   it('reuses the upstream connection after a complete stream, even when its end comes after [DONE]', async () => {
@@ -124,7 +138,12 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     ac.abort();
     await pending;
     await mock.waitForAborts(abortedBefore + 1);
-    expect(await usageRow('mock-hang', false)).toMatchObject({ status: 499, estimated: true, prompt_tokens: 1, total_tokens: 1 });
+    expect(await usageRow('mock-hang', false)).toMatchObject({
+      status: 499,
+      estimated: true,
+      prompt_tokens: 1,
+      total_tokens: 1,
+    });
   });
 
   it('estimates the prompt of a stream the client hangs up on before the upstream answers', async () => {
@@ -135,7 +154,11 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
       .fetch('/api/ai/chat/completions', {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...user.auth },
-        body: JSON.stringify({ model: 'mock-hang', stream: true, messages: [{ role: 'user', content: 'x'.repeat(40_000) }] }),
+        body: JSON.stringify({
+          model: 'mock-hang',
+          stream: true,
+          messages: [{ role: 'user', content: 'x'.repeat(40_000) }],
+        }),
         signal: ac.signal,
       })
       .catch((e) => e);
@@ -144,13 +167,25 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     await pending;
     await mock.waitForAborts(abortedBefore + 1);
     const row = await usageRow('mock-hang', true);
-    expect(row).toMatchObject({ status: 499, estimated: true, prompt_tokens: 10_000, completion_tokens: 0, total_tokens: 10_000 });
+    expect(row).toMatchObject({
+      status: 499,
+      estimated: true,
+      prompt_tokens: 10_000,
+      completion_tokens: 0,
+      total_tokens: 10_000,
+    });
   });
 
   it('treats usage beyond any model (10^15 tokens) as not reported, and estimates it', async () => {
     const frames = await new FrameReader(await stream('mock-huge-usage')).all();
     expect(frames.at(-1)).toBe('[DONE]');
-    expect(await usageRow('mock-huge-usage', true)).toMatchObject({ status: 200, estimated: true, prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+    expect(await usageRow('mock-huge-usage', true)).toMatchObject({
+      status: 200,
+      estimated: true,
+      prompt_tokens: 3,
+      completion_tokens: 3,
+      total_tokens: 6,
+    });
     const res = await t.fetch('/api/ai/chat/completions', {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...user.auth },
@@ -161,7 +196,11 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     const { usage } = await res.json();
     expect(usage.prompt_tokens).toBe(3);
     expect(usage.total_tokens).not.toBe(HUGE_USAGE.total_tokens);
-    expect(await usageRow('mock-huge-usage', false)).toMatchObject({ estimated: true, prompt_tokens: 3, total_tokens: usage.total_tokens });
+    expect(await usageRow('mock-huge-usage', false)).toMatchObject({
+      estimated: true,
+      prompt_tokens: 3,
+      total_tokens: usage.total_tokens,
+    });
   });
 
   it.each([
@@ -188,7 +227,13 @@ describe.each(backends())('AI chat streaming (%s)', (backend) => {
     const frames = await new FrameReader(await stream('mock-nousage')).all();
     expect(frames.at(-1)).toBe('[DONE]');
     const row = await usageRow('mock-nousage');
-    expect(row).toMatchObject({ status: 200, estimated: true, prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+    expect(row).toMatchObject({
+      status: 200,
+      estimated: true,
+      prompt_tokens: 3,
+      completion_tokens: 3,
+      total_tokens: 6,
+    });
   });
 
   it.each([

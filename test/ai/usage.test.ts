@@ -13,7 +13,12 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
   beforeAll(async () => {
     mock = await new OpenAiMock().start();
     // Budget 40 tokens a day: two calls of 18 tokens fit, the third starts at 36 and fits, the fourth is refused.
-    t = await startApp(backend, { AI_BASE_URL: mock.baseUrl, AI_USER_DAILY_TOKENS: '40', AI_ALLOW_ANON: 'true', AI_DEFAULT_MODEL: 'gpt-default' });
+    t = await startApp(backend, {
+      AI_BASE_URL: mock.baseUrl,
+      AI_USER_DAILY_TOKENS: '40',
+      AI_ALLOW_ANON: 'true',
+      AI_DEFAULT_MODEL: 'gpt-default',
+    });
     alice = await createTestUser(t, `alice-${Date.now()}@example.com`);
     bob = await createTestUser(t);
   });
@@ -23,7 +28,11 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
   });
 
   const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    t.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    t.fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const chat = (headers: Record<string, string>, model = 'gpt-default') =>
     post('/api/ai/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] }, headers);
   const report = async (query = '') => {
@@ -33,13 +42,23 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
   };
 
   it('generates images with the spec fields and passes n, quality and size through', async () => {
-    const res = await post('/api/ai/images/generations', { model: 'img-1', prompt: 'a red fox', size: '512x512', n: 2, quality: 'high' }, bob.auth);
+    const res = await post(
+      '/api/ai/images/generations',
+      { model: 'img-1', prompt: 'a red fox', size: '512x512', n: 2, quality: 'high' },
+      bob.auth,
+    );
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.created).toBe(1700000000);
     expect(body.data).toHaveLength(2);
     expect(body.data[0].b64_json).toBe(PNG_B64);
-    expect(mock.last('/v1/images/generations')!.body).toEqual({ model: 'img-1', prompt: 'a red fox', size: '512x512', n: 2, quality: 'high' });
+    expect(mock.last('/v1/images/generations')!.body).toEqual({
+      model: 'img-1',
+      prompt: 'a red fox',
+      size: '512x512',
+      n: 2,
+      quality: 'high',
+    });
   });
 
   it.each([
@@ -80,7 +99,11 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
     expect(retry).toBeLessThanOrEqual(86_400);
     const imgs = await post('/api/ai/images/generations', { prompt: 'x' }, alice.auth);
     expect(imgs.status).toBe(429);
-    const stream = await post('/api/ai/chat/completions', { stream: true, messages: [{ role: 'user', content: 'hi' }] }, alice.auth);
+    const stream = await post(
+      '/api/ai/chat/completions',
+      { stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      alice.auth,
+    );
     expect(stream.status).toBe(429);
     const me = async (headers: Record<string, string>) => (await t.fetch('/api/ai/usage/me', { headers })).json();
     const today = new Date().toISOString().slice(0, 10);
@@ -93,18 +116,30 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
   });
 
   it('counts only today (UTC) against the budget', async () => {
-    await t.deps.db.query(`update ai.usage set created_at = now() - interval '1 day' - interval '1 hour' where user_id = $1`, [alice.userId]);
+    await t.deps.db.query(
+      `update ai.usage set created_at = now() - interval '1 day' - interval '1 hour' where user_id = $1`,
+      [alice.userId],
+    );
     expect((await chat(alice.auth)).status).toBe(200);
   });
 
   it('sums every call per user and model for admins', async () => {
-    const frames = await new FrameReader(await post('/api/ai/chat/completions', { model: 'gpt-stream', stream: true, messages: [{ role: 'user', content: 'hi' }] }, bob.auth)).all();
+    const frames = await new FrameReader(
+      await post(
+        '/api/ai/chat/completions',
+        { model: 'gpt-stream', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        bob.auth,
+      ),
+    ).all();
     expect(frames.at(-1)).toBe('[DONE]');
     expect((await chat(bob.auth, 'mock-500')).status).toBe(502);
 
     const all = await report();
     const line = (userId: string | null, model: string, caller = 'user') =>
-      all.usage.find((u: { userId: string | null; model: string; caller: string }) => u.userId === userId && u.model === model && u.caller === caller);
+      all.usage.find(
+        (u: { userId: string | null; model: string; caller: string }) =>
+          u.userId === userId && u.model === model && u.caller === caller,
+      );
     expect(line(alice.userId, 'gpt-default')).toMatchObject({
       email: alice.email,
       requests: 4,
@@ -132,7 +167,9 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
   it('keeps the usage report for admins only and checks its query', async () => {
     expect((await t.fetch('/api/ai/usage', { headers: bob.auth })).status).toBe(403);
     expect((await t.fetch('/api/ai/usage')).status).toBe(401);
-    expect((await t.fetch('/api/ai/usage?userId=not-a-uuid', { headers: { 'x-api-key': t.adminKey } })).status).toBe(400);
+    expect((await t.fetch('/api/ai/usage?userId=not-a-uuid', { headers: { 'x-api-key': t.adminKey } })).status).toBe(
+      400,
+    );
     expect((await t.fetch('/api/ai/usage?from=yesterday', { headers: { 'x-api-key': t.adminKey } })).status).toBe(400);
   });
 
@@ -142,8 +179,14 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
     expect((await chat(bob.auth, 'gpt-\u0000nul')).status).toBe(200);
     await t.deps.db.query('delete from auth.users where id = $1', [dave.userId]);
     const all = await report();
-    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-dave')).toMatchObject({ userId: null, requests: 1 });
-    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-nul')).toMatchObject({ userId: bob.userId, requests: 1 });
+    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-dave')).toMatchObject({
+      userId: null,
+      requests: 1,
+    });
+    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-nul')).toMatchObject({
+      userId: bob.userId,
+      requests: 1,
+    });
   });
 
   it('keeps usage when a user is deleted', async () => {
@@ -152,6 +195,9 @@ describe.each(backends())('AI images, usage and budget (%s)', (backend) => {
     await t.deps.ai.flush();
     await t.deps.db.query('delete from auth.users where id = $1', [carol.userId]);
     const all = await report();
-    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-carol')).toMatchObject({ userId: null, requests: 1 });
+    expect(all.usage.find((u: { model: string }) => u.model === 'gpt-carol')).toMatchObject({
+      userId: null,
+      requests: 1,
+    });
   });
 });

@@ -20,9 +20,12 @@ describe.each(backends())('look-alike email addresses (%s)', (backend) => {
     await t?.close();
   });
 
-  const signup = (email: string, password = 'password-1') => call(t, 'POST', '/api/auth/signup', { body: { email, password } });
-  const signin = (email: string, password: string) => call(t, 'POST', '/api/auth/signin', { body: { email, password } });
-  const countUsers = async () => (await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.users')).rows[0]!.n;
+  const signup = (email: string, password = 'password-1') =>
+    call(t, 'POST', '/api/auth/signup', { body: { email, password } });
+  const signin = (email: string, password: string) =>
+    call(t, 'POST', '/api/auth/signin', { body: { email, password } });
+  const countUsers = async () =>
+    (await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.users')).rows[0]!.n;
 
   it.each([
     ['a zero-width space', '\u200b'],
@@ -56,7 +59,9 @@ describe.each(backends())('look-alike email addresses (%s)', (backend) => {
     const email = uniqueEmail('zw');
     expect((await signup(email)).status).toBe(200);
     expectError(await signup(email.replace('@', '\u200b@')), 400, 'INVALID_INPUT');
-    const { rows } = await t.deps.db.query('select email from auth.users where email like $1', [`${email.split('@')[0]}%`]);
+    const { rows } = await t.deps.db.query('select email from auth.users where email like $1', [
+      `${email.split('@')[0]}%`,
+    ]);
     expect(rows).toEqual([{ email }]);
   });
 

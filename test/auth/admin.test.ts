@@ -15,22 +15,38 @@ describe.each(backends())('admin user management (%s)', (backend) => {
     await t?.close();
   });
 
-  it('sets a user\'s name and verified mark, and lists their live sessions and identities (the dashboard\'s user panel)', async () => {
+  it("sets a user's name and verified mark, and lists their live sessions and identities (the dashboard's user panel)", async () => {
     const u = await createTestUser(t);
     await t.deps.db.query(`update auth.users set email_verified = false where id = $1`, [u.userId]);
-    await t.deps.db.query(`insert into auth.identities (user_id, provider, subject, email) values ($1, 'github', '42', $2)`, [u.userId, u.email]);
-    await t.deps.db.query(`insert into auth.sessions (user_id, expires_at, revoked_at) values ($1, now() + interval '1 day', now())`, [u.userId]);
+    await t.deps.db.query(
+      `insert into auth.identities (user_id, provider, subject, email) values ($1, 'github', '42', $2)`,
+      [u.userId, u.email],
+    );
+    await t.deps.db.query(
+      `insert into auth.sessions (user_id, expires_at, revoked_at) values ($1, now() + interval '1 day', now())`,
+      [u.userId],
+    );
     const named = await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: admin, body: { name: 'Grace' } });
     expect([named.status, named.body.user.profile.name, named.body.user.emailVerified]).toEqual([200, 'Grace', false]);
-    const verified = await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: admin, body: { emailVerified: true } });
+    const verified = await call(t, 'PATCH', `/api/auth/users/${u.userId}`, {
+      headers: admin,
+      body: { emailVerified: true },
+    });
     expect(verified.body.user).toMatchObject({ emailVerified: true, profile: { name: 'Grace' } });
     const sessions = await call(t, 'GET', `/api/auth/users/${u.userId}/sessions`, { headers: admin });
     expect(sessions.body.sessions.map((s: { id: string }) => s.id)).toEqual([u.sessionId]); // the revoked one is not live
     const ids = await call(t, 'GET', `/api/auth/users/${u.userId}/identities`, { headers: admin });
     expect(ids.body.identities).toEqual([{ provider: 'github', email: u.email, lastSignInAt: expect.any(String) }]);
     expectError(await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: admin, body: {} }), 400);
-    expectError(await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: admin, body: { emailVerified: false } }), 400);
-    expectError(await call(t, 'GET', `/api/auth/users/${crypto.randomUUID()}/sessions`, { headers: admin }), 404, 'USER_NOT_FOUND');
+    expectError(
+      await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: admin, body: { emailVerified: false } }),
+      400,
+    );
+    expectError(
+      await call(t, 'GET', `/api/auth/users/${crypto.randomUUID()}/sessions`, { headers: admin }),
+      404,
+      'USER_NOT_FOUND',
+    );
     expectError(await call(t, 'GET', `/api/auth/users/${u.userId}/identities`, { headers: u.auth }), 403);
     expectError(await call(t, 'PATCH', `/api/auth/users/${u.userId}`, { headers: u.auth, body: { name: 'x' } }), 403);
   });
@@ -65,7 +81,11 @@ describe.each(backends())('admin user management (%s)', (backend) => {
     const one = await call(t, 'GET', `/api/auth/users/${s.body.user.id}`, { headers: admin });
     expect(one.status).toBe(200);
     expect(one.body).toEqual({ user: s.body.user });
-    expectError(await call(t, 'GET', '/api/auth/users/00000000-0000-4000-8000-000000000000', { headers: admin }), 404, 'USER_NOT_FOUND');
+    expectError(
+      await call(t, 'GET', '/api/auth/users/00000000-0000-4000-8000-000000000000', { headers: admin }),
+      404,
+      'USER_NOT_FOUND',
+    );
   });
 
   it('deletes a user: its sessions end at once, the email is free again; deleting twice is 404', async () => {
@@ -77,7 +97,11 @@ describe.each(backends())('admin user management (%s)', (backend) => {
     expect(del.body).toEqual({ message: expect.any(String) });
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'GET', `/api/auth/users/${s.body.user.id}`, { headers: admin }), 404, 'USER_NOT_FOUND');
-    expectError(await call(t, 'DELETE', `/api/auth/users/${s.body.user.id}`, { headers: admin }), 404, 'USER_NOT_FOUND');
+    expectError(
+      await call(t, 'DELETE', `/api/auth/users/${s.body.user.id}`, { headers: admin }),
+      404,
+      'USER_NOT_FOUND',
+    );
     const { rows } = await t.deps.db.query('select 1 from auth.sessions where user_id = $1', [s.body.user.id]);
     expect(rows).toHaveLength(0);
     expect((await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'password-2' } })).status).toBe(200);

@@ -21,7 +21,11 @@ describe.each(backends())('anonymous user converted by linking a provider (%s)',
       OAUTH_KC_CLIENT_ID: 'plinth-web',
       OAUTH_KC_CLIENT_SECRET: 'kc-client-secret-0123456789',
     });
-    await oidc.configure({ clientId: 'plinth-web', clientSecret: 'kc-client-secret-0123456789', redirectUris: [`${t.url}/api/auth/oauth/kc/callback`] });
+    await oidc.configure({
+      clientId: 'plinth-web',
+      clientSecret: 'kc-client-secret-0123456789',
+      redirectUris: [`${t.url}/api/auth/oauth/kc/callback`],
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -29,7 +33,10 @@ describe.each(backends())('anonymous user converted by linking a provider (%s)',
   });
 
   const idToken = (claims: Record<string, unknown>) =>
-    oidc.mintIdToken({ sub: newSub(), email: uniqueEmail('link'), email_verified: true, name: 'Linked', ...claims }, { audience: 'plinth-web' });
+    oidc.mintIdToken(
+      { sub: newSub(), email: uniqueEmail('link'), email_verified: true, name: 'Linked', ...claims },
+      { audience: 'plinth-web' },
+    );
   const link = (token: string, body: unknown) => call(t, 'POST', '/api/auth/anonymous/link', { token, body });
 
   it('keeps the id, takes the identity and the email; the anonymous session ends; the provider then signs in to it', async () => {
@@ -38,18 +45,37 @@ describe.each(backends())('anonymous user converted by linking a provider (%s)',
     const sub = newSub();
     const l = await link(a.body.accessToken, { provider: 'kc', token: await idToken({ sub, email }) });
     expect(l.status, l.text).toBe(200);
-    expect(l.body.user).toMatchObject({ id: a.body.user.id, email, emailVerified: true, isAnonymous: false, providers: ['kc'], profile: { name: 'Linked' } });
-    expect(claimsOf(l.body.accessToken)).toMatchObject({ sub: a.body.user.id, is_anonymous: false, amr: [{ method: 'oauth' }] });
+    expect(l.body.user).toMatchObject({
+      id: a.body.user.id,
+      email,
+      emailVerified: true,
+      isAnonymous: false,
+      providers: ['kc'],
+      profile: { name: 'Linked' },
+    });
+    expect(claimsOf(l.body.accessToken)).toMatchObject({
+      sub: a.body.user.id,
+      is_anonymous: false,
+      amr: [{ method: 'oauth' }],
+    });
     expectError(await call(t, 'GET', '/api/auth/user', { token: a.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    const again = await call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token: await idToken({ sub, email }) } });
+    const again = await call(t, 'POST', '/api/auth/id-token', {
+      body: { provider: 'kc', token: await idToken({ sub, email }) },
+    });
     expect(again.body.user.id).toBe(a.body.user.id);
   });
 
   it('refuses an identity linked elsewhere, a taken email, a permanent caller and half-sent bodies; the user stays anonymous', async () => {
-    const owner = await call(t, 'POST', '/api/auth/signup', { body: { email: uniqueEmail('owner'), password: 'password-1' } });
+    const owner = await call(t, 'POST', '/api/auth/signup', {
+      body: { email: uniqueEmail('owner'), password: 'password-1' },
+    });
     const a = await call(t, 'POST', '/api/auth/signin/anonymous');
     const token = a.body.accessToken;
-    expectError(await link(token, { provider: 'kc', token: await idToken({ email: owner.body.user.email }) }), 409, 'ALREADY_EXISTS');
+    expectError(
+      await link(token, { provider: 'kc', token: await idToken({ email: owner.body.user.email }) }),
+      409,
+      'ALREADY_EXISTS',
+    );
     const sub = newSub();
     await call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token: await idToken({ sub }) } });
     expectError(await link(token, { provider: 'kc', token: await idToken({ sub }) }), 409, 'ALREADY_EXISTS');
@@ -58,6 +84,10 @@ describe.each(backends())('anonymous user converted by linking a provider (%s)',
     expectError(await link(token, { provider: 'kc' }), 400, 'INVALID_INPUT');
     expectError(await link(token, { code: 'x'.repeat(20), code_verifier: 'v'.repeat(43) }), 400, 'INVALID_OAUTH_CODE');
     expectError(await link(owner.body.accessToken, { provider: 'kc', token: await idToken({}) }), 409, 'NOT_ANONYMOUS');
-    expect((await call(t, 'GET', '/api/auth/user', { token })).body.user).toMatchObject({ isAnonymous: true, email: '', providers: [] });
+    expect((await call(t, 'GET', '/api/auth/user', { token })).body.user).toMatchObject({
+      isAnonymous: true,
+      email: '',
+      providers: [],
+    });
   });
 });

@@ -12,23 +12,36 @@ describe.each(backends())('anonymous sign-in (%s)', (backend) => {
   const nextIp = () => `10.9.${Math.floor(++ipN / 250)}.${ipN % 250}`;
   beforeAll(async () => {
     t = await startApp(backend, { AUTH_ANONYMOUS_SIGNIN: 'true', TRUST_PROXY: 'true' });
-    await sql(t, `create table public.carts (id serial primary key, owner uuid not null default auth.uid(), item text)`);
+    await sql(
+      t,
+      `create table public.carts (id serial primary key, owner uuid not null default auth.uid(), item text)`,
+    );
     await sql(t, `grant select, insert on public.carts to authenticated`);
     await sql(t, `grant usage on all sequences in schema public to authenticated`);
     await sql(t, `alter table public.carts enable row level security`);
-    await sql(t, `create policy own on public.carts for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`);
+    await sql(
+      t,
+      `create policy own on public.carts for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
+    );
     // Reviews only by permanent accounts: RLS reads is_anonymous from the token.
-    await sql(t, `create table public.reviews (id serial primary key, owner uuid not null default auth.uid(), body text)`);
+    await sql(
+      t,
+      `create table public.reviews (id serial primary key, owner uuid not null default auth.uid(), body text)`,
+    );
     await sql(t, `grant select, insert on public.reviews to authenticated`);
     await sql(t, `grant usage on all sequences in schema public to authenticated`);
     await sql(t, `alter table public.reviews enable row level security`);
-    await sql(t, `create policy permanent on public.reviews for insert to authenticated with check ((auth.jwt()->>'is_anonymous')::boolean is false)`);
+    await sql(
+      t,
+      `create policy permanent on public.reviews for insert to authenticated with check ((auth.jwt()->>'is_anonymous')::boolean is false)`,
+    );
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  const anonymous = (ip = nextIp()) => call(t, 'POST', '/api/auth/signin/anonymous', { headers: { 'x-forwarded-for': ip } });
+  const anonymous = (ip = nextIp()) =>
+    call(t, 'POST', '/api/auth/signin/anonymous', { headers: { 'x-forwarded-for': ip } });
   const admin = { 'x-api-key': '' };
 
   it('answers a user with isAnonymous and a token with is_anonymous and role authenticated', async () => {
@@ -39,14 +52,29 @@ describe.each(backends())('anonymous sign-in (%s)', (backend) => {
       accessToken: expect.any(String),
       refreshToken: expect.any(String),
     });
-    expect(claimsOf(a.body.accessToken)).toMatchObject({ role: 'authenticated', is_anonymous: true, aal: 'aal1', amr: [{ method: 'anonymous' }], email: '' });
-    expect((await call(t, 'GET', '/api/auth/user', { token: a.body.accessToken })).body.user).toMatchObject({ id: a.body.user.id, isAnonymous: true });
+    expect(claimsOf(a.body.accessToken)).toMatchObject({
+      role: 'authenticated',
+      is_anonymous: true,
+      aal: 'aal1',
+      amr: [{ method: 'anonymous' }],
+      email: '',
+    });
+    expect((await call(t, 'GET', '/api/auth/user', { token: a.body.accessToken })).body.user).toMatchObject({
+      id: a.body.user.id,
+      isAnonymous: true,
+    });
     // A refresh keeps it anonymous.
     const r = await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: a.body.refreshToken } });
     expect(claimsOf(r.body.accessToken).is_anonymous).toBe(true);
     // RLS tells anonymous users apart.
-    expect((await call(t, 'POST', '/api/database/records/carts', { token: a.body.accessToken, body: [{ item: 'tea' }] })).status).toBe(201);
-    expect((await call(t, 'POST', '/api/database/records/reviews', { token: a.body.accessToken, body: [{ body: 'meh' }] })).status).toBe(403);
+    expect(
+      (await call(t, 'POST', '/api/database/records/carts', { token: a.body.accessToken, body: [{ item: 'tea' }] }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await call(t, 'POST', '/api/database/records/reviews', { token: a.body.accessToken, body: [{ body: 'meh' }] }))
+        .status,
+    ).toBe(403);
   });
 
   it('is limited per IP (429 after 30 an hour)', async () => {
@@ -63,10 +91,20 @@ describe.each(backends())('anonymous sign-in (%s)', (backend) => {
     const token = a.body.accessToken;
     await call(t, 'POST', '/api/database/records/carts', { token, body: [{ item: 'cake' }] });
     const email = uniqueEmail('conv');
-    const c = await call(t, 'POST', '/api/auth/anonymous/convert', { token, body: { email, password: 'password-1', name: 'Cy' } });
+    const c = await call(t, 'POST', '/api/auth/anonymous/convert', {
+      token,
+      body: { email, password: 'password-1', name: 'Cy' },
+    });
     expect(c.status, c.text).toBe(200);
     expect(c.body).toEqual({
-      user: { ...USER_SHAPE, id: a.body.user.id, email, providers: ['email'], isAnonymous: false, profile: { name: 'Cy' } },
+      user: {
+        ...USER_SHAPE,
+        id: a.body.user.id,
+        email,
+        providers: ['email'],
+        isAnonymous: false,
+        profile: { name: 'Cy' },
+      },
       accessToken: expect.any(String),
       refreshToken: expect.any(String),
       requireEmailVerification: false,
@@ -78,9 +116,19 @@ describe.each(backends())('anonymous sign-in (%s)', (backend) => {
     expect(s.body.user.id).toBe(a.body.user.id);
     const carts = await call(t, 'GET', '/api/database/records/carts', { token: s.body.accessToken });
     expect(carts.body.map((r: { item: string }) => r.item)).toEqual(['cake']);
-    expect((await call(t, 'POST', '/api/database/records/reviews', { token: s.body.accessToken, body: [{ body: 'good' }] })).status).toBe(201);
+    expect(
+      (await call(t, 'POST', '/api/database/records/reviews', { token: s.body.accessToken, body: [{ body: 'good' }] }))
+        .status,
+    ).toBe(201);
     // Converting twice, or a permanent account, is refused.
-    expectError(await call(t, 'POST', '/api/auth/anonymous/convert', { token: s.body.accessToken, body: { email: uniqueEmail('x'), password: 'password-2' } }), 409, 'NOT_ANONYMOUS');
+    expectError(
+      await call(t, 'POST', '/api/auth/anonymous/convert', {
+        token: s.body.accessToken,
+        body: { email: uniqueEmail('x'), password: 'password-2' },
+      }),
+      409,
+      'NOT_ANONYMOUS',
+    );
   });
 
   it('conversion to a taken email is a 409 and the user stays anonymous; bad input is a 400', async () => {
@@ -88,21 +136,61 @@ describe.each(backends())('anonymous sign-in (%s)', (backend) => {
     await call(t, 'POST', '/api/auth/signup', { body: { email: taken, password: 'password-1' } });
     const a = await anonymous();
     const token = a.body.accessToken;
-    expectError(await call(t, 'POST', '/api/auth/anonymous/convert', { token, body: { email: taken.toUpperCase(), password: 'password-1' } }), 409, 'ALREADY_EXISTS');
-    expectError(await call(t, 'POST', '/api/auth/anonymous/convert', { token, body: { email: 'not-an-email', password: 'password-1' } }), 400, 'INVALID_INPUT');
-    expectError(await call(t, 'POST', '/api/auth/anonymous/convert', { token, body: { email: uniqueEmail(), password: 'short' } }), 400, 'INVALID_INPUT');
-    expectError(await call(t, 'POST', '/api/auth/anonymous/convert', { body: { email: uniqueEmail(), password: 'password-1' } }), 401, 'UNAUTHORIZED');
-    expect((await call(t, 'GET', '/api/auth/user', { token })).body.user).toMatchObject({ isAnonymous: true, email: '' });
+    expectError(
+      await call(t, 'POST', '/api/auth/anonymous/convert', {
+        token,
+        body: { email: taken.toUpperCase(), password: 'password-1' },
+      }),
+      409,
+      'ALREADY_EXISTS',
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/anonymous/convert', {
+        token,
+        body: { email: 'not-an-email', password: 'password-1' },
+      }),
+      400,
+      'INVALID_INPUT',
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/anonymous/convert', {
+        token,
+        body: { email: uniqueEmail(), password: 'short' },
+      }),
+      400,
+      'INVALID_INPUT',
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/anonymous/convert', { body: { email: uniqueEmail(), password: 'password-1' } }),
+      401,
+      'UNAUTHORIZED',
+    );
+    expect((await call(t, 'GET', '/api/auth/user', { token })).body.user).toMatchObject({
+      isAnonymous: true,
+      email: '',
+    });
   });
 
   it('admin cleanup deletes anonymous users older than N days, and nobody else', async () => {
     const old = await anonymous();
     const recent = await anonymous();
-    const permanent = await call(t, 'POST', '/api/auth/signup', { body: { email: uniqueEmail('perm'), password: 'password-1' } });
-    await t.deps.db.query(`update auth.users set created_at = now() - interval '8 days' where id = any($1::uuid[])`, [[old.body.user.id, permanent.body.user.id]]);
+    const permanent = await call(t, 'POST', '/api/auth/signup', {
+      body: { email: uniqueEmail('perm'), password: 'password-1' },
+    });
+    await t.deps.db.query(`update auth.users set created_at = now() - interval '8 days' where id = any($1::uuid[])`, [
+      [old.body.user.id, permanent.body.user.id],
+    ]);
     admin['x-api-key'] = t.adminKey;
-    expectError(await call(t, 'DELETE', '/api/auth/users/anonymous?olderThanDays=7', { token: recent.body.accessToken }), 403, 'FORBIDDEN');
-    expectError(await call(t, 'DELETE', '/api/auth/users/anonymous?olderThanDays=-1', { headers: admin }), 400, 'INVALID_INPUT');
+    expectError(
+      await call(t, 'DELETE', '/api/auth/users/anonymous?olderThanDays=7', { token: recent.body.accessToken }),
+      403,
+      'FORBIDDEN',
+    );
+    expectError(
+      await call(t, 'DELETE', '/api/auth/users/anonymous?olderThanDays=-1', { headers: admin }),
+      400,
+      'INVALID_INPUT',
+    );
     const d = await call(t, 'DELETE', '/api/auth/users/anonymous?olderThanDays=7', { headers: admin });
     expect(d.status, d.text).toBe(200);
     expect(d.body.deleted).toBeGreaterThanOrEqual(1);

@@ -31,14 +31,21 @@ describe.each(backends())('banned users (%s)', (backend) => {
     const email = uniqueEmail('ban');
     const up = await post('/api/auth/signup', { email, password: 'password-1' });
     expect(up.status, up.text).toBe(200);
-    return { email, id: up.body.user.id as string, token: up.body.accessToken as string, refreshToken: up.body.refreshToken as string };
+    return {
+      email,
+      id: up.body.user.id as string,
+      token: up.body.accessToken as string,
+      refreshToken: up.body.refreshToken as string,
+    };
   }
 
   /** The token of the magic link mailed to `to`, once it arrives. */
   async function magicToken(to: string): Promise<string> {
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
       const m = smtp.mails.find((x) => x.to.includes(to) && x.raw.includes('magic_token'));
-      const text = m?.raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+      const text = m?.raw
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
       if (text) return /magic_token=(ml_[\w-]+)/.exec(text)![1]!;
     }
     throw new Error(`no link mailed to ${to}`);
@@ -88,7 +95,9 @@ describe.each(backends())('banned users (%s)', (backend) => {
     const first = await signin(u.email);
     expect(first.body.mfaRequired, first.text).toBe(true);
     expect((await patch(u.id, { banned: true })).status).toBe(200);
-    expectBanned(await post('/api/auth/mfa/challenge', { token: first.body.challenge.token, factorId: e.body.id, code: code(1) }));
+    expectBanned(
+      await post('/api/auth/mfa/challenge', { token: first.body.challenge.token, factorId: e.body.id, code: code(1) }),
+    );
     const again = await signin(u.email);
     expectBanned(again);
     expect(again.body.challenge).toBeUndefined();
@@ -97,17 +106,23 @@ describe.each(backends())('banned users (%s)', (backend) => {
   it('refuses a provider sign-in (OpenID Connect ID token) and logs the refusal and the admin actions', async () => {
     const sub = newSub();
     const email = uniqueEmail('ban-kc');
-    const idToken = () => f.oidc.mintIdToken({ sub, email, email_verified: true, name: 'Kay' }, { audience: 'plinth-mobile' });
+    const idToken = () =>
+      f.oidc.mintIdToken({ sub, email, email_verified: true, name: 'Kay' }, { audience: 'plinth-mobile' });
     const ok = await post('/api/auth/id-token?client_type=mobile', { provider: 'kc', token: await idToken() });
     expect(ok.status, ok.text).toBe(200);
     const id = ok.body.user.id as string;
     expect((await patch(id, { banned: true, banReason: 'chargebacks' })).status).toBe(200);
     expectBanned(await post('/api/auth/id-token?client_type=mobile', { provider: 'kc', token: await idToken() }));
     expect((await patch(id, { banned: false })).status).toBe(200);
-    expect((await post('/api/auth/id-token?client_type=mobile', { provider: 'kc', token: await idToken() })).status).toBe(200);
+    expect(
+      (await post('/api/auth/id-token?client_type=mobile', { provider: 'kc', token: await idToken() })).status,
+    ).toBe(200);
 
     const page = await call(t, 'GET', '/api/logs/auth?limit=200', { headers: admin() });
-    const mine = page.body.logs.filter((l: any) => l.body.userId === id).map((l: any) => [l.eventMessage, l.body.reason ?? l.body.method ?? null]).reverse();
+    const mine = page.body.logs
+      .filter((l: any) => l.body.userId === id)
+      .map((l: any) => [l.eventMessage, l.body.reason ?? l.body.method ?? null])
+      .reverse();
     expect(mine).toEqual(
       expect.arrayContaining([
         ['user banned', 'chargebacks'],
@@ -123,7 +138,14 @@ describe.each(backends())('banned users (%s)', (backend) => {
     const b = await patch(a.body.user.id, { banned: true });
     expect(b.body.user).toMatchObject({ isAnonymous: true, bannedUntil: 'infinity' });
     expectBanned(await post('/api/auth/refresh', { refreshToken: a.body.refreshToken }));
-    expectError(await post('/api/auth/anonymous/convert', { email: uniqueEmail('anon'), password: 'password-1' }, a.body.accessToken), 401);
+    expectError(
+      await post(
+        '/api/auth/anonymous/convert',
+        { email: uniqueEmail('anon'), password: 'password-1' },
+        a.body.accessToken,
+      ),
+      401,
+    );
     const still = await call(t, 'GET', `/api/auth/users/${a.body.user.id}`, { headers: admin() });
     expect(still.body.user).toMatchObject({ isAnonymous: true, email: '' });
   });

@@ -10,7 +10,11 @@ describe.each(backends())('email verification and password reset (%s)', (backend
   let smtp: Awaited<ReturnType<typeof startSmtp>>;
   beforeAll(async () => {
     smtp = await startSmtp();
-    t = await startApp(backend, { REQUIRE_EMAIL_VERIFICATION: 'true', SMTP_URL: smtp.url, MAIL_FROM: 'Plinth <auth@plinth.test>' });
+    t = await startApp(backend, {
+      REQUIRE_EMAIL_VERIFICATION: 'true',
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Plinth <auth@plinth.test>',
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -61,7 +65,8 @@ describe.each(backends())('email verification and password reset (%s)', (backend
   it('a wrong code is 400 INVALID_CODE; after 5 tries even the right code is refused', async () => {
     const { email, code } = await signupUnverified();
     const wrong = code === '000000' ? '111111' : '000000';
-    for (let i = 0; i < 5; i++) expectError(await post('/api/auth/email/verify', { email, code: wrong }), 400, 'INVALID_CODE');
+    for (let i = 0; i < 5; i++)
+      expectError(await post('/api/auth/email/verify', { email, code: wrong }), 400, 'INVALID_CODE');
     expectError(await post('/api/auth/email/verify', { email, code }), 400, 'INVALID_CODE');
     // A resent code starts over.
     expect((await post('/api/auth/email/send-verification', { email })).status).toBe(200);
@@ -71,7 +76,9 @@ describe.each(backends())('email verification and password reset (%s)', (backend
 
   it('an expired code is refused', async () => {
     const { email, user, code } = await signupUnverified();
-    await t.deps.db.query(`update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1`, [user.id]);
+    await t.deps.db.query(`update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1`, [
+      user.id,
+    ]);
     expectError(await post('/api/auth/email/verify', { email, code }), 400, 'INVALID_CODE');
   });
 
@@ -95,7 +102,11 @@ describe.each(backends())('email verification and password reset (%s)', (backend
     const c = await post('/api/auth/email/send-reset-password', { email: nobody });
     expect(c.status).toBe(200);
     expectError(await post('/api/auth/email/verify', { email: nobody, code: '123456' }), 400, 'INVALID_CODE');
-    expectError(await post('/api/auth/email/reset-password', { email: nobody, code: '123456', newPassword: 'password-9' }), 400, 'INVALID_CODE');
+    expectError(
+      await post('/api/auth/email/reset-password', { email: nobody, code: '123456', newPassword: 'password-9' }),
+      400,
+      'INVALID_CODE',
+    );
     await smtp.waitForCode(known, 1);
     expect(smtp.count(nobody)).toBe(0);
   });
@@ -127,7 +138,11 @@ describe.each(backends())('email verification and password reset (%s)', (backend
       expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
       expectError(await post('/api/auth/refresh', { refreshToken: s.body.refreshToken }), 401, 'INVALID_REFRESH_TOKEN');
     }
-    expectError(await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-again' }), 400, 'INVALID_CODE');
+    expectError(
+      await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-again' }),
+      400,
+      'INVALID_CODE',
+    );
   });
 
   it("password reset by a signed-in user keeps that user's own session, ends the others", async () => {
@@ -137,7 +152,11 @@ describe.each(backends())('email verification and password reset (%s)', (backend
     const other = await signin(email, 'password-1');
     await post('/api/auth/email/send-reset-password', { email });
     const reset = await smtp.waitForCode(email, 1);
-    const r = await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-new' }, mine.body.accessToken);
+    const r = await post(
+      '/api/auth/email/reset-password',
+      { email, code: reset, newPassword: 'password-new' },
+      mine.body.accessToken,
+    );
     expect(r.status).toBe(200);
     expect((await call(t, 'GET', '/api/auth/user', { token: mine.body.accessToken })).status).toBe(200);
     expectError(await call(t, 'GET', '/api/auth/user', { token: other.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
@@ -147,7 +166,9 @@ describe.each(backends())('email verification and password reset (%s)', (backend
     const { email, code } = await signupUnverified();
     await post('/api/auth/email/send-reset-password', { email });
     const reset = await smtp.waitForCode(email, 1);
-    expect((await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-new' })).status).toBe(200);
+    expect(
+      (await post('/api/auth/email/reset-password', { email, code: reset, newPassword: 'password-new' })).status,
+    ).toBe(200);
     const s = await signin(email, 'password-new');
     expect(s.status).toBe(200);
     expect(s.body.user.emailVerified).toBe(true);
@@ -176,7 +197,10 @@ describe('mail without SMTP_URL goes to the log', () => {
     try {
       expect(t.deps.mailer.kind).toBe('log');
       const lines: Array<{ obj: any; msg?: string }> = [];
-      const log = { info: (obj: object, msg?: string) => lines.push({ obj, msg }), error: (obj: object, msg?: string) => lines.push({ obj, msg }) };
+      const log = {
+        info: (obj: object, msg?: string) => lines.push({ obj, msg }),
+        error: (obj: object, msg?: string) => lines.push({ obj, msg }),
+      };
       const email = uniqueEmail('log');
       const a = await t.deps.auth.signUp({ email, password: 'password-1' }, { ip: '127.0.0.1', userAgent: null, log });
       expect(a.accessToken).toBeNull();

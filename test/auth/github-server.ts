@@ -38,7 +38,12 @@ export class GitHubServer {
     };
     if (u.pathname === '/.well-known/openid-configuration') {
       // Not GitHub's: a discovery document naming another issuer, for the mix-up test.
-      return json(200, { issuer: 'https://evil.example.com', authorization_endpoint: `${this.url}/a`, token_endpoint: `${this.url}/t`, jwks_uri: `${this.url}/k` });
+      return json(200, {
+        issuer: 'https://evil.example.com',
+        authorization_endpoint: `${this.url}/a`,
+        token_endpoint: `${this.url}/t`,
+        jwks_uri: `${this.url}/k`,
+      });
     }
     if (u.pathname === '/login/oauth/authorize') {
       const q = u.searchParams;
@@ -48,7 +53,11 @@ export class GitHubServer {
         back.searchParams.set('error', 'access_denied');
       } else {
         const code = randomBytes(10).toString('hex');
-        this.codes.set(code, { account: this.nextLogin, redirectUri: q.get('redirect_uri')!, challenge: q.get('code_challenge') ?? '' });
+        this.codes.set(code, {
+          account: this.nextLogin,
+          redirectUri: q.get('redirect_uri')!,
+          challenge: q.get('code_challenge') ?? '',
+        });
         back.searchParams.set('code', code);
       }
       res.writeHead(302, { location: back.toString() });
@@ -60,11 +69,15 @@ export class GitHubServer {
       const form = new URLSearchParams(raw);
       const grant = this.codes.get(form.get('code') ?? '');
       this.codes.delete(form.get('code') ?? '');
-      if (form.get('client_id') !== this.clientId || form.get('client_secret') !== this.clientSecret) return json(200, { error: 'incorrect_client_credentials' });
+      if (form.get('client_id') !== this.clientId || form.get('client_secret') !== this.clientSecret)
+        return json(200, { error: 'incorrect_client_credentials' });
       const verifier = form.get('code_verifier') ?? '';
       const challenge = createHash('sha256').update(verifier).digest('base64url');
       if (!grant || grant.redirectUri !== form.get('redirect_uri') || grant.challenge !== challenge) {
-        return json(200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        return json(200, {
+          error: 'bad_verification_code',
+          error_description: 'The code passed is incorrect or expired.',
+        });
       }
       const token = `gho_${randomBytes(16).toString('hex')}`;
       this.tokens.set(token, grant.account);
@@ -73,9 +86,19 @@ export class GitHubServer {
     const account = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (u.pathname.startsWith('/api/') && !account) return json(401, { message: 'Bad credentials' });
     if (u.pathname === '/api/user') {
-      return json(200, { id: account!.id, login: account!.login, name: account!.name, avatar_url: account!.avatar_url, email: null });
+      return json(200, {
+        id: account!.id,
+        login: account!.login,
+        name: account!.name,
+        avatar_url: account!.avatar_url,
+        email: null,
+      });
     }
-    if (u.pathname === '/api/user/emails') return json(200, account!.emails.map((e) => ({ ...e, visibility: null })));
+    if (u.pathname === '/api/user/emails')
+      return json(
+        200,
+        account!.emails.map((e) => ({ ...e, visibility: null })),
+      );
     json(404, { message: 'Not Found' });
   }
 

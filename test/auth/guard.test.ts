@@ -22,25 +22,30 @@ describe.each(backends())('sign-in brute-force guard (%s)', (backend) => {
   it('blocks an email after 10 failures (429 with Retry-After), even with the right password and from elsewhere', async () => {
     const email = uniqueEmail('bf');
     expect((await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'password-1' } })).status).toBe(200);
-    for (let i = 0; i < 10; i++) expectError(await signin(email, `wrong-${i}-pass`, `10.0.0.${i}`), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i++)
+      expectError(await signin(email, `wrong-${i}-pass`, `10.0.0.${i}`), 401, 'INVALID_CREDENTIALS');
     const blocked = await signin(email, 'password-1', '10.0.1.1');
     expectError(blocked, 429, 'RATE_LIMITED');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     // Other emails from the same addresses are not affected.
     const other = uniqueEmail('bf-other');
-    expect((await call(t, 'POST', '/api/auth/signup', { body: { email: other, password: 'password-1' } })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/auth/signup', { body: { email: other, password: 'password-1' } })).status).toBe(
+      200,
+    );
     expect((await signin(other, 'password-1', '10.0.0.1')).status).toBe(200);
   });
 
   it('unknown emails count too, so the guard does not reveal which addresses exist', async () => {
     const email = uniqueEmail('bf-nobody');
-    for (let i = 0; i < 10; i++) expectError(await signin(email, 'password-x', `10.1.0.${i}`), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 10; i++)
+      expectError(await signin(email, 'password-x', `10.1.0.${i}`), 401, 'INVALID_CREDENTIALS');
     expectError(await signin(email, 'password-x', '10.1.1.1'), 429, 'RATE_LIMITED');
   });
 
   it('blocks an address after 50 failures across many emails', async () => {
     const ip = '10.2.0.1';
-    for (let i = 0; i < 50; i++) expectError(await signin(uniqueEmail(`bf-ip${i}`), 'password-x', ip), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 50; i++)
+      expectError(await signin(uniqueEmail(`bf-ip${i}`), 'password-x', ip), 401, 'INVALID_CREDENTIALS');
     expectError(await signin(uniqueEmail('bf-ip-last'), 'password-x', ip), 429, 'RATE_LIMITED');
     // Another address is still let through to the password check.
     expectError(await signin(uniqueEmail('bf-ip-other'), 'password-x', '10.2.0.2'), 401, 'INVALID_CREDENTIALS');
@@ -51,7 +56,8 @@ describe.each(backends())('sign-in brute-force guard (%s)', (backend) => {
     await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'password-1' } });
     for (let i = 0; i < 9; i++) await signin(email, 'password-x', `10.3.0.${i}`);
     expect((await signin(email, 'password-1', '10.3.1.1')).status).toBe(200);
-    for (let i = 0; i < 9; i++) expectError(await signin(email, 'password-x', `10.3.2.${i}`), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 9; i++)
+      expectError(await signin(email, 'password-x', `10.3.2.${i}`), 401, 'INVALID_CREDENTIALS');
     expect((await signin(email, 'password-1', '10.3.1.1')).status).toBe(200);
   });
 });
@@ -75,18 +81,27 @@ describe.skipIf(!REDIS)('sign-in guard shared through Redis by two instances', (
     await one?.close();
     await two?.close();
     const r = new Redis(REDIS!);
-    await r.del(`plinth-auth:signin:e:${sha256Hex(email).slice(0, 32)}`, ...ips.map((ip) => `plinth-auth:signin:ip:${ip}`));
+    await r.del(
+      `plinth-auth:signin:e:${sha256Hex(email).slice(0, 32)}`,
+      ...ips.map((ip) => `plinth-auth:signin:ip:${ip}`),
+    );
     await r.quit();
   });
 
   it('failures on either instance count toward one limit per email', async () => {
     for (let i = 0; i < 10; i++) {
       const t = i % 2 ? two : one;
-      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': ips[i]! } });
+      const a = await call(t, 'POST', '/api/auth/signin', {
+        body: { email, password: 'password-x' },
+        headers: { 'x-forwarded-for': ips[i]! },
+      });
       expectError(a, 401, 'INVALID_CREDENTIALS');
     }
     for (const t of [one, two]) {
-      const a = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-x' }, headers: { 'x-forwarded-for': ips[10]! } });
+      const a = await call(t, 'POST', '/api/auth/signin', {
+        body: { email, password: 'password-x' },
+        headers: { 'x-forwarded-for': ips[10]! },
+      });
       expectError(a, 429, 'RATE_LIMITED');
     }
   });

@@ -33,7 +33,10 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
     const u = await createTestUser(t);
     const good = { sub: u.userId, email: u.email, role: 'authenticated', sid: u.sessionId };
     const [h, p, s] = u.token.split('.');
-    const forgedPayload = b64({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: '00000000-0000-4000-8000-000000000000' });
+    const forgedPayload = b64({
+      ...JSON.parse(Buffer.from(p!, 'base64url').toString()),
+      sub: '00000000-0000-4000-8000-000000000000',
+    });
     const now = Math.floor(Date.now() / 1000);
     const tokens: Record<string, string> = {
       garbage: 'not-a-token',
@@ -79,16 +82,28 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
     const del = await call(t, 'DELETE', `/api/auth/users/${s.body.user.id}`, { headers: { 'x-api-key': t.adminKey } });
     expect(del.status).toBe(200);
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
-    expectError(await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-1' } }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'password-1' } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
   });
 
   it('a wrong key next to a valid token is 401: every credential sent must be valid', async () => {
     const u = await createTestUser(t);
-    for (const headers of [{ 'x-api-key': 'ik_wrong' }, { apikey: 'anon_wrong' }, { apikey: 'garbage' }] as Array<Record<string, string>>) {
+    for (const headers of [{ 'x-api-key': 'ik_wrong' }, { apikey: 'anon_wrong' }, { apikey: 'garbage' }] as Array<
+      Record<string, string>
+    >) {
       expectError(await call(t, 'GET', '/api/auth/user', { token: u.token, headers }), 401);
     }
-    expect((await call(t, 'GET', '/api/auth/user', { token: u.token, headers: { apikey: t.anonKey } })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/auth/user', { token: u.token, headers: { apikey: t.anonKey } })).status).toBe(
+      200,
+    );
   });
 
   it('an Authorization header that is not "Bearer <token>" is 401, never treated as anon', async () => {
@@ -116,16 +131,45 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
     ['a JSON array', { body: [] }],
     ['a JSON string', { body: 'email' }],
     ['JSON null', { raw: 'null' }],
-    ['numbers for strings', { body: { email: 1, password: 12345678, code: 123456, newPassword: 12345678, refreshToken: 5 } }],
-    ['booleans for strings', { body: { email: true, password: true, code: true, newPassword: true, refreshToken: true } }],
+    [
+      'numbers for strings',
+      { body: { email: 1, password: 12345678, code: 123456, newPassword: 12345678, refreshToken: 5 } },
+    ],
+    [
+      'booleans for strings',
+      { body: { email: true, password: true, code: true, newPassword: true, refreshToken: true } },
+    ],
     ['nulls', { body: { email: null, password: null, code: null, newPassword: null, refreshToken: null } }],
-    ['objects', { body: { email: { $gt: '' }, password: { $gt: '' }, code: { $gt: '' }, newPassword: {}, refreshToken: {} } }],
+    [
+      'objects',
+      { body: { email: { $gt: '' }, password: { $gt: '' }, code: { $gt: '' }, newPassword: {}, refreshToken: {} } },
+    ],
     ['prototype pollution', { raw: '{"__proto__":{"admin":true},"email":"a@example.com","password":"password-1"}' }],
-    ['constructor pollution', { raw: '{"constructor":{"prototype":{"admin":true}},"email":"a@example.com","password":"password-1"}' }],
+    [
+      'constructor pollution',
+      { raw: '{"constructor":{"prototype":{"admin":true}},"email":"a@example.com","password":"password-1"}' },
+    ],
     ['a huge body', { body: { email: 'a@example.com', password: 'p'.repeat(200_000) } }],
     ['a body over the server limit', { raw: JSON.stringify({ email: 'x'.repeat(2 * 1024 * 1024) }) }],
-    ['a form body', { raw: 'email=a%40example.com&password=password-1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
-    ['NUL bytes', { body: { email: 'a\u0000@example.com', password: 'pass\u0000word', code: '12\u00003456', newPassword: 'pass\u0000word-1', refreshToken: 'rt_\u0000' } }],
+    [
+      'a form body',
+      {
+        raw: 'email=a%40example.com&password=password-1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+    ],
+    [
+      'NUL bytes',
+      {
+        body: {
+          email: 'a\u0000@example.com',
+          password: 'pass\u0000word',
+          code: '12\u00003456',
+          newPassword: 'pass\u0000word-1',
+          refreshToken: 'rt_\u0000',
+        },
+      },
+    ],
   ];
 
   it('no hostile body gets a 500 or a 2xx from any auth endpoint; each gets the error envelope', async () => {
@@ -135,7 +179,12 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
         const label = `${path} with ${name}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)}`;
         expect(a.status, label).toBeGreaterThanOrEqual(400);
         expect(a.status, label).toBeLessThan(500);
-        expect(a.body, label).toMatchObject({ statusCode: a.status, error: expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+        expect(a.body, label).toMatchObject({
+          statusCode: a.status,
+          error: expect.any(String),
+          message: expect.any(String),
+          nextActions: expect.any(String),
+        });
       }
     }
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
@@ -144,19 +193,30 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
   it('the signed-in endpoints of MFA and anonymous conversion answer hostile bodies with a 4xx envelope', async () => {
     const u = await createTestUser(t);
     const f = await call(t, 'POST', '/api/auth/mfa/factors', { token: u.token, body: {} });
-    for (const path of [`/api/auth/mfa/factors/${f.body.id}/verify`, '/api/auth/anonymous/convert', '/api/auth/anonymous/link']) {
+    for (const path of [
+      `/api/auth/mfa/factors/${f.body.id}/verify`,
+      '/api/auth/anonymous/convert',
+      '/api/auth/anonymous/link',
+    ]) {
       for (const [name, req] of BODIES) {
         const a = await call(t, 'POST', path, { ...req, token: u.token });
         const label = `${path} with ${name}: ${a.status} ${JSON.stringify(a.body).slice(0, 200)}`;
         expect(a.status, label).toBeGreaterThanOrEqual(400);
         expect(a.status, label).toBeLessThan(500);
-        expect(a.body, label).toMatchObject({ statusCode: a.status, error: expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+        expect(a.body, label).toMatchObject({
+          statusCode: a.status,
+          error: expect.any(String),
+          message: expect.any(String),
+          nextActions: expect.any(String),
+        });
       }
     }
   });
 
   it('huge bodies are 413 PAYLOAD_TOO_LARGE', async () => {
-    const a = await call(t, 'POST', '/api/auth/signin', { body: { email: 'a@example.com', password: 'p'.repeat(200_000) } });
+    const a = await call(t, 'POST', '/api/auth/signin', {
+      body: { email: 'a@example.com', password: 'p'.repeat(200_000) },
+    });
     expectError(a, 413, 'PAYLOAD_TOO_LARGE');
   });
 
@@ -171,14 +231,24 @@ describe.each(backends())('auth under hostile input (%s)', (backend) => {
 
   it('admin endpoints refuse users, anon and nobody, and bad ids are 400 not 500', async () => {
     const u = await createTestUser(t);
-    for (const [path, method] of [['/api/auth/users', 'GET'], [`/api/auth/users/${u.userId}`, 'GET'], [`/api/auth/users/${u.userId}`, 'DELETE']] as const) {
+    for (const [path, method] of [
+      ['/api/auth/users', 'GET'],
+      [`/api/auth/users/${u.userId}`, 'GET'],
+      [`/api/auth/users/${u.userId}`, 'DELETE'],
+    ] as const) {
       expectError(await call(t, method, path), 401, 'UNAUTHORIZED');
       expectError(await call(t, method, path, { headers: { apikey: t.anonKey } }), 403, 'FORBIDDEN');
       expectError(await call(t, method, path, { headers: u.auth }), 403, 'FORBIDDEN');
-      expectError(await call(t, method, path, { headers: { 'x-api-key': 'ik_' + '0'.repeat(64) } }), 401, 'INVALID_API_KEY');
+      expectError(
+        await call(t, method, path, { headers: { 'x-api-key': `ik_${'0'.repeat(64)}` } }),
+        401,
+        'INVALID_API_KEY',
+      );
     }
     // Still there after all those refusals.
-    expect((await call(t, 'GET', `/api/auth/users/${u.userId}`, { headers: { 'x-api-key': t.adminKey } })).status).toBe(200);
+    expect((await call(t, 'GET', `/api/auth/users/${u.userId}`, { headers: { 'x-api-key': t.adminKey } })).status).toBe(
+      200,
+    );
     const admin = { 'x-api-key': t.adminKey };
     for (const id of ['not-a-uuid', "1'%20or%20'1'='1", '0'.repeat(2000)]) {
       const a = await call(t, 'GET', `/api/auth/users/${id}`, { headers: admin });

@@ -68,7 +68,11 @@ export class OAuthFixture {
       OAUTH_DOWN_CLIENT_SECRET: 'down-secret',
       AUTH_REDIRECT_URLS: `${APP},http://app.test/native/*`,
     });
-    await this.oidc.configure({ clientId: 'plinth-web', clientSecret: KC_SECRET, redirectUris: [`${this.t.url}/api/auth/oauth/kc/callback`] });
+    await this.oidc.configure({
+      clientId: 'plinth-web',
+      clientSecret: KC_SECRET,
+      redirectUris: [`${this.t.url}/api/auth/oauth/kc/callback`],
+    });
   }
 
   async close(): Promise<void> {
@@ -102,6 +106,8 @@ export class OAuthFixture {
     const f = await this.toApp(provider, login);
     const code = f.back.searchParams.get('insforge_code');
     expect(code, f.back.toString()).toBeTruthy();
-    return call(this.t, 'POST', '/api/auth/oauth/exchange?client_type=mobile', { body: { code, code_verifier: f.verifier } });
+    return call(this.t, 'POST', '/api/auth/oauth/exchange?client_type=mobile', {
+      body: { code, code_verifier: f.verifier },
+    });
   }
 }

@@ -20,8 +20,14 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
   const signIn = f.signIn.bind(f);
 
   describe('POST /api/auth/id-token', () => {
-    const idToken = (claims: Record<string, unknown>, opts: { audience?: string; expiresIn?: number; issuer?: string } = {}) =>
-      oidc.mintIdToken({ sub: newSub(), email: uniqueEmail('native'), email_verified: true, name: 'Native', ...claims }, { audience: 'plinth-mobile', ...opts });
+    const idToken = (
+      claims: Record<string, unknown>,
+      opts: { audience?: string; expiresIn?: number; issuer?: string } = {},
+    ) =>
+      oidc.mintIdToken(
+        { sub: newSub(), email: uniqueEmail('native'), email_verified: true, name: 'Native', ...claims },
+        { audience: 'plinth-mobile', ...opts },
+      );
     const post = (body: unknown) => call(t, 'POST', '/api/auth/id-token?client_type=mobile', { body });
 
     it('signs in with a token from the provider (a native client id), verified by its JWKS', async () => {
@@ -70,7 +76,9 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       const withNonce = await idToken({ nonce });
       expect((await post({ provider: 'kc', token: withNonce, nonce })).status).toBe(200);
       expectError(await post({ provider: 'kc', token: withNonce, nonce }), 401, 'INVALID_ID_TOKEN');
-      const { rows } = await t.deps.db.query<{ n: number }>("select count(*)::int as n from auth.oauth_spent_id_tokens where expires_at > now() + interval '9 minutes'");
+      const { rows } = await t.deps.db.query<{ n: number }>(
+        "select count(*)::int as n from auth.oauth_spent_id_tokens where expires_at > now() + interval '9 minutes'",
+      );
       expect(rows[0]!.n).toBeGreaterThanOrEqual(2);
     });
 
@@ -83,7 +91,10 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
         [old, fresh],
       );
       await pruneSpentIdTokens(t.deps.db);
-      const { rows } = await t.deps.db.query<{ token_hash: string }>('select token_hash from auth.oauth_spent_id_tokens where token_hash = any($1)', [[old, fresh]]);
+      const { rows } = await t.deps.db.query<{ token_hash: string }>(
+        'select token_hash from auth.oauth_spent_id_tokens where token_hash = any($1)',
+        [[old, fresh]],
+      );
       expect(rows.map((r) => r.token_hash)).toEqual([fresh]);
     });
 
@@ -93,7 +104,11 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       expect((await post({ provider: 'kc', token: await idToken({ nonce }), nonce })).status).toBe(200);
       const hashed = createHash('sha256').update(nonce).digest('hex');
       expect((await post({ provider: 'kc', token: await idToken({ nonce: hashed }), nonce })).status).toBe(200);
-      expectError(await post({ provider: 'kc', token: await idToken({ nonce }), nonce: 'other' }), 401, 'INVALID_ID_TOKEN');
+      expectError(
+        await post({ provider: 'kc', token: await idToken({ nonce }), nonce: 'other' }),
+        401,
+        'INVALID_ID_TOKEN',
+      );
       expectError(await post({ provider: 'kc', token: await idToken({ nonce }) }), 401, 'INVALID_ID_TOKEN');
       expectError(await post({ provider: 'kc', token: await idToken({}), nonce }), 401, 'INVALID_ID_TOKEN');
     });
@@ -102,14 +117,22 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       const { SignJWT, generateKeyPair } = await import('jose');
       const { privateKey } = await generateKeyPair('RS256');
       const now = Math.floor(Date.now() / 1000);
-      const forged = await new SignJWT({ sub: 'x', email: 'x@example.com', email_verified: true, iat: now, exp: now + 60 })
+      const forged = await new SignJWT({
+        sub: 'x',
+        email: 'x@example.com',
+        email_verified: true,
+        iat: now,
+        exp: now + 60,
+      })
         .setProtectedHeader({ alg: 'RS256', kid: oidc.kid })
         .setIssuer(oidc.issuer)
         .setAudience('plinth-mobile')
         .sign(privateKey);
       expectError(await post({ provider: 'kc', token: forged }), 401, 'INVALID_ID_TOKEN');
       const [h, , sig] = (await idToken({})).split('.');
-      const payload = Buffer.from(JSON.stringify({ sub: 'admin', iss: oidc.issuer, aud: 'plinth-mobile', iat: now, exp: now + 60 })).toString('base64url');
+      const payload = Buffer.from(
+        JSON.stringify({ sub: 'admin', iss: oidc.issuer, aud: 'plinth-mobile', iat: now, exp: now + 60 }),
+      ).toString('base64url');
       expectError(await post({ provider: 'kc', token: `${h}.${payload}.${sig}` }), 401, 'INVALID_ID_TOKEN');
       const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
       expectError(await post({ provider: 'kc', token: none }), 401, 'INVALID_ID_TOKEN');
@@ -121,8 +144,16 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
 
     it('an unverified token email never links to an existing account', async () => {
       const victim = await createTestUser(t, uniqueEmail('victim-native'));
-      expectError(await post({ provider: 'kc', token: await idToken({ email: victim.email, email_verified: false }) }), 409, 'OAUTH_EMAIL_NOT_VERIFIED');
-      expectError(await post({ provider: 'kc', token: await idToken({ email: victim.email, email_verified: 'false' }) }), 409, 'OAUTH_EMAIL_NOT_VERIFIED');
+      expectError(
+        await post({ provider: 'kc', token: await idToken({ email: victim.email, email_verified: false }) }),
+        409,
+        'OAUTH_EMAIL_NOT_VERIFIED',
+      );
+      expectError(
+        await post({ provider: 'kc', token: await idToken({ email: victim.email, email_verified: 'false' }) }),
+        409,
+        'OAUTH_EMAIL_NOT_VERIFIED',
+      );
     });
   });
 
@@ -147,17 +178,31 @@ describe.each(backends())('OAuth ID tokens and identities (%s)', (backend) => {
       await signIn('kc', kcAccount({ email }));
       const mine = (await call(t, 'GET', '/api/auth/identities', { token: up.body.accessToken })).body.identities;
       expect(mine).toHaveLength(1);
-      expect((await call(t, 'DELETE', `/api/auth/identities/${mine[0].id}`, { token: up.body.accessToken })).status).toBe(200);
+      expect(
+        (await call(t, 'DELETE', `/api/auth/identities/${mine[0].id}`, { token: up.body.accessToken })).status,
+      ).toBe(200);
     });
 
     it("cannot see or unlink another user's identity; needs a user token", async () => {
       const a = await signIn('kc', kcAccount());
       const b = await signIn('github', ghAccount());
       const [ida] = (await call(t, 'GET', '/api/auth/identities', { token: a.body.accessToken })).body.identities;
-      expectError(await call(t, 'DELETE', `/api/auth/identities/${ida.id}`, { token: b.body.accessToken }), 404, 'IDENTITY_NOT_FOUND');
-      expectError(await call(t, 'DELETE', '/api/auth/identities/not-a-uuid', { token: b.body.accessToken }), 400, 'INVALID_INPUT');
+      expectError(
+        await call(t, 'DELETE', `/api/auth/identities/${ida.id}`, { token: b.body.accessToken }),
+        404,
+        'IDENTITY_NOT_FOUND',
+      );
+      expectError(
+        await call(t, 'DELETE', '/api/auth/identities/not-a-uuid', { token: b.body.accessToken }),
+        400,
+        'INVALID_INPUT',
+      );
       expectError(await call(t, 'GET', '/api/auth/identities'), 401, 'UNAUTHORIZED');
-      expectError(await call(t, 'GET', '/api/auth/identities', { headers: { 'x-api-key': t.adminKey } }), 403, 'FORBIDDEN');
+      expectError(
+        await call(t, 'GET', '/api/auth/identities', { headers: { 'x-api-key': t.adminKey } }),
+        403,
+        'FORBIDDEN',
+      );
     });
   });
 });
@@ -174,14 +219,26 @@ describe.each(backends())('OAuth sign-in with REQUIRE_EMAIL_VERIFICATION (%s)', 
       OAUTH_KC_CLIENT_ID: 'plinth-web',
       OAUTH_KC_CLIENT_SECRET: KC_SECRET,
     });
-    await oidc.configure({ clientId: 'plinth-web', clientSecret: KC_SECRET, redirectUris: [`${t.url}/api/auth/oauth/kc/callback`] });
+    await oidc.configure({
+      clientId: 'plinth-web',
+      clientSecret: KC_SECRET,
+      redirectUris: [`${t.url}/api/auth/oauth/kc/callback`],
+    });
   });
   afterAll(async () => {
     await t?.close();
     await oidc.close();
   });
   const post = async (claims: Record<string, unknown>) =>
-    call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token: await oidc.mintIdToken({ sub: newSub(), email: uniqueEmail('rev'), ...claims }, { audience: 'plinth-web' }) } });
+    call(t, 'POST', '/api/auth/id-token', {
+      body: {
+        provider: 'kc',
+        token: await oidc.mintIdToken(
+          { sub: newSub(), email: uniqueEmail('rev'), ...claims },
+          { audience: 'plinth-web' },
+        ),
+      },
+    });
 
   it('signs in a provider-verified email, refuses an unverified one with 403', async () => {
     expect((await post({ email_verified: true })).status).toBe(200);
@@ -189,9 +246,12 @@ describe.each(backends())('OAuth sign-in with REQUIRE_EMAIL_VERIFICATION (%s)', 
   });
 
   it('with AUTH_REDIRECT_URLS unset, no redirect sign-in can start', async () => {
-    const a = await call(t, 'GET', `/api/auth/oauth/kc?redirect_uri=${encodeURIComponent(APP)}&code_challenge=${s256(randomToken())}`);
+    const a = await call(
+      t,
+      'GET',
+      `/api/auth/oauth/kc?redirect_uri=${encodeURIComponent(APP)}&code_challenge=${s256(randomToken())}`,
+    );
     expectError(a, 400, 'REDIRECT_NOT_ALLOWED');
     expect(a.body.message).toMatch(/AUTH_REDIRECT_URLS is not set/);
   });
 });
-

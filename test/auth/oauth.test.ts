@@ -28,13 +28,26 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(a.body.providers).toEqual([
       { name: 'kc', type: 'oidc', issuer: oidc.issuer, clientId: 'plinth-web', scopes: ['openid', 'email', 'profile'] },
       { name: 'github', type: 'github', issuer: null, clientId: gh.clientId, scopes: ['read:user', 'user:email'] },
-      { name: 'down', type: 'oidc', issuer: 'http://127.0.0.1:1', clientId: 'down', scopes: ['openid', 'email', 'profile'] },
+      {
+        name: 'down',
+        type: 'oidc',
+        issuer: 'http://127.0.0.1:1',
+        clientId: 'down',
+        scopes: ['openid', 'email', 'profile'],
+      },
       { name: 'mixup', type: 'oidc', issuer: gh.url, clientId: 'mixup', scopes: ['openid', 'email', 'profile'] },
     ]);
     expect(a.text).not.toContain(KC_SECRET);
     expect(a.text).not.toContain(gh.clientSecret);
-    expectError(await call(t, 'GET', '/api/auth/oauth/providers', { headers: { apikey: t.anonKey } }), 403, 'FORBIDDEN');
-    expect(t.deps.oauth.publicConfig()).toEqual({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down', 'mixup'] });
+    expectError(
+      await call(t, 'GET', '/api/auth/oauth/providers', { headers: { apikey: t.anonKey } }),
+      403,
+      'FORBIDDEN',
+    );
+    expect(t.deps.oauth.publicConfig()).toEqual({
+      oAuthProviders: ['github'],
+      customOAuthProviders: ['kc', 'down', 'mixup'],
+    });
     const pub = await call(t, 'GET', '/api/auth/public-config');
     expect(pub.body).toMatchObject({ oAuthProviders: ['github'], customOAuthProviders: ['kc', 'down', 'mixup'] });
   });
@@ -54,7 +67,10 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect(q.get('nonce')).toMatch(/^[\w-]{43}$/);
     const cookie = s.res.headers.getSetCookie()[0]!;
     expect(cookie).toMatch(/^plinth_oauth=[\w-]{43}; Path=\/api\/auth\/oauth; Max-Age=600; HttpOnly; SameSite=Lax$/);
-    const { rows } = await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.oauth_flows where state_hash = $1', [q.get('state')]);
+    const { rows } = await t.deps.db.query<{ n: number }>(
+      'select count(*)::int as n from auth.oauth_flows where state_hash = $1',
+      [q.get('state')],
+    );
     expect(rows[0]!.n).toBe(0);
     // A browser opening the URL itself is redirected at once.
     // (fetch cannot send Sec-Fetch-Mode, so this one goes through inject)
@@ -74,7 +90,12 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     const acct = kcAccount();
     const a = await signIn('kc', acct);
     expect(a.status, a.text).toBe(200);
-    expect(a.body.user).toMatchObject({ email: acct.email, emailVerified: true, providers: ['kc'], profile: { name: 'Kay Cee', avatar_url: acct.picture } });
+    expect(a.body.user).toMatchObject({
+      email: acct.email,
+      emailVerified: true,
+      providers: ['kc'],
+      profile: { name: 'Kay Cee', avatar_url: acct.picture },
+    });
     expect(a.body.refreshToken).toMatch(/^rt_/);
     const me = await call(t, 'GET', '/api/auth/user', { token: a.body.accessToken });
     expect(me.status).toBe(200);
@@ -82,14 +103,25 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     const refreshed = await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: a.body.refreshToken } });
     expect(refreshed.status).toBe(200);
     // The account has no password: password sign-in cannot reach it.
-    expectError(await call(t, 'POST', '/api/auth/signin', { body: { email: acct.email, password: '!none' } }), 401, 'INVALID_CREDENTIALS');
+    expectError(
+      await call(t, 'POST', '/api/auth/signin', { body: { email: acct.email, password: '!none' } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
     const again = await signIn('kc', { ...acct, name: 'Renamed' });
     expect(again.status).toBe(200);
     expect(again.body.user.id).toBe(a.body.user.id);
     const ids = await call(t, 'GET', '/api/auth/identities', { token: again.body.accessToken });
     expect(ids.status).toBe(200);
     expect(ids.body.identities).toEqual([
-      { id: expect.any(String), provider: 'kc', email: acct.email, emailVerified: true, createdAt: expect.any(String), lastSignInAt: expect.any(String) },
+      {
+        id: expect.any(String),
+        provider: 'kc',
+        email: acct.email,
+        emailVerified: true,
+        createdAt: expect.any(String),
+        lastSignInAt: expect.any(String),
+      },
     ]);
   });
 
@@ -97,8 +129,16 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     const acct = ghAccount();
     const a = await signIn('github', acct);
     expect(a.status, a.text).toBe(200);
-    expect(a.body.user).toMatchObject({ email: acct.emails[1]!.email, emailVerified: true, providers: ['github'], profile: { name: 'Octo Cat', avatar_url: acct.avatar_url } });
-    const { rows } = await t.deps.db.query<{ subject: string }>('select subject from auth.identities where user_id = $1', [a.body.user.id]);
+    expect(a.body.user).toMatchObject({
+      email: acct.emails[1]!.email,
+      emailVerified: true,
+      providers: ['github'],
+      profile: { name: 'Octo Cat', avatar_url: acct.avatar_url },
+    });
+    const { rows } = await t.deps.db.query<{ subject: string }>(
+      'select subject from auth.identities where user_id = $1',
+      [a.body.user.id],
+    );
     expect(rows).toEqual([{ subject: String(acct.id) }]);
   });
 
@@ -117,19 +157,36 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
 
   it('an UNVERIFIED provider email never links to an existing account (account takeover): 409, nothing changed', async () => {
     const victim = await createTestUser(t, uniqueEmail('victim'));
-    const before = await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.sessions where user_id = $1', [victim.userId]);
+    const before = await t.deps.db.query<{ n: number }>(
+      'select count(*)::int as n from auth.sessions where user_id = $1',
+      [victim.userId],
+    );
     const a = await signIn('kc', kcAccount({ email: victim.email, email_verified: false }));
     expectError(a, 409, 'OAUTH_EMAIL_NOT_VERIFIED');
     expect(a.body.accessToken).toBeUndefined();
-    const gha = await signIn('github', ghAccount({ emails: [{ email: victim.email, primary: true, verified: false }] }));
+    const gha = await signIn(
+      'github',
+      ghAccount({ emails: [{ email: victim.email, primary: true, verified: false }] }),
+    );
     expectError(gha, 409, 'OAUTH_EMAIL_NOT_VERIFIED');
     // A verified secondary address is not the primary one: it does not link either.
-    const ghb = await signIn('github', ghAccount({ emails: [{ email: victim.email, primary: false, verified: true }, { email: uniqueEmail('other'), primary: true, verified: false }] }));
+    const ghb = await signIn(
+      'github',
+      ghAccount({
+        emails: [
+          { email: victim.email, primary: false, verified: true },
+          { email: uniqueEmail('other'), primary: true, verified: false },
+        ],
+      }),
+    );
     expect(ghb.status).toBe(200);
     expect(ghb.body.user.id).not.toBe(victim.userId);
     const ids = await t.deps.db.query('select 1 from auth.identities where user_id = $1', [victim.userId]);
     expect(ids.rows).toHaveLength(0);
-    const after = await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.sessions where user_id = $1', [victim.userId]);
+    const after = await t.deps.db.query<{ n: number }>(
+      'select count(*)::int as n from auth.sessions where user_id = $1',
+      [victim.userId],
+    );
     expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
   });
 
@@ -165,7 +222,13 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     const owner = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'owner-pw-2' } });
     await t.deps.db.query('update auth.users set email_verified = true where id = $1', [owner.body.user.id]);
     const fullWidth = [...local].map((c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).join('');
-    for (const look of [`${fullWidth}@example.com`, `${local}＠example.com`, ` ${email}`, `${email} `, `${email}\u200b`]) {
+    for (const look of [
+      `${fullWidth}@example.com`,
+      `${local}＠example.com`,
+      ` ${email}`,
+      `${email} `,
+      `${email}\u200b`,
+    ]) {
       const kc = await signIn('kc', kcAccount({ email: look }));
       expectError(kc, 400, 'OAUTH_EMAIL_INVALID');
       const gh = await signIn('github', ghAccount({ emails: [{ email: look, primary: true, verified: true }] }));
@@ -194,7 +257,11 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
       'not a url',
     ]) {
       const s = await start('kc', { redirect: bad });
-      expectError({ status: s.res.status, body: s.body, text: '', headers: s.res.headers }, 400, 'REDIRECT_NOT_ALLOWED');
+      expectError(
+        { status: s.res.status, body: s.body, text: '', headers: s.res.headers },
+        400,
+        'REDIRECT_NOT_ALLOWED',
+      );
       expect(s.res.headers.getSetCookie()).toEqual([]);
     }
     for (const good of ['http://app.test/native/', 'http://app.test/native/deep/path?x=1', `${APP}?next=%2Fhome`]) {
@@ -257,24 +324,46 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
     expect([...f.back.searchParams.keys()]).toEqual(['insforge_code']);
     const wrong = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code, code_verifier: randomToken() } });
     expectError(wrong, 400, 'INVALID_OAUTH_CODE');
-    expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code, code_verifier: f.verifier } }), 400, 'INVALID_OAUTH_CODE');
+    expectError(
+      await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code, code_verifier: f.verifier } }),
+      400,
+      'INVALID_OAUTH_CODE',
+    );
     const g = await toApp('github', ghAccount());
     const gcode = g.back.searchParams.get('insforge_code')!;
-    expect((await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode, code_verifier: g.verifier } })).status).toBe(200);
-    expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode, code_verifier: g.verifier } }), 400, 'INVALID_OAUTH_CODE');
-    expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: 'x', code_verifier: g.verifier } }), 400, 'INVALID_OAUTH_CODE');
+    expect(
+      (await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode, code_verifier: g.verifier } })).status,
+    ).toBe(200);
+    expectError(
+      await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode, code_verifier: g.verifier } }),
+      400,
+      'INVALID_OAUTH_CODE',
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: 'x', code_verifier: g.verifier } }),
+      400,
+      'INVALID_OAUTH_CODE',
+    );
     expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: gcode } }), 400, 'INVALID_INPUT');
   });
 
   it('a code the provider refuses is a 400, an unreachable provider a 502', async () => {
     const f = await toApp('github', ghAccount());
-    await t.deps.db.query(`update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`);
-    const a = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier } });
+    await t.deps.db.query(
+      `update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`,
+    );
+    const a = await call(t, 'POST', '/api/auth/oauth/exchange', {
+      body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier },
+    });
     expectError(a, 400, 'OAUTH_PROVIDER_REJECTED');
     expect(a.body.message).toContain('bad_verification_code');
     const k = await toApp('kc', kcAccount());
-    await t.deps.db.query(`update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`);
-    const b = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: k.back.searchParams.get('insforge_code'), code_verifier: k.verifier } });
+    await t.deps.db.query(
+      `update auth.oauth_flows set provider_code = 'forged' where code_expires_at is not null and exchanged_at is null`,
+    );
+    const b = await call(t, 'POST', '/api/auth/oauth/exchange', {
+      body: { code: k.back.searchParams.get('insforge_code'), code_verifier: k.verifier },
+    });
     expectError(b, 400, 'OAUTH_PROVIDER_REJECTED');
     expect(b.body.message).toContain('invalid_grant');
     const down = await start('down');
@@ -290,24 +379,41 @@ describe.each(backends())('OAuth / OpenID Connect sign-in (%s)', (backend) => {
   it('two first sign-ins of one subject at once make one user', async () => {
     const claims = { sub: newSub(), email: uniqueEmail('twin'), email_verified: true };
     const tokens = await Promise.all([0, 1, 2].map(() => oidc.mintIdToken(claims, { audience: 'plinth-web' })));
-    const answers = await Promise.all(tokens.map((token) => call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token } })));
+    const answers = await Promise.all(
+      tokens.map((token) => call(t, 'POST', '/api/auth/id-token', { body: { provider: 'kc', token } })),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     expect(new Set(answers.map((a) => a.body.user.id)).size).toBe(1);
-    const { rows } = await t.deps.db.query<{ n: number }>('select count(*)::int as n from auth.identities where subject = $1', [claims.sub]);
+    const { rows } = await t.deps.db.query<{ n: number }>(
+      'select count(*)::int as n from auth.identities where subject = $1',
+      [claims.sub],
+    );
     expect(rows[0]!.n).toBe(1);
   });
 
   it('an expired code is refused', async () => {
     const f = await toApp('kc', kcAccount());
-    await t.deps.db.query(`update auth.oauth_flows set code_expires_at = now() - interval '1 second' where code_expires_at is not null and exchanged_at is null`);
-    expectError(await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier } }), 400, 'INVALID_OAUTH_CODE');
+    await t.deps.db.query(
+      `update auth.oauth_flows set code_expires_at = now() - interval '1 second' where code_expires_at is not null and exchanged_at is null`,
+    );
+    expectError(
+      await call(t, 'POST', '/api/auth/oauth/exchange', {
+        body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier },
+      }),
+      400,
+      'INVALID_OAUTH_CODE',
+    );
   });
 
   it('an ID token whose nonce is not the one of this sign-in is refused (401), and nobody is signed in', async () => {
     const acct = kcAccount();
     const f = await toApp('kc', acct);
-    await t.deps.db.query(`update auth.oauth_flows set nonce = 'another-nonce' where code_expires_at is not null and exchanged_at is null`);
-    const a = await call(t, 'POST', '/api/auth/oauth/exchange', { body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier } });
+    await t.deps.db.query(
+      `update auth.oauth_flows set nonce = 'another-nonce' where code_expires_at is not null and exchanged_at is null`,
+    );
+    const a = await call(t, 'POST', '/api/auth/oauth/exchange', {
+      body: { code: f.back.searchParams.get('insforge_code'), code_verifier: f.verifier },
+    });
     expectError(a, 401, 'INVALID_ID_TOKEN');
     expect(a.body.message).toMatch(/nonce/);
     const { rows } = await t.deps.db.query('select 1 from auth.users where email = $1', [acct.email]);

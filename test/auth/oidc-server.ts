@@ -80,18 +80,31 @@ export class OidcServer {
     const details = await this.provider.interactionDetails(req, res);
     const account = this.nextLogin;
     if (!account) {
-      await this.provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The user said no.' }, { mergeWithLastSubmission: false });
+      await this.provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'The user said no.' },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
     this.accounts.set(account.sub, account);
     const grant = new this.provider.Grant({ accountId: account.sub, clientId: details.params.client_id });
     grant.addOIDCScope(details.params.scope);
     const grantId = await grant.save();
-    await this.provider.interactionFinished(req, res, { login: { accountId: account.sub }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await this.provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: account.sub }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
   }
 
   /** An ID token signed with the provider's key, with the given claims over sane defaults. */
-  async mintIdToken(claims: Record<string, unknown>, opts: { audience: string; expiresIn?: number; issuer?: string }): Promise<string> {
+  async mintIdToken(
+    claims: Record<string, unknown>,
+    opts: { audience: string; expiresIn?: number; issuer?: string },
+  ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     // A jti per token, as real providers (Google, Microsoft) send: tokens minted in the same
     // second with the same claims are still different tokens.

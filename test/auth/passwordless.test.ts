@@ -9,7 +9,8 @@ import { claimsOf, expectError, uniqueEmail } from './util.js';
 const APP = 'http://app.test/auth/callback';
 
 /** The text of a mail with quoted-printable soft breaks and escapes undone. */
-const decoded = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+const decoded = (raw: string) =>
+  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 
 describe.each(backends())('passwordless sign-in: magic links and email codes (%s)', (backend) => {
   let t: TestApp;
@@ -62,10 +63,19 @@ describe.each(backends())('passwordless sign-in: magic links and email codes (%s
 
   it('refuses redirects outside AUTH_REDIRECT_URLS, before anything is mailed', async () => {
     const u = await account();
-    for (const redirectTo of ['http://evil.test/auth/callback', `${APP}/../x`, 'javascript:alert(1)', `${APP}#frag`, 'not a url', 'http://app.test/deeper']) {
+    for (const redirectTo of [
+      'http://evil.test/auth/callback',
+      `${APP}/../x`,
+      'javascript:alert(1)',
+      `${APP}#frag`,
+      'not a url',
+      'http://app.test/deeper',
+    ]) {
       expectError(await post('/api/auth/magic-link', { email: u.email, redirectTo }), 400, 'REDIRECT_NOT_ALLOWED');
     }
-    expect((await post('/api/auth/magic-link', { email: u.email, redirectTo: 'http://app.test/deep/a/b' })).status).toBe(200);
+    expect(
+      (await post('/api/auth/magic-link', { email: u.email, redirectTo: 'http://app.test/deep/a/b' })).status,
+    ).toBe(200);
     const link = await linkTo(u.email);
     expect(link.pathname).toBe('/deep/a/b');
     expect(smtp.count(u.email)).toBe(1);
@@ -82,15 +92,20 @@ describe.each(backends())('passwordless sign-in: magic links and email codes (%s
     const second = (await linkTo(u.email, 1)).searchParams.get('magic_token')!;
     expectError(await post('/api/auth/magic-link/verify', { token: first }), 400, 'INVALID_CODE');
     expectError(await post('/api/auth/magic-link/verify', { token: `${second.slice(0, -2)}xx` }), 400, 'INVALID_CODE');
-    for (const token of ['', 'ml_x', 'x'.repeat(300)]) expectError(await post('/api/auth/magic-link/verify', { token }), 400);
-    await t.deps.db.query(`update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1 and purpose = 'magic_link'`, [u.id]);
+    for (const token of ['', 'ml_x', 'x'.repeat(300)])
+      expectError(await post('/api/auth/magic-link/verify', { token }), 400);
+    await t.deps.db.query(
+      `update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1 and purpose = 'magic_link'`,
+      [u.id],
+    );
     expectError(await post('/api/auth/magic-link/verify', { token: second }), 400, 'INVALID_CODE');
     expect(smtp.count(nobody)).toBe(0);
   });
 
   it('links are limited per address like code emails (429)', async () => {
     const u = await account();
-    for (let i = 0; i < 5; i++) expect((await post('/api/auth/magic-link', { email: u.email, redirectTo: APP })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await post('/api/auth/magic-link', { email: u.email, redirectTo: APP })).status).toBe(200);
     expectError(await post('/api/auth/magic-link', { email: u.email, redirectTo: APP }), 429, 'RATE_LIMITED');
   });
 
@@ -107,7 +122,9 @@ describe.each(backends())('passwordless sign-in: magic links and email codes (%s
     expectError(await otp(code), 400, 'INVALID_CODE');
     await post('/api/auth/email/send-otp', { email: u.email });
     const expiring = await smtp.waitForCode(u.email, 1);
-    await t.deps.db.query(`update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1`, [u.id]);
+    await t.deps.db.query(`update auth.email_codes set expires_at = now() - interval '1 second' where user_id = $1`, [
+      u.id,
+    ]);
     expectError(await otp(expiring), 400, 'INVALID_CODE');
     await post('/api/auth/email/send-otp', { email: u.email });
     const last = await smtp.waitForCode(u.email, 2);
@@ -120,17 +137,31 @@ describe.each(backends())('passwordless sign-in: magic links and email codes (%s
     const u = await account();
     const e = await post('/api/auth/mfa/factors', {}, u.token);
     const base = Math.floor(Date.now() / 30_000) * 30 + 1;
-    const v = await post(`/api/auth/mfa/factors/${e.body.id}/verify`, { code: generateSync({ secret: e.body.secret, epoch: base }) }, u.token);
+    const v = await post(
+      `/api/auth/mfa/factors/${e.body.id}/verify`,
+      { code: generateSync({ secret: e.body.secret, epoch: base }) },
+      u.token,
+    );
     expect(v.status).toBe(200);
     await post('/api/auth/magic-link', { email: u.email, redirectTo: APP });
-    const m = await post('/api/auth/magic-link/verify', { token: (await linkTo(u.email)).searchParams.get('magic_token') });
+    const m = await post('/api/auth/magic-link/verify', {
+      token: (await linkTo(u.email)).searchParams.get('magic_token'),
+    });
     expect(m.body).toMatchObject({ mfaRequired: true, challenge: { token: expect.any(String) } });
     expect(m.body.accessToken).toBeUndefined();
-    const done = await post('/api/auth/mfa/challenge', { token: m.body.challenge.token, factorId: e.body.id, code: generateSync({ secret: e.body.secret, epoch: base + 30 }) });
+    const done = await post('/api/auth/mfa/challenge', {
+      token: m.body.challenge.token,
+      factorId: e.body.id,
+      code: generateSync({ secret: e.body.secret, epoch: base + 30 }),
+    });
     expect(done.status, done.text).toBe(200);
     expect(claimsOf(done.body.accessToken).amr.map((a: { method: string }) => a.method)).toEqual(['magiclink', 'totp']);
     await post('/api/auth/email/send-otp', { email: u.email });
-    const o = await post('/api/auth/sessions', { email: u.email, otp: await smtp.waitForCode(u.email, 1), method: 'otp' });
+    const o = await post('/api/auth/sessions', {
+      email: u.email,
+      otp: await smtp.waitForCode(u.email, 1),
+      method: 'otp',
+    });
     expect(o.body).toMatchObject({ mfaRequired: true });
   });
 });

@@ -14,19 +14,41 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
   });
 
   const signup = (body: unknown) => call(t, 'POST', '/api/auth/signup', { body });
-  const signin = (email: string, password: string) => call(t, 'POST', '/api/auth/signin', { body: { email, password } });
+  const signin = (email: string, password: string) =>
+    call(t, 'POST', '/api/auth/signin', { body: { email, password } });
 
   it('signs up with exactly the spec fields, normalising the email and storing an argon2id hash', async () => {
     const email = uniqueEmail('Signup');
     const a = await signup({ email: `  ${email.toUpperCase()} `, password: 'correct horse', name: 'Ada' });
     expect(a.status).toBe(200);
     expect(Object.keys(a.body).sort()).toEqual(['accessToken', 'refreshToken', 'requireEmailVerification', 'user']);
-    expect(a.body.user).toEqual({ ...USER_SHAPE, email: email.toLowerCase(), emailVerified: false, profile: { name: 'Ada' } });
-    expect(Object.keys(a.body.user).sort()).toEqual(['banReason', 'bannedUntil', 'createdAt', 'email', 'emailVerified', 'factors', 'id', 'isAnonymous', 'metadata', 'profile', 'providers', 'updatedAt']);
+    expect(a.body.user).toEqual({
+      ...USER_SHAPE,
+      email: email.toLowerCase(),
+      emailVerified: false,
+      profile: { name: 'Ada' },
+    });
+    expect(Object.keys(a.body.user).sort()).toEqual([
+      'banReason',
+      'bannedUntil',
+      'createdAt',
+      'email',
+      'emailVerified',
+      'factors',
+      'id',
+      'isAnonymous',
+      'metadata',
+      'profile',
+      'providers',
+      'updatedAt',
+    ]);
     expect(a.body.requireEmailVerification).toBe(false);
     expect(a.body.accessToken).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(a.body.refreshToken).toMatch(/^rt_/);
-    const { rows } = await t.deps.db.query<{ password_hash: string }>('select password_hash from auth.users where id = $1', [a.body.user.id]);
+    const { rows } = await t.deps.db.query<{ password_hash: string }>(
+      'select password_hash from auth.users where id = $1',
+      [a.body.user.id],
+    );
     expect(rows[0]!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(rows[0]!.password_hash).not.toContain('correct horse');
     // The access token is a user token for this user.
@@ -53,7 +75,10 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
 
   it('two simultaneous sign-ups with one email make one account and one 409', async () => {
     const email = uniqueEmail('twin');
-    const both = await Promise.all([signup({ email, password: 'password-1' }), signup({ email, password: 'password-2' })]);
+    const both = await Promise.all([
+      signup({ email, password: 'password-1' }),
+      signup({ email, password: 'password-2' }),
+    ]);
     expect(both.map((a) => a.status).sort()).toEqual([200, 409]);
     const { rows } = await t.deps.db.query('select 1 from auth.users where email = $1', [email]);
     expect(rows).toHaveLength(1);
@@ -123,10 +148,18 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ success: true, message: expect.any(String) });
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
     // Refused on other endpoints too, even public ones (a bad credential is never downgraded).
     expectError(await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    expectError(await call(t, 'POST', '/api/auth/signin', { token: s.body.accessToken, body: { email, password: 'password-1' } }), 401, 'AUTH_UNAUTHORIZED');
+    expectError(
+      await call(t, 'POST', '/api/auth/signin', { token: s.body.accessToken, body: { email, password: 'password-1' } }),
+      401,
+      'AUTH_UNAUTHORIZED',
+    );
     // The user's other session is untouched.
     expect((await call(t, 'GET', '/api/auth/user', { token: other.body.accessToken })).status).toBe(200);
   });
@@ -141,7 +174,8 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
       ['GET', '/api/functions'],
     ];
     const before = [];
-    for (const [method, path, body] of probes) before.push((await call(t, method, path, { token: s.body.accessToken, body })).status);
+    for (const [method, path, body] of probes)
+      before.push((await call(t, method, path, { token: s.body.accessToken, body })).status);
     // Before sign-out the token gets past identity everywhere (what follows is each area's answer).
     for (const status of before) expect(status).not.toBe(401);
     expect((await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken })).status).toBe(200);
@@ -153,14 +187,22 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
   it('sign-out also works with a JSON content type and no body, and with only the refresh token', async () => {
     const email = uniqueEmail('out2');
     const s = await signup({ email, password: 'password-1' });
-    const out = await call(t, 'POST', '/api/auth/signout', { token: s.body.accessToken, headers: { 'content-type': 'application/json' }, raw: '' });
+    const out = await call(t, 'POST', '/api/auth/signout', {
+      token: s.body.accessToken,
+      headers: { 'content-type': 'application/json' },
+      raw: '',
+    });
     expect(out.status).toBe(200);
 
     const s2 = await signin(email, 'password-1');
     const byRefresh = await call(t, 'POST', '/api/auth/signout', { body: { refreshToken: s2.body.refreshToken } });
     expect(byRefresh.status).toBe(200);
     expectError(await call(t, 'GET', '/api/auth/user', { token: s2.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    expectError(await call(t, 'POST', '/api/auth/signout', { body: { refreshToken: s2.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
+    expectError(
+      await call(t, 'POST', '/api/auth/signout', { body: { refreshToken: s2.body.refreshToken } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
     expectError(await call(t, 'POST', '/api/auth/signout', { body: {} }), 401, 'UNAUTHORIZED');
     expectError(await call(t, 'POST', '/api/auth/signout'), 401, 'UNAUTHORIZED');
   });
@@ -187,7 +229,11 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     const replay = await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } });
     expectError(replay, 401, 'INVALID_REFRESH_TOKEN');
     // The legitimate holder's new tokens are dead too.
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: r1.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: r1.body.refreshToken } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
     expectError(await call(t, 'GET', '/api/auth/user', { token: r1.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
   });
@@ -208,19 +254,30 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     ['an access token', null],
   ])('refresh with %s is 401 INVALID_REFRESH_TOKEN', async (_n, body) => {
     const u = await createTestUser(t);
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: body ?? { refreshToken: u.token } }), 401, 'INVALID_REFRESH_TOKEN');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: body ?? { refreshToken: u.token } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
   });
 
   it('refresh validates its body (400)', async () => {
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: {} }), 400, 'INVALID_INPUT');
     expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: { a: 1 } } }), 400, 'INVALID_INPUT');
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: 'x'.repeat(5000) } }), 400, 'INVALID_INPUT');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: 'x'.repeat(5000) } }),
+      400,
+      'INVALID_INPUT',
+    );
   });
 
   it('access tokens are HS256 JWTs with sub, email, role, sid and a 15-minute life by default', async () => {
     const email = uniqueEmail('claims');
     const a = await signup({ email, password: 'password-1' });
-    const [header, payload] = a.body.accessToken.split('.').slice(0, 2).map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
+    const [header, payload] = a.body.accessToken
+      .split('.')
+      .slice(0, 2)
+      .map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
     expect(payload).toMatchObject({ sub: a.body.user.id, email, role: 'authenticated', sid: expect.any(String) });
     expect(payload.exp - payload.iat).toBe(900);
@@ -230,17 +287,39 @@ describe.each(backends())('auth sessions (%s)', (backend) => {
     const doc = await call(t, 'GET', '/api/openapi.json');
     expect(doc.status).toBe(200);
     const paths = Object.keys(doc.body.paths);
-    for (const p of ['signup', 'signin', 'user', 'signout', 'refresh', 'email/verify', 'email/send-verification', 'email/send-reset-password', 'email/reset-password', 'users', 'users/{id}']) {
+    for (const p of [
+      'signup',
+      'signin',
+      'user',
+      'signout',
+      'refresh',
+      'email/verify',
+      'email/send-verification',
+      'email/send-reset-password',
+      'email/reset-password',
+      'users',
+      'users/{id}',
+    ]) {
       expect(paths).toContain(`/api/auth/${p}`);
     }
-    expect(Object.keys(doc.body.paths['/api/auth/signup'].post.requestBody.content['application/json'].schema.properties).sort()).toEqual(['email', 'name', 'password']);
+    expect(
+      Object.keys(
+        doc.body.paths['/api/auth/signup'].post.requestBody.content['application/json'].schema.properties,
+      ).sort(),
+    ).toEqual(['email', 'name', 'password']);
   });
 
   it('an expired session is refused for access and refresh', async () => {
     const s = await signup({ email: uniqueEmail('exp'), password: 'password-1' });
-    await t.deps.db.query(`update auth.sessions set expires_at = now() - interval '1 second' where user_id = $1`, [s.body.user.id]);
+    await t.deps.db.query(`update auth.sessions set expires_at = now() - interval '1 second' where user_id = $1`, [
+      s.body.user.id,
+    ]);
     expectError(await call(t, 'GET', '/api/auth/user', { token: s.body.accessToken }), 401, 'AUTH_UNAUTHORIZED');
-    expectError(await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }), 401, 'INVALID_REFRESH_TOKEN');
+    expectError(
+      await call(t, 'POST', '/api/auth/refresh', { body: { refreshToken: s.body.refreshToken } }),
+      401,
+      'INVALID_REFRESH_TOKEN',
+    );
   });
 });
 
@@ -248,7 +327,9 @@ describe('TOKEN_TTL', () => {
   it('sets the access token lifetime', async () => {
     const t = await startApp('embedded', { TOKEN_TTL: '60' });
     try {
-      const a = await call(t, 'POST', '/api/auth/signup', { body: { email: uniqueEmail('ttl'), password: 'password-1' } });
+      const a = await call(t, 'POST', '/api/auth/signup', {
+        body: { email: uniqueEmail('ttl'), password: 'password-1' },
+      });
       const payload = JSON.parse(Buffer.from(a.body.accessToken.split('.')[1], 'base64url').toString());
       expect(payload.exp - payload.iat).toBe(60);
     } finally {

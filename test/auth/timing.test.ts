@@ -30,7 +30,10 @@ describe.each(backends())('sign-in timing (%s)', (backend) => {
     const r = await t.fetch('/api/auth/signin', {
       method: 'POST',
       // A different client address each time keeps the per-IP guard out of the way.
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
+      headers: {
+        'content-type': 'application/json',
+        'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      },
       body: JSON.stringify({ email, password: 'a-wrong-password' }),
     });
     const ms = performance.now() - started;
@@ -65,7 +68,9 @@ describe.each(backends())('sign-in timing (%s)', (backend) => {
         }
       }
       const ratio = median(unknown) / median(wrong);
-      seen.push(`round ${round + 1}: median unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, ratio ${ratio.toFixed(2)}`);
+      seen.push(
+        `round ${round + 1}: median unknown ${median(unknown).toFixed(1)} ms, wrong password ${median(wrong).toFixed(1)} ms, ratio ${ratio.toFixed(2)}`,
+      );
       if (ratio > 0.6 && ratio < 1.6) return;
     }
     expect.fail(`unknown email and wrong password are told apart by time:\n${seen.join('\n')}`);

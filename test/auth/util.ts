@@ -4,7 +4,12 @@ import type { Answer } from '../helpers/http.js';
 /** Asserts the error envelope with the given status and code. */
 export function expectError(a: Answer, status: number, code?: string): void {
   expect(a.status, JSON.stringify(a.body)).toBe(status);
-  expect(a.body).toMatchObject({ statusCode: status, error: code ?? expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+  expect(a.body).toMatchObject({
+    statusCode: status,
+    error: code ?? expect.any(String),
+    message: expect.any(String),
+    nextActions: expect.any(String),
+  });
 }
 
 let n = 0;

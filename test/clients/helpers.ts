@@ -25,7 +25,10 @@ export async function signedInClient(t: TestApp, tag = 'u') {
 }
 
 /** A test server on `backend` with `statements` run as admin SQL, and postgrest-js at /api/db as the admin. */
-export async function postgrestServer(backend: Backend, statements: readonly string[]): Promise<{ t: TestApp; db: PostgrestClient }> {
+export async function postgrestServer(
+  backend: Backend,
+  statements: readonly string[],
+): Promise<{ t: TestApp; db: PostgrestClient }> {
   const t = await startApp(backend);
   for (const s of statements) await sql(t, s);
   return { t, db: new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } }) };

@@ -10,7 +10,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 
-const BIN = path.join(path.dirname(createRequire(import.meta.url).resolve('@insforge/mcp/package.json')), 'dist/index.js');
+const BIN = path.join(
+  path.dirname(createRequire(import.meta.url).resolve('@insforge/mcp/package.json')),
+  'dist/index.js',
+);
 
 describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
   let t: TestApp;
@@ -41,7 +44,23 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
 
   it('registers every self-hosted tool, fetch-sdk-docs included (health version >= 1.5.1)', async () => {
     const names = (await client.listTools()).tools.map((x) => x.name);
-    for (const n of ['fetch-docs', 'fetch-sdk-docs', 'get-anon-key', 'get-table-schema', 'get-backend-metadata', 'run-raw-sql', 'bulk-upsert', 'create-bucket', 'list-buckets', 'delete-bucket', 'create-function', 'get-function', 'update-function', 'delete-function', 'get-container-logs']) {
+    for (const n of [
+      'fetch-docs',
+      'fetch-sdk-docs',
+      'get-anon-key',
+      'get-table-schema',
+      'get-backend-metadata',
+      'run-raw-sql',
+      'bulk-upsert',
+      'create-bucket',
+      'list-buckets',
+      'delete-bucket',
+      'create-function',
+      'get-function',
+      'update-function',
+      'delete-function',
+      'get-container-logs',
+    ]) {
       expect(names).toContain(n);
     }
   });
@@ -51,6 +70,11 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
     expect(d.isError).toBe(false);
     expect(d.text).toContain('instructions for agents');
     expect(d.text).toContain(t.url);
+    // The storage step of an agent's run: the page must show the SDK and its client.
+    const storage = await call('fetch-docs', { docType: 'storage-sdk' });
+    expect(storage.isError, storage.text).toBe(false);
+    expect(storage.text).toContain('@insforge/sdk');
+    expect(storage.text).toContain('createClient');
     const db = await call('fetch-docs', { docType: 'db-sdk' });
     expect(db.text.length).toBeGreaterThan(1000);
     const rest = await call('fetch-sdk-docs', { sdkFeature: 'storage', sdkLanguage: 'rest-api' });
@@ -65,7 +89,7 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
     expect(r.text).toContain(t.anonKey);
   });
 
-  it('run-raw-sql answers rows, rowCount and fields; bad SQL is an error with Postgres\'s text', async () => {
+  it("run-raw-sql answers rows, rowCount and fields; bad SQL is an error with Postgres's text", async () => {
     const r = await call('run-raw-sql', { query: 'select $1::int as n', params: [7] });
     expect(r.isError).toBe(false);
     expect(r.text).toMatch(/"rowCount": 1/);
@@ -85,7 +109,7 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
     const json = path.join(dir, 'products.json');
     writeFileSync(json, JSON.stringify([{ sku: 'p2', name: 'Pad', price: 3 }]));
     expect((await call('bulk-upsert', { table: 'products', filePath: json, upsertKey: 'sku' })).isError).toBe(false);
-    const rows = await call('run-raw-sql', { query: "select name, price::float8 from products order by sku" });
+    const rows = await call('run-raw-sql', { query: 'select name, price::float8 from products order by sku' });
     expect(rows.text).toContain('"Pen, blue"');
     expect(rows.text).toMatch(/"price": 3/);
     const bad = await call('bulk-upsert', { table: 'products', filePath: csv.replace('.csv', '.txt') });
@@ -137,7 +161,7 @@ describe.each(backends())('@insforge/mcp against Plinth (%s)', (backend) => {
     expect(missing.isError).toBe(true);
   });
 
-  it('get-container-logs reads /api/logs/{source} by InsForge\'s source names', async () => {
+  it("get-container-logs reads /api/logs/{source} by InsForge's source names", async () => {
     await t.fetch('/api/health');
     await new Promise((r) => setTimeout(r, 1500));
     const r = await call('get-container-logs', { source: 'insforge.logs', limit: 5 });

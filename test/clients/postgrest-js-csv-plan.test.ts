@@ -51,7 +51,8 @@ describe.each(backends())('CSV bodies and RPC plans (%s)', (backend) => {
   });
 
   it('answers bad CSV, bad cells and unknown columns with a 400, and CSV on the primary path with 415', async () => {
-    const post = (raw: string, path = '/api/db/people') => call(t, 'POST', path, { raw, headers: { ...auth(), 'content-type': 'text/csv' } });
+    const post = (raw: string, path = '/api/db/people') =>
+      call(t, 'POST', path, { raw, headers: { ...auth(), 'content-type': 'text/csv' } });
     let r = await post('name,age\nann,30,extra\n');
     expect([r.status, r.body.error]).toEqual([400, 'INVALID_INPUT']);
     r = await post('name,"age\nann,30\n');
@@ -64,7 +65,10 @@ describe.each(backends())('CSV bodies and RPC plans (%s)', (backend) => {
     expect([r.status, r.body.code]).toEqual([400, '42703']);
     r = await post('name\nann\n', '/api/database/records/people');
     expect(r.status).toBe(415);
-    r = await call(t, 'PATCH', '/api/db/people?id=eq.1', { raw: 'name\nx\n', headers: { ...auth(), 'content-type': 'text/csv' } });
+    r = await call(t, 'PATCH', '/api/db/people?id=eq.1', {
+      raw: 'name\nx\n',
+      headers: { ...auth(), 'content-type': 'text/csv' },
+    });
     expect(r.status).toBe(415);
     const count: any = await admin.from('people').select('*', { count: 'exact', head: true });
     expect(count.count).toBe(2);

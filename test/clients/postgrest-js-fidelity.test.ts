@@ -42,7 +42,11 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
       { username: 'cy', status: 'AWAY' },
       { username: 'dee', status: 'OFFLINE' },
     ]);
-    r = await db.rpc('people_older', { min_age: 25 }).eq('status', 'OFFLINE').select('username').order('age', { ascending: false });
+    r = await db
+      .rpc('people_older', { min_age: 25 })
+      .eq('status', 'OFFLINE')
+      .select('username')
+      .order('age', { ascending: false });
     expect(r.data).toEqual([{ username: 'dee' }, { username: 'bob' }]);
     r = await db.rpc('people_older', { min_age: 25 }, { get: true }).select('username').order('username').limit(2);
     expect(r.data).toEqual([{ username: 'ann' }, { username: 'bob' }]);
@@ -88,20 +92,34 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     const ok: any = await db13.from('people').update({ age: 31 }).eq('username', 'ann').maxAffected(1).select('age');
     expect([ok.error, ok.data]).toEqual([null, [{ age: 31 }]]);
     // Without handling=strict the preference is ignored (PostgREST's lenient default).
-    const lenient = await call(t, 'PATCH', '/api/db/people?age=gt.0', { headers: { ...admin(t), prefer: 'max-affected=1' }, body: { status: 'SEEN' } });
+    const lenient = await call(t, 'PATCH', '/api/db/people?age=gt.0', {
+      headers: { ...admin(t), prefer: 'max-affected=1' },
+      body: { status: 'SEEN' },
+    });
     expect(lenient.status).toBe(204);
   });
 
-  it('gives PostgREST\'s code, details and hint beside the envelope, and its .single() text', async () => {
+  it("gives PostgREST's code, details and hint beside the envelope, and its .single() text", async () => {
     const many: any = await db.from('people').select('username').single();
-    expect(many.error).toEqual(expect.objectContaining({ code: 'PGRST116', message: 'Cannot coerce the result to a single JSON object', details: 'The result contains 4 rows', hint: null }));
+    expect(many.error).toEqual(
+      expect.objectContaining({
+        code: 'PGRST116',
+        message: 'Cannot coerce the result to a single JSON object',
+        details: 'The result contains 4 rows',
+        hint: null,
+      }),
+    );
     const none: any = await db.from('people').select('username').eq('id', -1).single();
     expect(none.error).toMatchObject({ code: 'PGRST116', details: 'The result contains 0 rows' });
     const raised: any = await db.rpc('raise_it');
     expect(raised.status).toBe(400);
     expect(raised.error).toMatchObject({ code: 'P0001', details: 'the shop is closed', hint: 'come back tomorrow' });
     expect(raised.error.message).toContain('not today');
-    const badJson = await t.fetch('/api/db/people', { method: 'POST', headers: { ...admin(t), 'content-type': 'application/json' }, body: '{"username":' });
+    const badJson = await t.fetch('/api/db/people', {
+      method: 'POST',
+      headers: { ...admin(t), 'content-type': 'application/json' },
+      body: '{"username":',
+    });
     const body = await badJson.json();
     expect([badJson.status, body.code, typeof body.nextActions]).toEqual([400, 'PGRST102', 'string']);
   });
@@ -116,17 +134,49 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     expect(uncounted.status).toBe(200);
     const rpcPage: any = await db.rpc('get_username_and_status', {}, { count: 'exact' }).range(0, 0);
     expect([rpcPage.status, rpcPage.count]).toEqual([206, 4]);
-    const merged: any = await db.from('kv').upsert([{ k: 'a', v: 10 }, { k: 'b', v: 20 }]).select('k, v');
-    expect([merged.status, merged.data]).toEqual([200, [{ k: 'a', v: 10 }, { k: 'b', v: 20 }]]);
-    const mixed: any = await db.from('kv').upsert([{ k: 'a', v: 11 }, { k: 'd', v: 4 }]).select('k');
+    const merged: any = await db
+      .from('kv')
+      .upsert([
+        { k: 'a', v: 10 },
+        { k: 'b', v: 20 },
+      ])
+      .select('k, v');
+    expect([merged.status, merged.data]).toEqual([
+      200,
+      [
+        { k: 'a', v: 10 },
+        { k: 'b', v: 20 },
+      ],
+    ]);
+    const mixed: any = await db
+      .from('kv')
+      .upsert([
+        { k: 'a', v: 11 },
+        { k: 'd', v: 4 },
+      ])
+      .select('k');
     expect(mixed.status).toBe(201);
-    const minimal = await call(t, 'POST', '/api/db/kv', { headers: { ...admin(t), prefer: 'resolution=merge-duplicates, return=minimal' }, body: [{ k: 'c', v: 30 }] });
-    expect([minimal.status, minimal.headers.get('preference-applied')]).toEqual([200, 'return=minimal, resolution=merge-duplicates']);
-    const fresh = await call(t, 'POST', '/api/db/kv', { headers: { ...admin(t), prefer: 'resolution=ignore-duplicates' }, body: [{ k: 'e', v: 5 }] });
+    const minimal = await call(t, 'POST', '/api/db/kv', {
+      headers: { ...admin(t), prefer: 'resolution=merge-duplicates, return=minimal' },
+      body: [{ k: 'c', v: 30 }],
+    });
+    expect([minimal.status, minimal.headers.get('preference-applied')]).toEqual([
+      200,
+      'return=minimal, resolution=merge-duplicates',
+    ]);
+    const fresh = await call(t, 'POST', '/api/db/kv', {
+      headers: { ...admin(t), prefer: 'resolution=ignore-duplicates' },
+      body: [{ k: 'e', v: 5 }],
+    });
     expect(fresh.status).toBe(201);
-    const rolled = await call(t, 'POST', '/api/db/rpc/write_ledger', { headers: { ...admin(t), prefer: 'tx=rollback' }, body: { note: 'x' } });
+    const rolled = await call(t, 'POST', '/api/db/rpc/write_ledger', {
+      headers: { ...admin(t), prefer: 'tx=rollback' },
+      body: { note: 'x' },
+    });
     expect(rolled.headers.get('preference-applied')).toBe('tx=rollback');
-    const strict = await call(t, 'DELETE', '/api/db/kv?k=eq.e', { headers: { ...admin(t), prefer: 'handling=strict, max-affected=5' } });
+    const strict = await call(t, 'DELETE', '/api/db/kv?k=eq.e', {
+      headers: { ...admin(t), prefer: 'handling=strict, max-affected=5' },
+    });
     expect([strict.status, strict.headers.get('preference-applied')]).toEqual([204, 'handling=strict, max-affected=5']);
   });
 
@@ -136,13 +186,21 @@ describe.each(backends())('postgrest-js: answers that used to be silently wrong 
     expect([csv.error, csv.data]).toEqual([null, 'k,v\nn,\nq,7']);
     const quoted: any = await db.rpc('get_username_and_status').eq('username', 'ann').select('username').csv();
     expect(quoted.data).toBe('username\nann');
-    const stripped = await call(t, 'GET', '/api/db/kv?select=k,v&k=in.(n,q)&order=k', { headers: { ...admin(t), accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
-    expect([stripped.status, stripped.headers.get('content-type'), JSON.parse(stripped.text)]).toEqual([200, 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8', [{ k: 'n' }, { k: 'q', v: 7 }]]);
+    const stripped = await call(t, 'GET', '/api/db/kv?select=k,v&k=in.(n,q)&order=k', {
+      headers: { ...admin(t), accept: 'application/vnd.pgrst.array+json;nulls=stripped' },
+    });
+    expect([stripped.status, stripped.headers.get('content-type'), JSON.parse(stripped.text)]).toEqual([
+      200,
+      'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8',
+      [{ k: 'n' }, { k: 'q', v: 7 }],
+    ]);
     const geo: any = await db.from('kv').select('k').geojson();
     expect([geo.status, geo.error?.code]).toEqual([406, 'PGRST107']);
     const unknown = await call(t, 'GET', '/api/db/kv', { headers: { ...admin(t), accept: 'application/xml' } });
     expect([unknown.status, unknown.body.code]).toEqual([406, 'PGRST107']);
-    const browser = await call(t, 'GET', '/api/db/kv?k=eq.q', { headers: { ...admin(t), accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    const browser = await call(t, 'GET', '/api/db/kv?k=eq.q', {
+      headers: { ...admin(t), accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
     expect([browser.status, browser.body]).toEqual([200, [{ k: 'q', v: 7 }]]);
     const plan: any = await db.from('kv').select('k').eq('k', 'q').explain({ format: 'json' });
     expect(plan.error).toBeNull();

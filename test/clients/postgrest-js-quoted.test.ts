@@ -27,7 +27,11 @@ describe.each(backends())('postgrest-js: quoted names and JSON paths in logic tr
   });
 
   it('selects, filters and orders by quoted names with spaces, dots and commas', async () => {
-    let r: any = await db.from('team list').select('id,"full name",total:"a,b"').gte('"a,b"', 2).order('"full name"', { ascending: false });
+    let r: any = await db
+      .from('team list')
+      .select('id,"full name",total:"a,b"')
+      .gte('"a,b"', 2)
+      .order('"full name"', { ascending: false });
     expect(r.error).toBeNull();
     expect(r.data).toEqual([
       { id: 3, 'full name': 'cy', total: 3 },
@@ -47,15 +51,25 @@ describe.each(backends())('postgrest-js: quoted names and JSON paths in logic tr
       .order('"nick.name"', { referencedTable: '"team member"', ascending: false });
     expect(r.error).toBeNull();
     expect(r.data).toEqual([{ 'full name': 'ann', 'team member': [{ 'nick.name': 'a2' }, { 'nick.name': 'a1' }] }]);
-    const f: any = await db.from('team list').select('id,"team member"!inner("nick.name")').eq('"team member"."nick.name"', 'b1');
+    const f: any = await db
+      .from('team list')
+      .select('id,"team member"!inner("nick.name")')
+      .eq('"team member"."nick.name"', 'b1');
     expect(f.data).toEqual([{ id: 2, 'team member': [{ 'nick.name': 'b1' }] }]);
   });
 
   it('writes rows whose columns have quoted names', async () => {
-    const r: any = await db.from('team member').insert({ 'team id': 3, 'nick.name': 'c1' }).select('"team id","nick.name"');
+    const r: any = await db
+      .from('team member')
+      .insert({ 'team id': 3, 'nick.name': 'c1' })
+      .select('"team id","nick.name"');
     expect(r.error).toBeNull();
     expect(r.data).toEqual([{ 'team id': 3, 'nick.name': 'c1' }]);
-    const u: any = await db.from('team member').update({ 'nick.name': 'c2' }).eq('"nick.name"', 'c1').select('"nick.name"');
+    const u: any = await db
+      .from('team member')
+      .update({ 'nick.name': 'c2' })
+      .eq('"nick.name"', 'c1')
+      .select('"nick.name"');
     expect(u.data).toEqual([{ 'nick.name': 'c2' }]);
   });
 
@@ -74,9 +88,17 @@ describe.each(backends())('postgrest-js: quoted names and JSON paths in logic tr
     let r: any = await db.from('team list').select('id').or('data->>role.eq.lead,data->n->>k.eq.5').order('id');
     expect(r.error).toBeNull();
     expect(r.data).toEqual([{ id: 1 }, { id: 2 }]);
-    r = await db.from('team list').select('id').or('and(data->>role.eq.dev,data->n->k.gt.4),"full name".eq.cy').order('id');
+    r = await db
+      .from('team list')
+      .select('id')
+      .or('and(data->>role.eq.dev,data->n->k.gt.4),"full name".eq.cy')
+      .order('id');
     expect(r.data).toEqual([{ id: 2 }, { id: 3 }]);
-    r = await db.from('team list').select('id').not('data->>role', 'eq', 'dev').or('data->>role.is.null,data->n->>k.in.(3,4)');
+    r = await db
+      .from('team list')
+      .select('id')
+      .not('data->>role', 'eq', 'dev')
+      .or('data->>role.is.null,data->n->>k.in.(3,4)');
     expect(r.data).toEqual([{ id: 1 }]);
     r = await db.from('team list').select('id').or('"full name"->>x.eq.1');
     expect([r.status, r.error?.code]).toEqual([400, r.error?.code]);

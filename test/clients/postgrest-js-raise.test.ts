@@ -53,18 +53,36 @@ describe.each(backends())('postgrest-js: function access modes and raised HTTP e
   it("answers raise sqlstate 'PGRST' with the function's status, headers and JSON", async () => {
     const r: any = await db.rpc('pay');
     expect(r.status).toBe(402);
-    expect(r.error).toMatchObject({ code: '123', message: 'Payment Required', details: 'Quota exceeded', hint: 'Upgrade your plan' });
-    const raw = await call(t, 'POST', '/api/db/rpc/pay', { headers: { Authorization: `Bearer ${t.adminKey}` }, body: {} });
+    expect(r.error).toMatchObject({
+      code: '123',
+      message: 'Payment Required',
+      details: 'Quota exceeded',
+      hint: 'Upgrade your plan',
+    });
+    const raw = await call(t, 'POST', '/api/db/rpc/pay', {
+      headers: { Authorization: `Bearer ${t.adminKey}` },
+      body: {},
+    });
     expect(raw.status).toBe(402);
     expect(raw.headers.get('x-powered-by')).toBe('Nerd Rage');
     expect(raw.headers.get('content-length')).not.toBe('1');
-    expect(raw.body).toMatchObject({ statusCode: 402, error: 'FUNCTION_RAISED', code: '123', message: 'Payment Required' });
+    expect(raw.body).toMatchObject({
+      statusCode: 402,
+      error: 'FUNCTION_RAISED',
+      code: '123',
+      message: 'Payment Required',
+    });
   });
 
   it("answers raise sqlstate 'PT418' with status 418 and the function's message, detail and hint", async () => {
     const r: any = await db.rpc('teapot');
     expect(r.status).toBe(418);
-    expect(r.error).toMatchObject({ code: 'PT418', message: 'I am a teapot', details: 'short and stout', hint: 'pour' });
+    expect(r.error).toMatchObject({
+      code: 'PT418',
+      message: 'I am a teapot',
+      details: 'short and stout',
+      hint: 'pour',
+    });
   });
 
   it('answers a PGRST raise that is not JSON, or has no error status, with 500 PGRST121', async () => {

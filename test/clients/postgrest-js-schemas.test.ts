@@ -25,7 +25,8 @@ describe.each(backends())('postgrest-js: exposed schemas (%s)', (backend) => {
       `insert into public.items values (1, 'in public')`,
       `insert into api.items values (1, 'api one'), (2, 'api two')`,
       `insert into api.parts values (1, 2, 'bolt')`,
-    ]) await sql(t, s);
+    ])
+      await sql(t, s);
     db = new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${t.adminKey}` } });
   });
   afterAll(async () => {
@@ -37,14 +38,22 @@ describe.each(backends())('postgrest-js: exposed schemas (%s)', (backend) => {
     expect(r.data).toEqual([{ id: 1, name: 'in public' }]);
     const api = db.schema('api');
     r = await api.from('items').select('label, parts(name)').order('id');
-    expect([r.error, r.data]).toEqual([null, [{ label: 'api one', parts: [] }, { label: 'api two', parts: [{ name: 'bolt' }] }]]);
+    expect([r.error, r.data]).toEqual([
+      null,
+      [
+        { label: 'api one', parts: [] },
+        { label: 'api two', parts: [{ name: 'bolt' }] },
+      ],
+    ]);
     const ins: any = await api.from('items').insert({ id: 3, label: 'api three' }).select('label');
     expect([ins.status, ins.data]).toEqual([201, [{ label: 'api three' }]]);
     const upd: any = await api.from('items').update({ label: 'api 3' }).eq('id', 3).select('label');
     expect(upd.data).toEqual([{ label: 'api 3' }]);
     r = await api.rpc('labels', { prefix: 'api t' }).select('id');
     expect(r.data).toEqual([{ id: 2 }]);
-    const raw = await call(t, 'GET', '/api/db/items?select=label&id=eq.1', { headers: { ...admin(t), 'accept-profile': 'api' } });
+    const raw = await call(t, 'GET', '/api/db/items?select=label&id=eq.1', {
+      headers: { ...admin(t), 'accept-profile': 'api' },
+    });
     expect([raw.body, raw.headers.get('content-profile')]).toEqual([[{ label: 'api one' }], 'api']);
   });
 

@@ -32,7 +32,10 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
   });
 
   it('aggregates over every matching row, grouped by the other columns, with casts and aliases', async () => {
-    let r: any = await db.from('orders').select('amount.sum(), avg:amount.avg()::int, count(), amount.max()').neq('status', 'void');
+    let r: any = await db
+      .from('orders')
+      .select('amount.sum(), avg:amount.avg()::int, count(), amount.max()')
+      .neq('status', 'void');
     expect([r.error, r.data]).toEqual([null, [{ sum: 35, avg: 12, count: 3, max: 20 }]]);
     r = await db.from('orders').select('status, total:amount.sum(), n:count()').order('status');
     expect(r.data).toEqual([
@@ -53,8 +56,20 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
       { name: 'Bob', orders: [{ count: 1 }] },
       { name: 'Cy', orders: [{ count: 0 }] },
     ]);
-    r = await db.from('customers').select('name, orders(status, amount.sum())').eq('id', 1).order('status', { referencedTable: 'orders' });
-    expect(r.data).toEqual([{ name: 'Ann', orders: [{ status: 'open', sum: 20 }, { status: 'paid', sum: 10 }] }]);
+    r = await db
+      .from('customers')
+      .select('name, orders(status, amount.sum())')
+      .eq('id', 1)
+      .order('status', { referencedTable: 'orders' });
+    expect(r.data).toEqual([
+      {
+        name: 'Ann',
+        orders: [
+          { status: 'open', sum: 20 },
+          { status: 'paid', sum: 10 },
+        ],
+      },
+    ]);
     const mixed = await call(t, 'GET', '/api/db/customers?select=count(),orders(id)', { headers: admin(t) });
     expect(mixed.status).toBe(400);
     envelope(mixed);
@@ -68,7 +83,11 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
       { id: 3, customer: 'Bob' },
       { id: 4, customer: null },
     ]);
-    r = await db.from('customers').select('name, ...orders(amount, status)').order('id').order('id', { referencedTable: 'orders' });
+    r = await db
+      .from('customers')
+      .select('name, ...orders(amount, status)')
+      .order('id')
+      .order('id', { referencedTable: 'orders' });
     expect(r.data).toEqual([
       { name: 'Ann', amount: [10, 20], status: ['paid', 'open'] },
       { name: 'Bob', amount: [5], status: ['paid'] },
@@ -83,15 +102,29 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
     expect(r.data).toEqual([{ id: 1 }]);
     r = await db.from('orders').select('id').gte('data->size', 2).order('id');
     expect(r.data).toEqual([{ id: 1 }, { id: 3 }]);
-    r = await db.from('orders').select('id, color:data->>color').not('data', 'is', null).order('data->>color', { ascending: false });
-    expect(r.data).toEqual([{ id: 1, color: 'red' }, { id: 3, color: 'green' }, { id: 2, color: 'blue' }]);
+    r = await db
+      .from('orders')
+      .select('id, color:data->>color')
+      .not('data', 'is', null)
+      .order('data->>color', { ascending: false });
+    expect(r.data).toEqual([
+      { id: 1, color: 'red' },
+      { id: 3, color: 'green' },
+      { id: 2, color: 'blue' },
+    ]);
     r = await db.from('orders').select('id').eq('meta->>tag', 'a').order('id');
     expect(r.data).toEqual([{ id: 1 }, { id: 3 }]);
     r = await db.from('orders').select('id').in('data->>color', ['red', 'green']).order('id');
     expect(r.data).toEqual([{ id: 1 }, { id: 3 }]);
     r = await db.from('orders').select('id').ilike('data->>color', '%E%').order('id');
     expect(r.data).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
-    for (const q of ['status->>x=eq.1', 'data->size=eq.notjson', "data->>x'y=eq.1", 'order=data->>', 'order=status->x']) {
+    for (const q of [
+      'status->>x=eq.1',
+      'data->size=eq.notjson',
+      "data->>x'y=eq.1",
+      'order=data->>',
+      'order=status->x',
+    ]) {
       const bad = await call(t, 'GET', `/api/db/orders?${q}`, { headers: admin(t) });
       expect(bad.status, q).toBe(400);
       envelope(bad);
@@ -110,7 +143,10 @@ describe.each(backends())('postgrest-js: select grammar (%s)', (backend) => {
     const write: any = await db.from('orders').insert({ id: 9, amount: 1, status: 'x', label: 'no' });
     expect([write.status, write.error?.code]).toEqual([400, '42703']);
     // A computed field created now is seen at once (the schema cache reloads after DDL).
-    await sql(t, `create function public.doubled(o public.orders) returns numeric language sql stable as $$ select o.amount * 2 $$`);
+    await sql(
+      t,
+      `create function public.doubled(o public.orders) returns numeric language sql stable as $$ select o.amount * 2 $$`,
+    );
     r = await db.from('orders').select('id, doubled').eq('id', 2);
     expect([r.error, r.data]).toEqual([null, [{ id: 2, doubled: 40 }]]);
   });

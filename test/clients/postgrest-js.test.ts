@@ -13,7 +13,8 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
   let a: User;
   let b: User;
   let db: PostgrestClient;
-  const as = (token: string) => new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${token}` } });
+  const as = (token: string) =>
+    new PostgrestClient(`${t.url}/api/db`, { headers: { Authorization: `Bearer ${token}` } });
 
   beforeAll(async () => {
     t = await startApp(backend);
@@ -35,7 +36,12 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
       { id: 3, title: 'bobs', author: { name: 'Bob' } },
       { id: 4, title: 'orphan', author: null },
     ]);
-    const p = await db.from('profiles').select('name, posts(title, score)').order('name').order('score', { referencedTable: 'posts', ascending: false }).limit(1, { referencedTable: 'posts' });
+    const p = await db
+      .from('profiles')
+      .select('name, posts(title, score)')
+      .order('name')
+      .order('score', { referencedTable: 'posts', ascending: false })
+      .limit(1, { referencedTable: 'posts' });
     expect(p.data).toEqual([
       { name: 'Ann', posts: [{ title: 'hello', score: 5 }] },
       { name: 'Bob', posts: [{ title: 'bobs', score: 9 }] },
@@ -45,7 +51,9 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
     expect(r.data).toEqual([{ title: 'bobs', author: { name: 'Bob', org: 'acme' } }]);
     const nested = await db.from('reviews').select('stars, reviewer:profiles!reviewer_id(name, posts(title))');
     expect(nested.error).toBeNull();
-    expect(nested.data).toEqual([{ stars: 4, reviewer: { name: 'Ann', posts: [{ title: 'hello' }, { title: 'second' }] } }]);
+    expect(nested.data).toEqual([
+      { stars: 4, reviewer: { name: 'Ann', posts: [{ title: 'hello' }, { title: 'second' }] } },
+    ]);
     const amb = await db.from('profiles').select('name, reviews(stars)');
     expect(amb.status).toBe(300);
     expect(amb.error).toMatchObject({ code: 'PGRST201' });
@@ -85,19 +93,49 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
   });
 
   it('inserts, upserts, updates and deletes with returning rows', async () => {
-    let r = await db.from('todos').insert({ title: 'one' }).select().single();
+    const r = await db.from('todos').insert({ title: 'one' }).select().single();
     expect(r.error).toBeNull();
     expect(r.data).toMatchObject({ title: 'one', done: false });
-    const arr = await db.from('todos').insert([{ title: 'two' }, { title: 'three', done: true }], { defaultToNull: false }).select('title, done');
-    expect(arr.data).toEqual([{ title: 'two', done: false }, { title: 'three', done: true }]);
+    const arr = await db
+      .from('todos')
+      .insert([{ title: 'two' }, { title: 'three', done: true }], { defaultToNull: false })
+      .select('title, done');
+    expect(arr.data).toEqual([
+      { title: 'two', done: false },
+      { title: 'three', done: true },
+    ]);
     const minimal = await db.from('todos').insert({ title: 'four' });
     expect([minimal.status, minimal.data, minimal.error]).toEqual([201, null, null]);
-    const up = await db.from('todos').upsert([{ title: 'one', n: 1 }, { title: 'five', n: 5 }], { onConflict: 'title' }).select('title, n');
-    expect(up.data).toEqual([{ title: 'one', n: 1 }, { title: 'five', n: 5 }]);
-    const ign = await db.from('todos').upsert({ title: 'one', n: 99 }, { onConflict: 'title', ignoreDuplicates: true }).select();
+    const up = await db
+      .from('todos')
+      .upsert(
+        [
+          { title: 'one', n: 1 },
+          { title: 'five', n: 5 },
+        ],
+        { onConflict: 'title' },
+      )
+      .select('title, n');
+    expect(up.data).toEqual([
+      { title: 'one', n: 1 },
+      { title: 'five', n: 5 },
+    ]);
+    const ign = await db
+      .from('todos')
+      .upsert({ title: 'one', n: 99 }, { onConflict: 'title', ignoreDuplicates: true })
+      .select();
     expect(ign.data).toEqual([]);
-    const upd = await db.from('todos').update({ done: true }, { count: 'exact' }).in('title', ['one', 'two']).select('title, done');
-    expect(upd.data).toEqual(expect.arrayContaining([{ title: 'one', done: true }, { title: 'two', done: true }]));
+    const upd = await db
+      .from('todos')
+      .update({ done: true }, { count: 'exact' })
+      .in('title', ['one', 'two'])
+      .select('title, done');
+    expect(upd.data).toEqual(
+      expect.arrayContaining([
+        { title: 'one', done: true },
+        { title: 'two', done: true },
+      ]),
+    );
     expect(upd.count).toBe(2);
     const del = await db.from('todos').delete().eq('title', 'four');
     expect([del.status, del.error]).toEqual([204, null]);
@@ -120,12 +158,16 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
     expect([missing.status, missing.error?.code]).toEqual([404, 'PGRST202']);
   });
 
-  it('applies RLS to every embedded table: a user never sees another user\'s comments', async () => {
-    for (const [u, body] of [[a, 'mine-a'], [b, 'mine-b']] as const) {
+  it("applies RLS to every embedded table: a user never sees another user's comments", async () => {
+    for (const [u, body] of [
+      [a, 'mine-a'],
+      [b, 'mine-b'],
+    ] as const) {
       const r = await as(u.token).from('comments').insert({ post_id: 1, body });
       expect(r.error).toBeNull();
     }
-    const seen = async (u: User) => (await as(u.token).from('posts').select('title, comments(body)').eq('id', 1).single()).data;
+    const seen = async (u: User) =>
+      (await as(u.token).from('posts').select('title, comments(body)').eq('id', 1).single()).data;
     expect(await seen(a)).toEqual({ title: 'hello', comments: [{ body: 'mine-a' }] });
     expect(await seen(b)).toEqual({ title: 'hello', comments: [{ body: 'mine-b' }] });
     const inner = await as(a.token).from('posts').select('title, comments!inner(body)');
@@ -133,6 +175,6 @@ describe.each(backends())('@supabase/postgrest-js against Plinth (%s)', (backend
     const refused = await as(a.token).from('locked').insert({ owner: b.userId });
     expect(refused.status).toBe(403);
     expect(refused.error).toMatchObject({ code: '42501' });
-    expect(refused.error?.message).toContain('row-level security policy of table "locked"');
+    expect(refused.error?.message).toContain('row-level security policies of table "locked"');
   });
 });

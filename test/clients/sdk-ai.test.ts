@@ -25,30 +25,53 @@ describe.each(backends())('@insforge/sdk and openai AI calls (%s)', (backend) =>
   });
 
   it('chat.completions.create: InsForge shape on the wire, camelCase options mapped to OpenAI upstream', async () => {
-    const r = await user.client.ai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi there' }], maxTokens: 20, topP: 0.5, webSearch: { enabled: true } } as never);
+    const r = await user.client.ai.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hi there' }],
+      maxTokens: 20,
+      topP: 0.5,
+      webSearch: { enabled: true },
+    } as never);
     expect(r).toMatchObject({
       object: 'chat.completion',
       model: 'gpt-test',
       choices: [{ index: 0, message: { role: 'assistant', content: 'echo: Hi there' }, finish_reason: 'stop' }],
-      usage: { promptTokens: MOCK_USAGE.prompt_tokens, completionTokens: MOCK_USAGE.completion_tokens, totalTokens: MOCK_USAGE.total_tokens },
+      usage: {
+        promptTokens: MOCK_USAGE.prompt_tokens,
+        completionTokens: MOCK_USAGE.completion_tokens,
+        totalTokens: MOCK_USAGE.total_tokens,
+      },
     });
     const sent = mock.last()!.body!;
     expect(sent).toMatchObject({ model: 'gpt-test', max_tokens: 20, top_p: 0.5 });
     expect(sent).not.toHaveProperty('maxTokens');
     expect(sent).not.toHaveProperty('webSearch');
     // The raw answer is InsForge's {text, metadata}.
-    const raw = await call(t, 'POST', '/api/ai/chat/completion', { token: user.accessToken, body: { model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] } });
-    expect(raw.body).toEqual({ text: 'echo: x', metadata: { model: 'gpt-test', usage: { promptTokens: 11, completionTokens: 7, totalTokens: 18 } } });
+    const raw = await call(t, 'POST', '/api/ai/chat/completion', {
+      token: user.accessToken,
+      body: { model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] },
+    });
+    expect(raw.body).toEqual({
+      text: 'echo: x',
+      metadata: { model: 'gpt-test', usage: { promptTokens: 11, completionTokens: 7, totalTokens: 18 } },
+    });
   });
 
   it('tool calls come back as tool_calls with finish_reason tool_calls', async () => {
-    const r = await user.client.ai.chat.completions.create({ model: 'mock-tools', messages: [{ role: 'user', content: 'weather?' }] });
+    const r = await user.client.ai.chat.completions.create({
+      model: 'mock-tools',
+      messages: [{ role: 'user', content: 'weather?' }],
+    });
     expect(r.choices[0].finish_reason).toBe('tool_calls');
     expect(r.choices[0].message.tool_calls[0]).toMatchObject({ id: 'call_1', function: { name: 'get_weather' } });
   });
 
   it('stream: true yields the text in chunks and ends on {"done": true}', async () => {
-    const stream = await user.client.ai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const stream = await user.client.ai.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    });
     const parts: string[] = [];
     for await (const chunk of stream as AsyncIterable<{ choices: Array<{ delta: { content?: string } }> }>) {
       if (chunk.choices[0]?.delta.content) parts.push(chunk.choices[0].delta.content);
@@ -61,22 +84,40 @@ describe.each(backends())('@insforge/sdk and openai AI calls (%s)', (backend) =>
     });
     expect(raw.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const text = await raw.text();
-    expect(text).toBe(`${STREAM_PARTS.map((p) => `data: ${JSON.stringify({ chunk: p })}\n\n`).join('')}data: {"done":true}\n\n`);
+    expect(text).toBe(
+      `${STREAM_PARTS.map((p) => `data: ${JSON.stringify({ chunk: p })}\n\n`).join('')}data: {"done":true}\n\n`,
+    );
   });
 
   it('a refused call throws: the anon key is not enough for AI', async () => {
-    await expect(sdk(t).ai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ statusCode: 403, error: 'FORBIDDEN' });
     await expect(
-      sdk(t).ai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true }),
+      sdk(t).ai.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ statusCode: 403, error: 'FORBIDDEN' });
+    await expect(
+      sdk(t).ai.chat.completions.create({
+        model: 'gpt-test',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+      }),
     ).rejects.toThrow('FORBIDDEN');
   });
 
   it('images.generate: data URIs on the wire, b64_json for the SDK', async () => {
     const r = await user.client.ai.images.generate({ model: 'img-test', prompt: 'a cat' });
     expect(r.data).toEqual([{ b64_json: PNG_B64, content: 'a cat' }]);
-    const raw = await call(t, 'POST', '/api/ai/image/generation', { token: user.accessToken, body: { model: 'img-test', prompt: 'a dog' } });
-    expect(raw.body).toEqual({ text: 'a dog', images: [{ type: 'imageUrl', imageUrl: `data:image/png;base64,${PNG_B64}` }], metadata: { model: 'img-test' } });
-    const edit = await call(t, 'POST', '/api/ai/image/generation', { token: user.accessToken, body: { model: 'img-test', prompt: 'x', images: [{ url: 'https://example.com/a.png' }] } });
+    const raw = await call(t, 'POST', '/api/ai/image/generation', {
+      token: user.accessToken,
+      body: { model: 'img-test', prompt: 'a dog' },
+    });
+    expect(raw.body).toEqual({
+      text: 'a dog',
+      images: [{ type: 'imageUrl', imageUrl: `data:image/png;base64,${PNG_B64}` }],
+      metadata: { model: 'img-test' },
+    });
+    const edit = await call(t, 'POST', '/api/ai/image/generation', {
+      token: user.accessToken,
+      body: { model: 'img-test', prompt: 'x', images: [{ url: 'https://example.com/a.png' }] },
+    });
     expect(edit.status).toBe(400);
     expect(edit.body.error).toBe('INVALID_INPUT');
   });
@@ -89,7 +130,10 @@ describe.each(backends())('@insforge/sdk and openai AI calls (%s)', (backend) =>
     ]);
     // The SDK builds model and usage from InsForge's metadata.
     expect(r).toMatchObject({ object: 'list', model: 'emb-test', usage: { prompt_tokens: 5, total_tokens: 5 } });
-    const raw = await call(t, 'POST', '/api/ai/embeddings', { token: user.accessToken, body: { model: 'emb-test', input: 'first text' } });
+    const raw = await call(t, 'POST', '/api/ai/embeddings', {
+      token: user.accessToken,
+      body: { model: 'emb-test', input: 'first text' },
+    });
     expect(raw.body.metadata).toEqual({ model: 'emb-test', usage: { promptTokens: 3, totalTokens: 3 } });
     expect(raw.body.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
     const report = await call(t, 'GET', '/api/ai/usage', { headers: { 'x-api-key': t.adminKey } });
@@ -99,10 +143,17 @@ describe.each(backends())('@insforge/sdk and openai AI calls (%s)', (backend) =>
 
   it('the openai package works with baseURL <plinth>/api/ai: chat, images, embeddings (base64 by default)', async () => {
     const client = new OpenAI({ apiKey: user.accessToken, baseURL: `${t.url}/api/ai`, maxRetries: 0 });
-    const chat = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hey' }] });
+    const chat = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hey' }],
+    });
     expect(chat.choices[0]!.message.content).toBe('echo: Hey');
     expect(chat.usage).toMatchObject(MOCK_USAGE);
-    const stream = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hey' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hey' }],
+      stream: true,
+    });
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe(STREAM_PARTS.join(''));
@@ -121,7 +172,10 @@ describe.each(backends())('@insforge/sdk and openai AI calls (%s)', (backend) =>
   it('embeddings input is checked: nothing to embed is a 400 before the upstream is called', async () => {
     const before = mock.requests.length;
     for (const input of [[], [{}], null]) {
-      const r = await call(t, 'POST', '/api/ai/embeddings', { token: user.accessToken, body: { model: 'emb-test', input } });
+      const r = await call(t, 'POST', '/api/ai/embeddings', {
+        token: user.accessToken,
+        body: { model: 'emb-test', input },
+      });
       expect(r.status, JSON.stringify(input)).toBe(400);
       expect(r.body.error).toBe('INVALID_INPUT');
     }

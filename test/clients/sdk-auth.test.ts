@@ -16,7 +16,10 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     smtp = await startSmtp();
     // TOKEN_TTL at its minimum, so the refresh test only moves the clock 60 s forward.
     t = await startApp(backend, { SMTP_URL: smtp.url, TOKEN_TTL: '30' });
-    const b = await call(t, 'POST', '/api/storage/buckets', { headers: { 'x-api-key': t.adminKey }, body: { bucketName: 'sdkauth', isPublic: false } });
+    const b = await call(t, 'POST', '/api/storage/buckets', {
+      headers: { 'x-api-key': t.adminKey },
+      body: { bucketName: 'sdkauth', isPublic: false },
+    });
     expect(b.status).toBeLessThan(300);
   });
   afterAll(async () => {
@@ -32,7 +35,11 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const email = uniqueEmail('sdk-up');
     const { data, error } = await client.auth.signUp({ email, password: 'password-1', name: 'Ada' });
     expect(error).toBeNull();
-    expect(data).toMatchObject({ accessToken: expect.stringMatching(/^ey/), refreshToken: expect.stringMatching(/^rt_/), requireEmailVerification: false });
+    expect(data).toMatchObject({
+      accessToken: expect.stringMatching(/^ey/),
+      refreshToken: expect.stringMatching(/^rt_/),
+      requireEmailVerification: false,
+    });
     expect(data!.user).toEqual({ ...USER_SHAPE, email, emailVerified: false, profile: { name: 'Ada' } });
     const me = await client.auth.getCurrentUser();
     expect(me.data?.user?.id).toBe(data!.user!.id);
@@ -50,26 +57,42 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(bad.error).toMatchObject({ statusCode: 401, error: 'INVALID_CREDENTIALS' });
     const good = await client.auth.signInWithPassword({ email, password });
     expect(good.error).toBeNull();
-    expect(good.data).toMatchObject({ user: { id: user.id, email, providers: ['email'] }, accessToken: expect.any(String) });
+    expect(good.data).toMatchObject({
+      user: { id: user.id, email, providers: ['email'] },
+      accessToken: expect.any(String),
+    });
   });
 
   it('signInWithPassword of a user with MFA: the SDK gets the challenge and keeps no session; the challenge gives an aal2 token it can use', async () => {
     const { email, password, accessToken } = await signedInClient(t, 'sdk-mfa');
     const e = await call(t, 'POST', '/api/auth/mfa/factors', { token: accessToken, body: {} });
     const base = Math.floor(Date.now() / 30_000) * 30 + 1;
-    const v = await call(t, 'POST', `/api/auth/mfa/factors/${e.body.id}/verify`, { token: accessToken, body: { code: generateSync({ secret: e.body.secret, epoch: base }) } });
+    const v = await call(t, 'POST', `/api/auth/mfa/factors/${e.body.id}/verify`, {
+      token: accessToken,
+      body: { code: generateSync({ secret: e.body.secret, epoch: base }) },
+    });
     expect(v.status).toBe(200);
     const client = sdk(t);
     const first = await client.auth.signInWithPassword({ email, password });
     expect(first.error).toBeNull();
-    expect(first.data).toMatchObject({ mfaRequired: true, challenge: { token: expect.any(String), factors: [{ id: e.body.id, type: 'totp' }] } });
+    expect(first.data).toMatchObject({
+      mfaRequired: true,
+      challenge: { token: expect.any(String), factors: [{ id: e.body.id, type: 'totp' }] },
+    });
     expect((await client.auth.getCurrentUser()).data?.user ?? null).toBeNull();
     const second = await call(t, 'POST', '/api/auth/mfa/challenge', {
-      body: { token: (first.data as any).challenge.token, factorId: e.body.id, code: generateSync({ secret: e.body.secret, epoch: base + 30 }) },
+      body: {
+        token: (first.data as any).challenge.token,
+        factorId: e.body.id,
+        code: generateSync({ secret: e.body.secret, epoch: base + 30 }),
+      },
     });
     expect(second.status).toBe(200);
     const server = createClient({ baseUrl: t.url, accessToken: second.body.accessToken, retryCount: 0 });
-    expect((await server.auth.getCurrentUser()).data?.user).toMatchObject({ email, factors: [{ id: e.body.id, status: 'verified' }] });
+    expect((await server.auth.getCurrentUser()).data?.user).toMatchObject({
+      email,
+      factors: [{ id: e.body.id, status: 'verified' }],
+    });
   });
 
   it('server mode: getCurrentUser calls GET /api/auth/sessions/current; the admin key gets user null', async () => {
@@ -91,21 +114,28 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(after.status).toBe(401);
     expect(after.body.error).toBe('AUTH_UNAUTHORIZED');
     // A garbled token stays INVALID_TOKEN: refreshing would not help it.
-    expect((await call(t, 'GET', '/api/auth/sessions/current', { token: `${accessToken}x` })).body.error).toBe('INVALID_TOKEN');
+    expect((await call(t, 'GET', '/api/auth/sessions/current', { token: `${accessToken}x` })).body.error).toBe(
+      'INVALID_TOKEN',
+    );
   });
 
   it('an expired access token is refreshed by the SDK and the call retried once, transparently', async () => {
     const { client, accessToken } = await signedInClient(t, 'sdk-exp');
     // The server runs in this process: move its clock past the 30 s token life.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
-    const direct = await call(t, 'POST', '/api/storage/buckets/sdkauth/upload-strategy', { token: accessToken, body: { filename: 'x.txt' } });
+    const direct = await call(t, 'POST', '/api/storage/buckets/sdkauth/upload-strategy', {
+      token: accessToken,
+      body: { filename: 'x.txt' },
+    });
     expect(direct.status).toBe(401);
     expect(direct.body.error).toBe('AUTH_UNAUTHORIZED');
     const seen: string[] = [];
     client.auth.onAuthStateChange((event) => {
       seen.push(event);
     });
-    const up = await client.storage.from('sdkauth').upload('after-refresh.txt', new Blob(['fresh'], { type: 'text/plain' }));
+    const up = await client.storage
+      .from('sdkauth')
+      .upload('after-refresh.txt', new Blob(['fresh'], { type: 'text/plain' }));
     expect(up.error).toBeNull();
     expect(up.data).toMatchObject({ key: 'after-refresh.txt', size: 5 });
     expect(seen).toContain('tokenRefreshed');
@@ -121,7 +151,10 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(again.data?.accessToken).toMatch(/^ey/);
     expect((await client.auth.getPublicAuthConfig()).error).toBeNull();
     vi.useRealTimers();
-    const forged = await call(t, 'POST', '/api/auth/sessions', { token: `${again.data!.accessToken}x`, body: { email, password } });
+    const forged = await call(t, 'POST', '/api/auth/sessions', {
+      token: `${again.data!.accessToken}x`,
+      body: { email, password },
+    });
     expect(forged.status).toBe(401);
     expect(forged.body.error).toBe('INVALID_TOKEN');
   });
@@ -133,7 +166,9 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
       body: { tableName: 'sdk_notes', columns: [{ name: 'body', type: 'string', nullable: false }] },
     });
     expect(made.status).toBe(201);
-    expect((await call(t, 'POST', '/api/database/records/sdk_notes', { headers: admin, body: [{ body: 'hello' }] })).status).toBeLessThan(300);
+    expect(
+      (await call(t, 'POST', '/api/database/records/sdk_notes', { headers: admin, body: [{ body: 'hello' }] })).status,
+    ).toBeLessThan(300);
     const { client } = await signedInClient(t, 'sdk-db');
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 60_000 });
     const seen: string[] = [];
@@ -156,7 +191,9 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     expect(r.status).toBe(401);
     expect(r.body.error).toBe('INVALID_REFRESH_TOKEN');
     // A forged token cannot end anything.
-    const forged = await call(t, 'POST', '/api/auth/logout', { token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' });
+    const forged = await call(t, 'POST', '/api/auth/logout', {
+      token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl',
+    });
     expect(forged.status).toBe(401);
   });
 
@@ -165,8 +202,14 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const server = createClient({ baseUrl: t.url, accessToken, retryCount: 0 });
     const r = await server.auth.refreshSession({ refreshToken });
     expect(r.error).toBeNull();
-    expect(r.data).toMatchObject({ accessToken: expect.any(String), refreshToken: expect.stringMatching(/^rt_/), user: { email: expect.any(String) } });
-    const spent = await createClient({ baseUrl: t.url, accessToken, retryCount: 0 }).auth.refreshSession({ refreshToken });
+    expect(r.data).toMatchObject({
+      accessToken: expect.any(String),
+      refreshToken: expect.stringMatching(/^rt_/),
+      user: { email: expect.any(String) },
+    });
+    const spent = await createClient({ baseUrl: t.url, accessToken, retryCount: 0 }).auth.refreshSession({
+      refreshToken,
+    });
     expect(spent.error).toMatchObject({ statusCode: 401, error: 'INVALID_REFRESH_TOKEN' });
   });
 
@@ -174,13 +217,22 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const { client, user } = await signedInClient(t, 'sdk-prof');
     const set = await client.auth.setProfile({ name: 'Grace', avatar_url: 'https://example.com/g.png', bio: 'hi' });
     expect(set.error).toBeNull();
-    expect(set.data).toEqual({ id: user.id, profile: { name: 'Grace', avatar_url: 'https://example.com/g.png', bio: 'hi' } });
+    expect(set.data).toEqual({
+      id: user.id,
+      profile: { name: 'Grace', avatar_url: 'https://example.com/g.png', bio: 'hi' },
+    });
     const other = sdk(t);
     const got = await other.auth.getProfile(user.id);
-    expect(got).toEqual({ data: { id: user.id, profile: { name: 'Grace', avatar_url: 'https://example.com/g.png', bio: 'hi' } }, error: null });
+    expect(got).toEqual({
+      data: { id: user.id, profile: { name: 'Grace', avatar_url: 'https://example.com/g.png', bio: 'hi' } },
+      error: null,
+    });
     const removed = await client.auth.setProfile({ bio: null });
     expect(removed.data?.profile).toEqual({ name: 'Grace', avatar_url: 'https://example.com/g.png' });
-    expect((await other.auth.getProfile('00000000-0000-4000-8000-000000000000')).error).toMatchObject({ statusCode: 404, error: 'USER_NOT_FOUND' });
+    expect((await other.auth.getProfile('00000000-0000-4000-8000-000000000000')).error).toMatchObject({
+      statusCode: 404,
+      error: 'USER_NOT_FOUND',
+    });
     // The anon key cannot set a profile.
     expect((await other.auth.setProfile({ name: 'x' })).error).toMatchObject({ statusCode: 403 });
   });
@@ -188,7 +240,12 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
   it('getPublicAuthConfig answers the sign-in settings', async () => {
     const { data, error } = await sdk(t).auth.getPublicAuthConfig();
     expect(error).toBeNull();
-    expect(data).toMatchObject({ requireEmailVerification: false, passwordMinLength: 8, verifyEmailMethod: 'code', oAuthProviders: [] });
+    expect(data).toMatchObject({
+      requireEmailVerification: false,
+      passwordMinLength: 8,
+      verifyEmailMethod: 'code',
+      oAuthProviders: [],
+    });
   });
 
   it('email verification: resendVerificationEmail mails a code, verifyEmail signs in and marks the address verified', async () => {
@@ -212,7 +269,10 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const s = await client.auth.verifyOtp({ email, otp });
     expect(s.error).toBeNull();
     expect(s.data).toMatchObject({ user: { email, emailVerified: true }, accessToken: expect.any(String) });
-    expect((await sdk(t).auth.verifyOtp({ email, otp })).error).toMatchObject({ statusCode: 400, error: 'INVALID_CODE' });
+    expect((await sdk(t).auth.verifyOtp({ email, otp })).error).toMatchObject({
+      statusCode: 400,
+      error: 'INVALID_CODE',
+    });
     // Unknown addresses get the same answer and no mail.
     expect((await client.auth.signInWithOtp({ email: uniqueEmail('nobody') })).data).toMatchObject({ success: true });
   });
@@ -225,24 +285,39 @@ describe.each(backends())('@insforge/sdk auth (%s)', (backend) => {
     const x = await client.auth.exchangeResetPasswordToken({ email, code });
     expect(x.error).toBeNull();
     expect(x.data).toEqual({ token: expect.stringMatching(/^rpt_/), expiresAt: expect.any(String) });
-    expect((await client.auth.exchangeResetPasswordToken({ email, code })).error).toMatchObject({ error: 'INVALID_CODE' });
+    expect((await client.auth.exchangeResetPasswordToken({ email, code })).error).toMatchObject({
+      error: 'INVALID_CODE',
+    });
     const r = await client.auth.resetPassword({ newPassword: 'password-new', otp: x.data!.token });
     expect(r.error).toBeNull();
-    expect((await client.auth.resetPassword({ newPassword: 'password-3', otp: x.data!.token })).error).toMatchObject({ statusCode: 400, error: 'INVALID_CODE' });
-    expect((await sdk(t).auth.signInWithPassword({ email, password: 'password-1' })).error).toMatchObject({ error: 'INVALID_CREDENTIALS' });
+    expect((await client.auth.resetPassword({ newPassword: 'password-3', otp: x.data!.token })).error).toMatchObject({
+      statusCode: 400,
+      error: 'INVALID_CODE',
+    });
+    expect((await sdk(t).auth.signInWithPassword({ email, password: 'password-1' })).error).toMatchObject({
+      error: 'INVALID_CREDENTIALS',
+    });
     expect((await sdk(t).auth.signInWithPassword({ email, password: 'password-new' })).error).toBeNull();
-    expect((await call(t, 'GET', '/api/auth/sessions/current', { token: accessToken })).body.error).toBe('AUTH_UNAUTHORIZED');
+    expect((await call(t, 'GET', '/api/auth/sessions/current', { token: accessToken })).body.error).toBe(
+      'AUTH_UNAUTHORIZED',
+    );
   });
 
   it('POST /api/auth/users with the admin key creates a user without a session; the anon key signs up', async () => {
     const email = uniqueEmail('made');
-    const made = await call(t, 'POST', '/api/auth/users', { headers: { 'x-api-key': t.adminKey }, body: { email, password: 'password-1', emailVerified: true } });
+    const made = await call(t, 'POST', '/api/auth/users', {
+      headers: { 'x-api-key': t.adminKey },
+      body: { email, password: 'password-1', emailVerified: true },
+    });
     expect(made.status).toBe(201);
     expect(made.body).toEqual({ user: { ...USER_SHAPE, email, emailVerified: true, profile: {} } });
     const signIn = await sdk(t).auth.signInWithPassword({ email, password: 'password-1' });
     expect(signIn.error).toBeNull();
     // emailVerified from a non-admin is ignored: the anon key signs up, unverified.
-    const anon = await call(t, 'POST', '/api/auth/users', { token: t.anonKey, body: { email: uniqueEmail('self'), password: 'password-1', emailVerified: true } });
+    const anon = await call(t, 'POST', '/api/auth/users', {
+      token: t.anonKey,
+      body: { email: uniqueEmail('self'), password: 'password-1', emailVerified: true },
+    });
     expect(anon.status).toBe(200);
     expect(anon.body.user.emailVerified).toBe(false);
     expect(anon.body.accessToken).toMatch(/^ey/);

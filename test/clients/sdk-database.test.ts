@@ -31,7 +31,11 @@ describe.each(backends())('@insforge/sdk client.database against Plinth (%s)', (
 
   it('reads with embedding, embedded filters and order, counts and HEAD', async () => {
     const db = clientFor(a).database;
-    let r: any = await db.from('posts').select('title, author:profiles(name)', { count: 'exact' }).order('id').range(0, 1);
+    let r: any = await db
+      .from('posts')
+      .select('title, author:profiles(name)', { count: 'exact' })
+      .order('id')
+      .range(0, 1);
     expect(r.error).toBeNull();
     expect(r.data).toEqual([
       { title: 'hello', author: { name: 'Ann' } },
@@ -53,7 +57,16 @@ describe.each(backends())('@insforge/sdk client.database against Plinth (%s)', (
     const single = await db.from('comments').insert({ post_id: 1, body: 'x' });
     expect(single.status).toBe(400);
     expect(single.error?.message).toContain('wrap the row in [...]');
-    const ins = await db.from('comments').insert([{ post_id: 1, body: 'first' }, { post_id: 2, body: 'second' }], { defaultToNull: false }).select('body, post:posts(title)');
+    const ins = await db
+      .from('comments')
+      .insert(
+        [
+          { post_id: 1, body: 'first' },
+          { post_id: 2, body: 'second' },
+        ],
+        { defaultToNull: false },
+      )
+      .select('body, post:posts(title)');
     expect(ins.error).toBeNull();
     expect(ins.data).toEqual([
       { body: 'first', post: { title: 'hello' } },
@@ -61,7 +74,10 @@ describe.each(backends())('@insforge/sdk client.database against Plinth (%s)', (
     ]);
     const upd = await db.from('comments').update({ body: 'first!' }).eq('body', 'first').select('body').single();
     expect(upd.data).toEqual({ body: 'first!' });
-    const up = await db.from('todos').upsert([{ title: 'u', n: 1 }], { onConflict: 'title' }).select('title, n');
+    const up = await db
+      .from('todos')
+      .upsert([{ title: 'u', n: 1 }], { onConflict: 'title' })
+      .select('title, n');
     expect(up.data).toEqual([{ title: 'u', n: 1 }]);
     const del = await db.from('comments').delete().eq('body', 'second');
     expect([del.status, del.error]).toEqual([204, null]);

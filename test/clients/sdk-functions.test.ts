@@ -9,9 +9,15 @@ describe.each(backends())('@insforge/sdk functions (%s)', (backend) => {
   let f: FunctionsApp;
   beforeAll(async () => {
     f = await startFunctionsApp(backend);
-    const teapot = await f.create({ name: 'Teapot', code: `export default async () => new Response('short and stout', { status: 418, headers: { 'content-type': 'text/plain' } });` });
+    const teapot = await f.create({
+      name: 'Teapot',
+      code: `export default async () => new Response('short and stout', { status: 418, headers: { 'content-type': 'text/plain' } });`,
+    });
     expect(teapot.status).toBe(201);
-    const nobody = await f.create({ name: 'Nobody', code: `export default async () => new Response(null, { status: 204 });` });
+    const nobody = await f.create({
+      name: 'Nobody',
+      code: `export default async () => new Response(null, { status: 204 });`,
+    });
     expect(nobody.status).toBe(201);
   });
   afterAll(async () => {
@@ -20,7 +26,10 @@ describe.each(backends())('@insforge/sdk functions (%s)', (backend) => {
 
   it("invoke as a signed-in user: the function sees method, body, headers and the user's identity", async () => {
     const alice = await signedInClient(f.t, 'fn');
-    const { data, error } = await alice.client.functions.invoke('echo', { body: { a: 1 }, headers: { 'x-custom': 'yes', 'x-plinth-role': 'admin' } });
+    const { data, error } = await alice.client.functions.invoke('echo', {
+      body: { a: 1 },
+      headers: { 'x-custom': 'yes', 'x-plinth-role': 'admin' },
+    });
     expect(error).toBeNull();
     const echo = data as { method: string; path: string; body: unknown; headers: Record<string, string> };
     expect(echo).toMatchObject({ method: 'POST', path: '/functions/echo', body: { a: 1 } });
@@ -44,13 +53,19 @@ describe.each(backends())('@insforge/sdk functions (%s)', (backend) => {
   });
 
   it("a wrong Plinth credential is a 401 before the function runs; someone else's credential passes through", async () => {
-    const wrong = await createClient({ baseUrl: f.t.url, anonKey: 'anon_wrong', retryCount: 0 }).functions.invoke('echo', { body: {} });
+    const wrong = await createClient({ baseUrl: f.t.url, anonKey: 'anon_wrong', retryCount: 0 }).functions.invoke(
+      'echo',
+      { body: {} },
+    );
     expect(wrong.data).toBeNull();
     expect(wrong.error).toMatchObject({ statusCode: 401, error: 'INVALID_API_KEY' });
     const alice = await signedInClient(f.t, 'fn-forged');
     const [h, p, sig] = alice.accessToken.split('.');
     const forged = `${h}.${p}.${sig!.slice(0, -4)}${sig!.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
-    const refused = await createClient({ baseUrl: f.t.url, accessToken: forged, retryCount: 0 }).functions.invoke('echo', { body: {} });
+    const refused = await createClient({ baseUrl: f.t.url, accessToken: forged, retryCount: 0 }).functions.invoke(
+      'echo',
+      { body: {} },
+    );
     expect(refused.error).toMatchObject({ statusCode: 401, error: 'INVALID_TOKEN' });
     // Another scheme, or a token another issuer made, is the function's business.
     const foreignJwt = `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.${Buffer.from('{"iss":"https://auth.example.com","sub":"u1"}').toString('base64url')}.c2ln`;

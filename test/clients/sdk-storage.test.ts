@@ -22,7 +22,9 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
   });
 
   it('upload (two-step flow) then download returns the same bytes; the answer names the stored key', async () => {
-    const up = await alice.client.storage.from('priv').upload('dir/a b.txt', new Blob(['hello world'], { type: 'text/plain' }));
+    const up = await alice.client.storage
+      .from('priv')
+      .upload('dir/a b.txt', new Blob(['hello world'], { type: 'text/plain' }));
     expect(up.error).toBeNull();
     expect(up.data).toMatchObject({ bucket: 'priv', size: 11, url: expect.stringMatching(/^http:\/\//) });
     // Local storage keeps the SDK's key (a direct PUT); S3 stores under the key upload-strategy generated.
@@ -52,7 +54,9 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
   });
 
   it('createSignedUrl gives an absolute URL that works with no headers; createSignedUrls one per key', async () => {
-    const up = await alice.client.storage.from('priv').upload('signed.txt', new Blob(['secret'], { type: 'text/plain' }));
+    const up = await alice.client.storage
+      .from('priv')
+      .upload('signed.txt', new Blob(['secret'], { type: 'text/plain' }));
     expect(up.error).toBeNull();
     const key = up.data!.key;
     const s = await alice.client.storage.from('priv').createSignedUrl(key, 120);
@@ -73,7 +77,11 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
   it('list is admin-only: a user is refused with a message that says so; the admin client gets objects and data', async () => {
     const refused = await alice.client.storage.from('pub').list();
     expect(refused.data).toBeNull();
-    expect(refused.error).toMatchObject({ statusCode: 403, error: 'FORBIDDEN', message: expect.stringMatching(/admin/i) });
+    expect(refused.error).toMatchObject({
+      statusCode: 403,
+      error: 'FORBIDDEN',
+      message: expect.stringMatching(/admin/i),
+    });
     const admin = createClient({ baseUrl: t.url, accessToken: t.adminKey, retryCount: 0 });
     const up = await admin.storage.from('pub').upload('listed-one.txt', new Blob(['1']));
     expect(up.error).toBeNull();
@@ -114,7 +122,10 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     const one = await alice.client.storage.from('pub').remove(keys[0]!);
     expect(one.error).toBeNull();
     expect(one.data).toEqual({ message: expect.any(String) });
-    const refused = await call(t, 'DELETE', '/api/storage/buckets/pub/objects', { token: alice.accessToken, body: { keys: [keys[1], '../bad'] } });
+    const refused = await call(t, 'DELETE', '/api/storage/buckets/pub/objects', {
+      token: alice.accessToken,
+      body: { keys: [keys[1], '../bad'] },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('INVALID_KEY');
     expect((await fetch(`${t.url}/api/storage/buckets/pub/objects/${encodeURIComponent(keys[1]!)}`)).status).toBe(200);

@@ -1,17 +1,17 @@
-// The studio (issue 30) in Chromium: each finding of the issue fixed, and the grid, security,
-// SQL, overview, settings, agents, users and storage features, against a real Plinth. axe-core
-// on every page, light and dark; any CSP violation fails the run.
-import { mkdirSync, readFileSync } from 'node:fs';
+// The studio (issue 30) in Chromium: each finding of the issue fixed, and the security, SQL,
+// overview, settings, agents, users and storage features, against a real Plinth (the grid has
+// its own file, grid.test.ts). axe-core on every page, light and dark; any CSP violation fails
+// the run.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
-import { axeViolations, browserAvailable, launch } from './browser.js';
+import { axeViolations, browserAvailable, launch, overflow, screenshots, SHOTS } from './browser.js';
 
 const T = { timeout: 60_000 };
-const SHOTS = process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
 
 describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   let t: TestApp;
@@ -19,33 +19,38 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   let page: Page;
   let userId: string;
   const problems: string[] = [];
-  let promptAnswer = '';
 
   const accessible = async (name?: string) => {
     expect(await axeViolations(page)).toEqual([]);
-    if (!SHOTS || !name) return;
-    mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    if (name) await screenshots(page, name);
   };
   const go = async (p: string, heading: string | RegExp) => {
     await page.goto(`${t.url}/dashboard${p}`);
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   };
   const sql = async (query: string, params: unknown[] = []) => {
-    const r = await t.fetch('/api/database/sql', { method: 'POST', headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ query, params }) });
+    const r = await t.fetch('/api/database/sql', {
+      method: 'POST',
+      headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, params }),
+    });
     expect(r.status, await r.clone().text()).toBe(200);
     return (await r.json()).rows;
   };
-  const schema = async (table: string) => (await t.fetch(`/api/database/tables/${table}/schema`, { headers: { 'x-api-key': t.adminKey } })).json();
+  const schema = async (table: string) =>
+    (await t.fetch(`/api/database/tables/${table}/schema`, { headers: { 'x-api-key': t.adminKey } })).json();
 
   beforeAll(async () => {
     [t, browser] = await Promise.all([startApp(backends().at(-1)!), launch()]);
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
     await context.addInitScript(() =>
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} blocked "${e.sample}" from ${e.sourceFile}:${e.lineNumber}`)),
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(
+          `CSP violation: ${e.violatedDirective} blocked "${e.sample}" from ${e.sourceFile}:${e.lineNumber}`,
+        ),
+      ),
     );
     page = await context.newPage();
-    page.on('dialog', (d) => void d.accept(promptAnswer));
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => {
       const text = m.text();
@@ -61,7 +66,13 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await sql(`alter table public.todos add column mood public.mood`);
     const [ada] = await sql(`select id from public.authors where name = 'Ada Lovelace'`);
     const long = 'a rather long piece of text that makes the column wide';
-    await sql(`insert into public.todos (author, title, note_one, note_two, note_three) values ($1, 'first', $2, $2, $2)`, [ada.id, long]);
+    await sql(
+      `insert into public.todos (author, title, note_one, note_two, note_three) values ($1, 'first', $2, $2, $2)`,
+      [ada.id, long],
+    );
+    await sql(
+      `insert into public.todos (title, done, due) values ('second', false, '2026-01-01'), ('third', true, null)`,
+    );
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -80,25 +91,34 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   });
 
   it('opens on an overview with sizes and counts', T, async () => {
-    // Every page's link is in sight at 1280 px (the list wraps instead of hiding the last ones).
-    await page.setViewportSize({ width: 1280, height: 900 });
-    const nav = page.getByRole('navigation').first();
-    for (const a of await nav.getByRole('link').all()) {
-      const box = (await a.boundingBox())!;
-      expect(box.x + box.width, (await a.textContent())!).toBeLessThanOrEqual(1280);
-    }
-    await page.setViewportSize({ width: 1400, height: 900 });
     await expect.poll(() => page.locator('.cards').textContent()).toMatch(/Database size/);
     expect(await page.locator('.cards').textContent()).toMatch(/Tables/);
     // The request charts read GET /api/logs/stats: the requests of the sign-in are there once stored.
-    await expect.poll(async () => (await go('/overview', 'Overview'), page.getByRole('img', { name: /^Requests per minute/ }).count()), { timeout: 20_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => (
+          await go('/overview', 'Overview'), page.getByRole('img', { name: /^Requests per minute/ }).count()
+        ),
+        { timeout: 20_000 },
+      )
+      .toBe(1);
     expect(await page.getByRole('img', { name: /^Latency per minute/ }).count()).toBe(1);
     // Usage over time: one sample at start says "collecting"; with an earlier one the charts show.
-    expect(await page.getByRole('status').filter({ hasText: /Collecting usage over time: the first sample is at/ }).count()).toBe(1);
+    expect(
+      await page
+        .getByRole('status')
+        .filter({ hasText: /Collecting usage over time: the first sample is at/ })
+        .count(),
+    ).toBe(1);
     await t.deps.db.query(`insert into system.usage_samples (at, database_bytes, storage_bytes, function_calls, function_errors, ai_tokens)
       select min(at) - interval '5 minutes', 1000, 0, 2, 1, 40 from system.usage_samples`);
     await go('/overview', 'Overview');
-    for (const name of [/^Database size: database up to \d/, /^Storage size: stored objects up to/, /^Function calls per 5 min: calls up to 2, errors up to 1/, /^AI tokens per 5 min: tokens up to 40/]) {
+    for (const name of [
+      /^Database size: database up to \d/,
+      /^Storage size: stored objects up to/,
+      /^Function calls per 5 min: calls up to 2, errors up to 1/,
+      /^AI tokens per 5 min: tokens up to 40/,
+    ]) {
       await expect.poll(() => page.getByRole('img', { name }).count()).toBe(1);
     }
     await accessible('overview');
@@ -108,7 +128,9 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await go('/tables', 'Tables');
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'todos', exact: true }) });
     await expect.poll(() => row.textContent()).toMatch(/off/);
-    expect(await page.getByRole('columnheader').allTextContents()).toEqual(expect.arrayContaining(['Rows (estimate)', 'Size', 'RLS', 'Realtime']));
+    expect(await page.getByRole('columnheader').allTextContents()).toEqual(
+      expect.arrayContaining(['Rows (estimate)', 'Size', 'RLS', 'Realtime']),
+    );
     expect(await row.getByRole('cell').nth(2).textContent()).toMatch(/KiB|B$/);
     await accessible('tables-list');
   });
@@ -123,90 +145,53 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect((await schema('secrets')).rlsEnabled).toBe(true);
   });
 
-  it('shows column types in headers, keeps the actions column on screen, edits a foreign key cell from its centre', T, async () => {
-    await go('/tables/todos', 'todos');
-    await page.getByRole('button', { name: 'Edit title: first' }).waitFor();
-    expect(await page.getByRole('columnheader', { name: /^done/ }).textContent()).toContain('boolean');
-    expect(await page.getByRole('columnheader', { name: /^author/ }).textContent()).toContain('uuid → authors');
-    const del = await page.getByRole('button', { name: /^Delete row/ }).boundingBox();
-    expect(del!.x + del!.width).toBeLessThanOrEqual(1400);
-    const box = page.getByRole('region', { name: 'Rows of todos' });
-    expect(await box.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
-    // The foreign key's value and its link share one line; a click on the cell's centre edits.
-    const cell = page.locator('td').filter({ has: page.getByRole('link', { name: /^Open the authors row/ }) });
-    const [btn, link] = [await cell.locator('button.cell').boundingBox(), await cell.getByRole('link').boundingBox()];
-    expect(Math.abs(btn!.y + btn!.height / 2 - (link!.y + link!.height / 2))).toBeLessThan(4);
-    const c = (await cell.boundingBox())!;
-    await page.mouse.click(c.x + c.width / 2, c.y + c.height / 2);
-    await page.getByLabel('New value of author').waitFor();
-    await page.keyboard.press('Escape');
-    await accessible('grid');
-  });
-
-  it('edits a row in the side panel with typed inputs and the foreign-key picker', T, async () => {
-    await page.getByRole('button', { name: /^Edit row / }).click();
-    const panel = page.getByRole('dialog', { name: 'Edit row' });
-    expect(await panel.locator('#edit-done').evaluate((e) => e.tagName)).toBe('SELECT');
-    expect(await panel.locator('#edit-due').getAttribute('type')).toBe('date');
-    expect(await panel.locator('#edit-created_at').getAttribute('type')).toBe('datetime-local');
-    expect(await panel.locator('#edit-meta').evaluate((e) => e.tagName)).toBe('TEXTAREA');
-    await expect.poll(() => panel.locator('#edit-mood option').allTextContents()).toEqual(['NULL', 'happy', 'sad']);
-    await panel.locator('#edit-mood').selectOption('sad');
-    await panel.getByLabel('Search authors').fill('grace');
-    await panel.getByRole('button', { name: /^Grace Hopper/ }).click();
-    await panel.locator('#edit-done').selectOption('true');
-    await panel.locator('#edit-due').fill('2026-12-24');
-    await panel.locator('#edit-meta').fill('{"tags": ["x"]}');
-    await accessible('row-panel');
-    await panel.getByRole('button', { name: 'Save row' }).click();
-    await page.getByRole('button', { name: 'Edit done: true' }).waitFor();
-    const [row] = await sql(`select a.name, t.done, t.due::text as due, t.meta, t.mood::text as mood from public.todos t join public.authors a on a.id = t.author`);
-    expect(row).toEqual({ name: 'Grace Hopper', done: true, due: '2026-12-24', meta: { tags: ['x'] }, mood: 'sad' });
-  });
-
-  it('moves between cells with the arrow keys', T, async () => {
-    await page.getByRole('button', { name: 'Edit title: first' }).focus();
-    await page.keyboard.press('ArrowRight');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Edit done: true');
-  });
-
-  it('imports a CSV with a preview and per-line errors, and exports CSV and JSON', T, async () => {
-    await page.getByRole('button', { name: 'Import CSV' }).click();
-    const csv = 'title,done,due\nsecond,false,2026-01-01\nthird,true,\nbroken,maybe,2026-13-45\n';
-    await page.getByLabel(/^CSV file/).setInputFiles({ name: 'todos.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
-    await page.getByRole('region', { name: 'Preview' }).getByText('broken').waitFor();
-    await page.getByRole('button', { name: 'Import', exact: true }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('2 row(s) imported, 1 line(s) with errors');
-    expect(await page.getByRole('status').textContent()).toContain('Line 4:');
-    await page.getByRole('button', { name: 'Close' }).click();
-    const [csvFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-    const text = readFileSync((await csvFile.path())!, 'utf8');
-    expect(text.split('\n')[0]).toContain('title');
-    expect(text).toContain('third');
-    const [jsonFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
-    expect(JSON.parse(readFileSync((await jsonFile.path())!, 'utf8'))).toHaveLength(3);
-  });
-
   it('shows the SQL of a schema change before running it', T, async () => {
-    await page.getByRole('link', { name: 'Schema', exact: true }).click();
+    await go('/tables/todos/schema', 'todos');
     await page.getByLabel('Name', { exact: true }).fill('priority');
     await page.getByLabel('Type', { exact: true }).selectOption('integer');
     await page.getByRole('button', { name: 'Add column' }).click();
-    expect(await page.getByLabel('SQL to run').textContent()).toBe('alter table public."todos" add column "priority" bigint;');
+    expect(await page.getByLabel('SQL to run').textContent()).toBe(
+      'alter table public."todos" add column "priority" bigint;',
+    );
     await accessible('schema-sql');
     await page.getByRole('button', { name: 'Run SQL' }).click();
     await page.getByRole('cell', { name: 'priority', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Drop foreign key of author' }).click();
-    expect(await page.getByLabel('SQL to run').textContent()).toBe('alter table public."todos" drop constraint "todos_author_fkey";');
+    expect(await page.getByLabel('SQL to run').textContent()).toBe(
+      'alter table public."todos" drop constraint "todos_author_fkey";',
+    );
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    // Rename and change type ask in a dialog of the design system (not the browser's prompt()).
+    await page.getByRole('button', { name: 'Rename column priority' }).click();
+    await page.getByRole('dialog', { name: 'Rename column priority' }).getByLabel('New name').fill('prio');
+    await page.getByRole('button', { name: 'Show the SQL' }).click();
+    expect(await page.getByLabel('SQL to run').textContent()).toBe(
+      'alter table public."todos" rename column "priority" to "prio";',
+    );
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Change type of priority' }).click();
+    await page
+      .getByRole('dialog', { name: 'Change type of priority' })
+      .getByLabel(/New type/)
+      .fill('text');
+    await page.getByRole('button', { name: 'Show the SQL' }).click();
+    expect(await page.getByLabel('SQL to run').textContent()).toContain('alter column "priority" type text');
     await page.getByRole('button', { name: 'Cancel' }).click();
     // The actions column is a table cell like the others (aligned), on every grid page.
-    expect(await page.locator('table.grid tbody td:last-child').first().evaluate((e) => getComputedStyle(e).display)).toBe('table-cell');
+    expect(
+      await page
+        .locator('table.grid tbody td:last-child')
+        .first()
+        .evaluate((e) => getComputedStyle(e).display),
+    ).toBe('table-cell');
   });
 
   it('toggles RLS and realtime, adds a policy from a template, and tests as anon and as a user', T, async () => {
     await page.getByRole('link', { name: 'Policies', exact: true }).click();
     await page.getByRole('switch', { name: 'Row-level security' }).click();
-    expect(await page.getByLabel('SQL to run').textContent()).toBe('alter table public."todos" enable row level security;');
+    expect(await page.getByLabel('SQL to run').textContent()).toBe(
+      'alter table public."todos" enable row level security;',
+    );
     await page.getByRole('button', { name: 'Run SQL' }).click();
     await expect.poll(async () => (await schema('todos')).rlsEnabled).toBe(true);
     await page.getByRole('switch', { name: /^Realtime/ }).click();
@@ -218,7 +203,9 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByRole('cell', { name: 'todos_public_read', exact: true }).waitFor();
     await sql('grant select on public.todos to anon, authenticated');
     await page.getByRole('button', { name: 'Run as anon' }).click();
-    await expect.poll(() => page.getByRole('status').filter({ hasText: 'As anon' }).textContent()).toContain('3 rows visible');
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'As anon' }).textContent())
+      .toContain('3 rows visible');
     await page.getByLabel('Run as').selectOption({ label: 'grace@example.com' });
     await page.getByRole('button', { name: 'Run as user' }).click();
     await page.getByRole('status').filter({ hasText: 'As authenticated' }).waitFor();
@@ -227,31 +214,37 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
 
   it('offers a ready-to-copy API snippet per table', T, async () => {
     await page.getByRole('link', { name: 'API', exact: true }).click();
-    expect(await page.getByLabel('@insforge/sdk').textContent()).toContain(`from('todos')`);
-    expect(await page.getByLabel('curl').textContent()).toContain(`${t.url}/api/database/records/todos`);
-    expect(await page.getByLabel('postgrest-js').textContent()).toContain('PostgrestClient');
+    expect(await page.getByLabel('@insforge/sdk', { exact: true }).textContent()).toContain(`from('todos')`);
+    expect(await page.getByLabel('curl', { exact: true }).textContent()).toContain(
+      `${t.url}/api/database/records/todos`,
+    );
+    expect(await page.getByLabel('postgrest-js', { exact: true }).textContent()).toContain('PostgrestClient');
     await accessible('api');
   });
 
-  it('completes table names in SQL, never on Enter, without breaking the CSP; shows an error position once', T, async () => {
-    await go('/sql', 'SQL editor');
-    await page.getByRole('complementary', { name: 'Schema' }).getByText('todos', { exact: true }).waitFor();
-    await page.locator('.cm-content').click();
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.press('Delete');
-    await page.keyboard.type('select * from to', { delay: 20 });
-    await page.locator('.cm-tooltip-autocomplete').getByText('todos', { exact: true }).waitFor();
-    // As a person would: the popup has been open a while (past its 75 ms interaction delay).
-    await page.waitForTimeout(300);
-    await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('.cm-content').innerText()).toMatch(/^select \* from to\n/);
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.insertText('select 1 +\n  from todos');
-    await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('line 2, column 3');
-    expect((await page.getByRole('alert').textContent())!.split('line 2, column 3').length).toBe(2);
-    expect(problems).toEqual([]);
-  });
+  it(
+    'completes table names in SQL, never on Enter, without breaking the CSP; shows an error position once',
+    T,
+    async () => {
+      await go('/sql', 'SQL editor');
+      await page.getByRole('complementary', { name: 'Schema' }).getByText('todos', { exact: true }).waitFor();
+      await page.locator('.cm-content').click();
+      await page.keyboard.press('ControlOrMeta+a');
+      await page.keyboard.press('Delete');
+      await page.keyboard.type('select * from to', { delay: 20 });
+      await page.locator('.cm-tooltip-autocomplete').getByText('todos', { exact: true }).waitFor();
+      // As a person would: the popup has been open a while (past its 75 ms interaction delay).
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.locator('.cm-content').innerText()).toMatch(/^select \* from to\n/);
+      await page.keyboard.press('ControlOrMeta+a');
+      await page.keyboard.insertText('select 1 +\n  from todos');
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('line 2, column 3');
+      expect((await page.getByRole('alert').textContent())!.split('line 2, column 3').length).toBe(2);
+      expect(problems).toEqual([]);
+    },
+  );
 
   it('has a schema browser, history, saved queries, result export and an explain view', T, async () => {
     await page.locator('.cm-content').click();
@@ -259,59 +252,88 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.keyboard.insertText('select title from todos order by title');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByRole('region', { name: 'Results' }).getByText('third').waitFor();
-    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const [dl] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
     expect(readFileSync((await dl.path())!, 'utf8')).toContain('third');
     await page.getByRole('button', { name: 'Explain' }).click();
     await expect.poll(() => page.getByLabel('Query plan').textContent()).toMatch(/Scan|Sort/);
     await page.getByRole('button', { name: 'History' }).click();
     await page.getByRole('list', { name: 'History' }).getByText('select title from todos order by title').waitFor();
-    promptAnswer = 'titles';
     await page.getByRole('button', { name: 'Save query' }).click();
+    await page.getByRole('dialog', { name: 'Save query' }).getByLabel('Name').fill('titles');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Saved (1)' }).click();
-    await page.getByRole('list', { name: 'Saved queries' }).getByRole('button', { name: 'titles', exact: true }).waitFor();
+    await page
+      .getByRole('list', { name: 'Saved queries' })
+      .getByRole('button', { name: 'titles', exact: true })
+      .waitFor();
     await page.getByText('todos', { exact: true }).first().click();
     await page.getByRole('button', { name: 'Insert column todos.title' }).waitFor();
     await accessible('sql-studio');
   });
 
-  it('edits a user, marks them verified, lists their sessions, signs them out everywhere, bans and unbans them', T, async () => {
-    // Plinth's own tables are out of admin SQL's reach (the owner role): set up as the superuser.
-    await t.deps.db.query(`update auth.users set email_verified = false where id = $1`, [userId]);
-    await go('/users', 'Users');
-    await page.getByRole('button', { name: 'Open grace@example.com' }).click();
-    const panel = page.getByRole('dialog', { name: 'User' });
-    await panel.getByRole('region', { name: 'Sessions' }).getByRole('row').nth(1).waitFor();
-    await panel.getByLabel('Name').fill('Grace');
-    await panel.getByRole('button', { name: 'Save' }).click();
-    await panel.getByRole('status').filter({ hasText: 'Name saved.' }).waitFor();
-    await panel.getByRole('button', { name: 'Mark verified' }).click();
-    await panel.getByText('✓ verified').waitFor();
-    await accessible('user-panel');
-    await panel.getByRole('button', { name: 'Sign out everywhere' }).click();
-    await panel.getByText('No live sessions.').waitFor();
-    const [u] = (await t.deps.db.query<{ email_verified: boolean; name: string }>(`select email_verified, profile->>'name' as name from auth.users where id = $1`, [userId])).rows;
-    expect(u).toEqual({ email_verified: true, name: 'Grace' });
-    // Ban (indefinitely, with a reason): the panel and the list say so; then unban.
-    const ban = async () => (await t.deps.db.query(`select banned_until::text as until, ban_reason as reason from auth.users where id = $1`, [userId])).rows[0];
-    await panel.getByLabel('Reason').fill('Spam');
-    await panel.getByRole('button', { name: 'Ban', exact: true }).click();
-    await panel.getByRole('button', { name: 'Unban' }).waitFor();
-    expect(await ban()).toEqual({ until: 'infinity', reason: 'Spam' });
-    await accessible('user-panel-banned');
-    await panel.getByRole('button', { name: 'Close' }).click();
-    await page.getByRole('region', { name: 'Users' }).getByText('Banned', { exact: true }).waitFor();
-    await page.getByRole('button', { name: 'Open grace@example.com' }).click();
-    await panel.getByRole('button', { name: 'Unban' }).click();
-    await panel.getByRole('button', { name: 'Ban', exact: true }).waitFor();
-    expect(await ban()).toEqual({ until: null, reason: null });
-  });
+  it(
+    'edits a user, marks them verified, lists their sessions, signs them out everywhere, bans and unbans them',
+    T,
+    async () => {
+      // Plinth's own tables are out of admin SQL's reach (the owner role): set up as the superuser.
+      await t.deps.db.query(`update auth.users set email_verified = false where id = $1`, [userId]);
+      await go('/users', 'Users');
+      await page.getByRole('button', { name: 'Open grace@example.com' }).click();
+      const panel = page.getByRole('dialog', { name: 'User' });
+      await panel.getByRole('region', { name: 'Sessions' }).getByRole('row').nth(1).waitFor();
+      await panel.getByLabel('Name').fill('Grace');
+      await panel.getByRole('button', { name: 'Save' }).click();
+      await panel.getByRole('status').filter({ hasText: 'Name saved.' }).waitFor();
+      await panel.getByRole('button', { name: 'Mark verified' }).click();
+      await panel.getByText('✓ verified').waitFor();
+      await accessible('user-panel');
+      await panel.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await panel.getByText('No live sessions.').waitFor();
+      const [u] = (
+        await t.deps.db.query<{ email_verified: boolean; name: string }>(
+          `select email_verified, profile->>'name' as name from auth.users where id = $1`,
+          [userId],
+        )
+      ).rows;
+      expect(u).toEqual({ email_verified: true, name: 'Grace' });
+      // Ban (indefinitely, with a reason): the panel and the list say so; then unban.
+      const ban = async () =>
+        (
+          await t.deps.db.query(
+            `select banned_until::text as until, ban_reason as reason from auth.users where id = $1`,
+            [userId],
+          )
+        ).rows[0];
+      await panel.getByLabel('Reason').fill('Spam');
+      await panel.getByRole('button', { name: 'Ban', exact: true }).click();
+      await panel.getByRole('button', { name: 'Unban' }).waitFor();
+      expect(await ban()).toEqual({ until: 'infinity', reason: 'Spam' });
+      await accessible('user-panel-banned');
+      await panel.getByRole('button', { name: 'Close' }).click();
+      await page.getByRole('region', { name: 'Users' }).getByText('Banned', { exact: true }).waitFor();
+      await page.getByRole('button', { name: 'Open grace@example.com' }).click();
+      await panel.getByRole('button', { name: 'Unban' }).click();
+      await panel.getByRole('button', { name: 'Ban', exact: true }).waitFor();
+      expect(await ban()).toEqual({ until: null, reason: null });
+    },
+  );
 
   it('previews images and text, uploads several dropped files with progress, counts folders honestly', T, async () => {
-    await t.fetch('/api/storage/buckets', { method: 'POST', headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ bucketName: 'media', isPublic: false }) });
+    await t.fetch('/api/storage/buckets', {
+      method: 'POST',
+      headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ bucketName: 'media', isPublic: false }),
+    });
     await go('/storage/media', 'media');
     const drop = await page.evaluateHandle(() => {
       const dt = new DataTransfer();
-      const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
+      const png = Uint8Array.from(
+        atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='),
+        (c) => c.charCodeAt(0),
+      );
       dt.items.add(new File([png], 'dot.png', { type: 'image/png' }));
       dt.items.add(new File(['hello text'], 'readme.txt', { type: 'text/plain' }));
       dt.items.add(new File(['x'], 'docs/inner.txt', { type: 'text/plain' }));
@@ -323,7 +345,11 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await expect.poll(() => page.getByLabel('File contents').textContent()).toBe('hello text');
     await page.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('button', { name: 'dot.png', exact: true }).click();
-    await expect.poll(() => page.getByRole('img', { name: 'dot.png', exact: true }).evaluate((i: HTMLImageElement) => i.naturalWidth)).toBe(1);
+    await expect
+      .poll(() =>
+        page.getByRole('img', { name: 'dot.png', exact: true }).evaluate((i: HTMLImageElement) => i.naturalWidth),
+      )
+      .toBe(1);
     await page.getByRole('button', { name: 'Close' }).click();
     // A folder is drawn with an SVG icon (no emoji font needed), and the count says objects.
     const folder = page.getByRole('button', { name: 'Open folder docs/' });
@@ -335,7 +361,10 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
 
   it('creates a schedule with a cron helper showing the next runs, on the real schedules API', T, async () => {
     const admin = { 'x-api-key': t.adminKey };
-    const fn = await call(t, 'POST', '/api/functions', { headers: admin, body: { name: 'Cleanup', slug: 'cleanup', code: 'export default () => new Response("ok")' } });
+    const fn = await call(t, 'POST', '/api/functions', {
+      headers: admin,
+      body: { name: 'Cleanup', slug: 'cleanup', code: 'export default () => new Response("ok")' },
+    });
     expect(fn.status).toBe(201);
     await go('/schedules', 'Schedules');
     await page.getByRole('button', { name: 'New schedule' }).click();
@@ -350,7 +379,12 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByRole('button', { name: 'Create schedule' }).click();
     await page.getByRole('cell', { name: 'nightly', exact: true }).waitFor();
     const saved = (await call(t, 'GET', '/api/schedules', { headers: admin })).body as Array<Record<string, unknown>>;
-    expect(saved.find((s) => s.name === 'nightly')).toMatchObject({ cronSchedule: '0 3 * * *', timezone: 'UTC', enabled: true, functionSlug: 'cleanup' });
+    expect(saved.find((s) => s.name === 'nightly')).toMatchObject({
+      cronSchedule: '0 3 * * *',
+      timezone: 'UTC',
+      enabled: true,
+      functionSlug: 'cleanup',
+    });
   });
 
   it('says AI is not configured, and how to configure it, instead of "No AI calls"', T, async () => {
@@ -359,42 +393,86 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     expect(await page.getByRole('status').textContent()).toContain('AI_BASE_URL');
   });
 
-  it('shows the effective configuration on Settings: values with their source, secrets only as set or not', T, async () => {
-    await go('/settings', 'Settings');
-    const grid = page.getByRole('region', { name: 'Effective configuration' });
-    const cells = async (name: string) => grid.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) }).getByRole('cell').allTextContents();
-    await grid.getByRole('cell', { name: 'LOG_LEVEL', exact: true }).waitFor();
-    expect(await cells('LOG_LEVEL')).toEqual(['LOG_LEVEL', 'silent', 'env', expect.stringContaining('fatal')]);
-    expect(await cells('TOKEN_TTL')).toEqual(['TOKEN_TTL', '900', 'default', 'access token lifetime, seconds']);
-    expect(await cells('ADMIN_API_KEY')).toEqual(['ADMIN_API_KEY', 'set (hidden)', 'env', expect.stringContaining('admin key override')]);
-    expect(await cells('JWT_SECRET')).toEqual(['JWT_SECRET', 'not set', 'default', expect.stringContaining('HS256')]);
-    expect(await cells('REDIS_URL')).toEqual(['REDIS_URL', 'not set: counters in memory', 'default', expect.stringContaining('rate-limit counters')]);
-    expect(await cells('storage')).toEqual(['storage', 'local', 'derived', expect.stringContaining('DATA_DIR')]);
-    expect(await page.content()).not.toContain(t.adminKey);
-    await page.getByLabel('Filter variables').fill('admin');
-    await expect.poll(() => grid.getByRole('row').count()).toBe(3); // the header, ADMIN_API_KEY, RATE_LIMIT_ADMIN_PER_MINUTE
-    await accessible();
-  });
+  it(
+    'shows the effective configuration on Settings: values with their source, secrets only as set or not',
+    T,
+    async () => {
+      await go('/settings', 'Settings');
+      const grid = page.getByRole('region', { name: 'Effective configuration' });
+      const cells = async (name: string) =>
+        grid
+          .getByRole('row')
+          .filter({ has: page.getByRole('cell', { name, exact: true }) })
+          .getByRole('cell')
+          .allTextContents();
+      await grid.getByRole('cell', { name: 'LOG_LEVEL', exact: true }).waitFor();
+      expect(await cells('LOG_LEVEL')).toEqual(['LOG_LEVEL', 'silent', 'env', expect.stringContaining('fatal')]);
+      expect(await cells('TOKEN_TTL')).toEqual(['TOKEN_TTL', '900', 'default', 'access token lifetime, seconds']);
+      expect(await cells('ADMIN_API_KEY')).toEqual([
+        'ADMIN_API_KEY',
+        'set (hidden)',
+        'env',
+        expect.stringContaining('admin key override'),
+      ]);
+      expect(await cells('JWT_SECRET')).toEqual(['JWT_SECRET', 'not set', 'default', expect.stringContaining('HS256')]);
+      expect(await cells('REDIS_URL')).toEqual([
+        'REDIS_URL',
+        'not set: counters in memory',
+        'default',
+        expect.stringContaining('rate-limit counters'),
+      ]);
+      expect(await cells('storage')).toEqual(['storage', 'local', 'derived', expect.stringContaining('DATA_DIR')]);
+      expect(await page.content()).not.toContain(t.adminKey);
+      await page.getByLabel('Filter variables').fill('admin');
+      await expect.poll(() => grid.getByRole('row').count()).toBe(3); // the header, ADMIN_API_KEY, RATE_LIMIT_ADMIN_PER_MINUTE
+      await accessible();
+    },
+  );
 
   // 60 page visits with axe-core each: 1.5-2.5 minutes on 2 shared cores, so more than T.
-  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', { timeout: 240_000 }, async () => {
+  it('shows settings, agents, backups and the operations pages accessibly, light and dark, at 1280 px and phone width', {
+    timeout: 240_000,
+  }, async () => {
     const pages: Array<[string, string]> = [
-      ['/settings', 'Settings'], ['/agents', 'Agents'], ['/backups', 'Backups'], ['/logs', 'Logs'], ['/schedules', 'Schedules'],
-      ['/webhooks', 'Webhooks'], ['/migrations', 'Migrations'], ['/advisor', 'Advisor'], ['/overview', 'Overview'], ['/tables/todos', 'todos'],
-      ['/sql', 'SQL editor'], ['/users', 'Users'], ['/storage/media', 'media'], ['/tables', 'Tables'], ['/health', 'Health'],
+      ['/settings', 'Settings'],
+      ['/agents', 'Agents'],
+      ['/backups', 'Backups'],
+      ['/logs', 'Logs'],
+      ['/schedules', 'Schedules'],
+      ['/webhooks', 'Webhooks'],
+      ['/migrations', 'Migrations'],
+      ['/advisor', 'Advisor'],
+      ['/overview', 'Overview'],
+      ['/tables/todos', 'todos'],
+      ['/sql', 'SQL editor'],
+      ['/users', 'Users'],
+      ['/storage/media', 'media'],
+      ['/tables', 'Tables'],
+      ['/health', 'Health'],
     ];
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const width of [1280, 390]) {
-        await page.setViewportSize({ width, height: 844 });
+      // The phone layout uses the same tokens: its contrast is checked once, in light.
+      for (const width of scheme === 'light' ? [1280, 390] : [1280]) {
+        await page.setViewportSize({ width, height: width === 1280 ? 800 : 844 });
         for (const [p, h] of pages) {
           await go(p, h);
           if (p === '/logs') await page.getByRole('region', { name: 'Log lines' }).waitFor();
-          if (p === '/settings') await page.getByRole('region', { name: 'Effective configuration' }).getByRole('cell', { name: 'ADMIN_API_KEY', exact: true }).waitFor();
-          if (p === '/agents') expect(await page.getByLabel('Claude Code config').textContent()).toContain(`${t.url}/api/mcp`);
-          expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width + 1);
+          if (p === '/settings')
+            await page
+              .getByRole('region', { name: 'Effective configuration' })
+              .getByRole('cell', { name: 'ADMIN_API_KEY', exact: true })
+              .waitFor();
+          if (p === '/agents')
+            expect(await page.getByLabel('Claude Code config', { exact: true }).textContent()).toContain(
+              `${t.url}/api/mcp`,
+            );
+          expect(await overflow(page), `${p} ${scheme} ${width}px`).toEqual([]);
           expect(await axeViolations(page), `${p} ${scheme} ${width}px`).toEqual([]);
-          if (SHOTS && width === 1280 && (scheme === 'light' || p === '/tables/todos')) await page.screenshot({ path: path.join(SHOTS, `${p.slice(1).replace('/', '-')}${scheme === 'dark' ? '-dark' : ''}.png`), fullPage: true });
+          if (SHOTS && width === 1280)
+            await page.screenshot({
+              path: path.join(SHOTS, `${p.slice(1).replace('/', '-')}${scheme === 'dark' ? '-dark' : ''}.png`),
+            });
         }
       }
     }

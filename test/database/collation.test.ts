@@ -20,13 +20,18 @@ describe.each(backends())('text order (%s)', (backend) => {
       body: { tableName: 'people', rlsEnabled: false, columns: [{ name: 'name', type: 'string', nullable: false }] },
     });
     expect(made.status).toBe(201);
-    const rows = await call(t, 'POST', '/api/database/records/people', { headers: admin, body: NAMES.map((name) => ({ name })) });
+    const rows = await call(t, 'POST', '/api/database/records/people', {
+      headers: admin,
+      body: NAMES.map((name) => ({ name })),
+    });
     expect(rows.status).toBe(201);
   });
   afterAll(async () => t?.close());
 
   it('order=name sorts case and accents as secondary differences, not by bytes', async () => {
-    const r = await call(t, 'GET', '/api/database/records/people?select=name&order=name.asc', { headers: { 'x-api-key': t.adminKey } });
+    const r = await call(t, 'GET', '/api/database/records/people?select=name&order=name.asc', {
+      headers: { 'x-api-key': t.adminKey },
+    });
     expect(r.status).toBe(200);
     expect(r.body.map((x: { name: string }) => x.name)).toEqual(['alice', 'bob', 'Bob', 'Émile', 'Shopping', 'zebra']);
     expect(await sortsTextByBytes(t.deps.db)).toBe(false);

@@ -8,7 +8,11 @@ import { admin, anon, sql } from './helpers.js';
 import { HOSTILE, body, queryString, rng } from './hostile.js';
 
 const COLUMNS = ['id', 'owner', 'name', 'n', 'score', 'ok', 'at', 'day', 'meta', 'created_at'];
-const LEAK = /syntax error|SQLSTATE|at character|node_modules|public\."|invalid input syntax|violates|could not|\bERROR:/i;
+const LEAK =
+  /syntax error|SQLSTATE|at character|node_modules|public\."|invalid input syntax|violates|could not|\bERROR:/i;
+// PostgREST's own "Could not find the table 'public.<name as asked>' in the schema cache" (and
+// the function and relationship forms) is our answer, echoing the request, not database text.
+const SCHEMA_CACHE = /Could not find (the|a) [\s\S]*? in the schema cache/g;
 const REQUESTS = 1500;
 
 describe.each(backends())('records fuzz (%s)', (backend) => {
@@ -34,12 +38,21 @@ describe.each(backends())('records fuzz (%s)', (backend) => {
         ])
       ).status,
     ).toBe(201);
-    await sql(t, `create policy own on public.fz for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`);
+    await sql(
+      t,
+      `create policy own on public.fz for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
+    );
     await sql(t, `create policy anon_read on public.fz for select to anon using (true)`);
     await sql(t, `create function public.echo(x text) returns text language sql immutable as $$ select x $$`);
     await call(t, 'POST', '/api/db/canary', { headers: admin(t), body: [{ v: 1 }, { v: 2 }, { v: 3 }] });
     const user = await createTestUser(t);
-    await call(t, 'POST', '/api/db/fz', { headers: user.auth, body: [{ name: 'a', n: 1 }, { name: 'b', n: 2 }] });
+    await call(t, 'POST', '/api/db/fz', {
+      headers: user.auth,
+      body: [
+        { name: 'a', n: 1 },
+        { name: 'b', n: 2 },
+      ],
+    });
     identities = [admin(t), user.auth, anon(t)];
   });
   afterAll(async () => {
@@ -63,7 +76,8 @@ describe.each(backends())('records fuzz (%s)', (backend) => {
       if (kind === 7) {
         method = r.pick(['POST', 'PATCH']);
         payload = body(r, COLUMNS);
-        if (r.next() < 0.5) headers.prefer = r.pick(['return=representation', 'resolution=merge-duplicates', 'return=minimal', '💥']);
+        if (r.next() < 0.5)
+          headers.prefer = r.pick(['return=representation', 'resolution=merge-duplicates', 'return=minimal', '💥']);
       } else if (kind === 8) {
         method = 'DELETE';
         if (r.next() < 0.5) headers.prefer = 'return=representation';
@@ -86,8 +100,9 @@ describe.each(backends())('records fuzz (%s)', (backend) => {
       if (res.status >= 500) failures.push(where);
       else if (res.status >= 400) {
         const b = res.body;
-        if (!b || b.statusCode !== res.status || typeof b.error !== 'string' || typeof b.nextActions !== 'string') failures.push(`no envelope: ${where}`);
-        else if (LEAK.test(b.message)) failures.push(`leak: ${where}`);
+        if (!b || b.statusCode !== res.status || typeof b.error !== 'string' || typeof b.nextActions !== 'string')
+          failures.push(`no envelope: ${where}`);
+        else if (LEAK.test(b.message.replace(SCHEMA_CACHE, ''))) failures.push(`leak: ${where}`);
       }
     };
     for (let i = 0; i < REQUESTS; i += 4) await Promise.all([one(i), one(i + 1), one(i + 2), one(i + 3)]);
@@ -98,7 +113,9 @@ describe.each(backends())('records fuzz (%s)', (backend) => {
     const canary = await call(t, 'GET', '/api/db/canary?order=v', { headers: admin(t) });
     expect(canary.body.map((x: { v: number }) => x.v)).toEqual([1, 2, 3]);
     expect((await call(t, 'GET', '/api/database/tables', { headers: admin(t) })).body).toEqual(tablesBefore);
-    const cols = (await call(t, 'GET', '/api/database/tables/fz/schema', { headers: admin(t) })).body.columns.map((c: { name: string }) => c.name);
+    const cols = (await call(t, 'GET', '/api/database/tables/fz/schema', { headers: admin(t) })).body.columns.map(
+      (c: { name: string }) => c.name,
+    );
     expect(cols).toEqual(['id', 'owner', 'name', 'n', 'score', 'ok', 'at', 'day', 'meta', 'created_at', 'updated_at']);
     // Still serving normally afterwards.
     expect((await call(t, 'GET', '/api/db/fz?select=n&order=n', { headers: admin(t) })).status).toBe(200);

@@ -14,7 +14,13 @@ export async function sql(t: TestApp, query: string, params: unknown[] = []) {
 /** Asserts the error envelope shape and returns it. */
 export function envelope(r: { body: any }) {
   const b = r.body;
-  if (!b || typeof b.statusCode !== 'number' || typeof b.error !== 'string' || typeof b.message !== 'string' || typeof b.nextActions !== 'string') {
+  if (
+    !b ||
+    typeof b.statusCode !== 'number' ||
+    typeof b.error !== 'string' ||
+    typeof b.message !== 'string' ||
+    typeof b.nextActions !== 'string'
+  ) {
     throw new Error(`not an error envelope: ${JSON.stringify(b)}`);
   }
   return b as { statusCode: number; error: string; message: string; nextActions: string };

@@ -68,10 +68,28 @@ export const HOSTILE = [
   '\ud800',
   'pg_sleep(10)',
   'current_user',
-  "pg_catalog.pg_user",
+  'pg_catalog.pg_user',
   'a'.repeat(300),
 ];
-export const OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is', 'not.eq', 'not.in', 'not.is', 'fts', 'eq ', 'EQ', ''];
+export const OPS = [
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'like',
+  'ilike',
+  'in',
+  'is',
+  'not.eq',
+  'not.in',
+  'not.is',
+  'fts',
+  'eq ',
+  'EQ',
+  '',
+];
 
 function value(r: Rng): string {
   const k = r.int(6);
@@ -81,13 +99,14 @@ function value(r: Rng): string {
   return r.pick(HOSTILE);
 }
 
-function list(r: Rng, columns: readonly string[]): string {
+function list(r: Rng, _columns: readonly string[]): string {
   const n = r.next() < 0.05 ? 1000 + r.int(1500) : r.int(6);
   return `(${Array.from({ length: n }, () => (r.next() < 0.3 ? `"${value(r)}"` : value(r))).join(',')})`;
 }
 
 function treeItem(r: Rng, columns: readonly string[], depth: number): string {
-  if (depth < 8 && r.next() < 0.25) return `${r.next() < 0.3 ? 'not.' : ''}${r.pick(['or', 'and', 'xor'])}(${tree(r, columns, depth + 1)})`;
+  if (depth < 8 && r.next() < 0.25)
+    return `${r.next() < 0.3 ? 'not.' : ''}${r.pick(['or', 'and', 'xor'])}(${tree(r, columns, depth + 1)})`;
   const op = r.pick(OPS);
   return `${jsonPathOr(r, columns)}.${op}.${op.endsWith('in') ? list(r, columns) : value(r)}`;
 }
@@ -97,7 +116,10 @@ function tree(r: Rng, columns: readonly string[], depth: number): string {
 }
 
 export function column(r: Rng, columns: readonly string[]): string {
-  const name = r.next() < 0.7 ? r.pick(columns) : r.pick([...HOSTILE, 'id', 'ID', 'Id"', 'pg_class', 'ctid', 'xmin', 'oid', '__plinth_total']);
+  const name =
+    r.next() < 0.7
+      ? r.pick(columns)
+      : r.pick([...HOSTILE, 'id', 'ID', 'Id"', 'pg_class', 'ctid', 'xmin', 'oid', '__plinth_total']);
   // PostgREST's quoted names: `"my col"`, sometimes around hostile text or left open.
   return r.next() < 0.15 ? `"${name}${r.next() < 0.9 ? '"' : ''}` : name;
 }
@@ -105,7 +127,10 @@ export function column(r: Rng, columns: readonly string[]): string {
 /** A column, or often a JSON path on one (`col->a->>b`, keys sometimes hostile). */
 function jsonPathOr(r: Rng, columns: readonly string[]): string {
   if (r.next() < 0.6) return column(r, columns);
-  const steps = Array.from({ length: 1 + r.int(3) }, () => `${r.pick(['->', '->>'])}${r.next() < 0.7 ? r.pick(['a', 'b', '0', '12']) : value(r)}`);
+  const steps = Array.from(
+    { length: 1 + r.int(3) },
+    () => `${r.pick(['->', '->>'])}${r.next() < 0.7 ? r.pick(['a', 'b', '0', '12']) : value(r)}`,
+  );
   return `${column(r, columns)}${steps.join('')}`;
 }
 
@@ -113,13 +138,20 @@ function jsonPathOr(r: Rng, columns: readonly string[]): string {
 function selectItem(r: Rng, columns: readonly string[]): string {
   const col = () => column(r, columns);
   switch (r.int(8)) {
-    case 0: return 'count()';
-    case 1: return `${col()}.${r.pick(['sum', 'avg', 'min', 'max', 'count', 'nope', value(r)])}()${r.next() < 0.3 ? '::int' : ''}`;
-    case 2: return `${r.pick(['a', 'x1', value(r)])}:${col()}::text.max()`;
-    case 3: return `...${col()}(${col()})`;
-    case 4: return jsonPathOr(r, columns);
-    case 5: return `${col()}(count)`;
-    default: return col();
+    case 0:
+      return 'count()';
+    case 1:
+      return `${col()}.${r.pick(['sum', 'avg', 'min', 'max', 'count', 'nope', value(r)])}()${r.next() < 0.3 ? '::int' : ''}`;
+    case 2:
+      return `${r.pick(['a', 'x1', value(r)])}:${col()}::text.max()`;
+    case 3:
+      return `...${col()}(${col()})`;
+    case 4:
+      return jsonPathOr(r, columns);
+    case 5:
+      return `${col()}(count)`;
+    default:
+      return col();
   }
 }
 
@@ -135,11 +167,19 @@ export function queryString(r: Rng, columns: readonly string[]): string {
   const n = r.next() < 0.02 ? 100 : r.int(5);
   for (let i = 0; i < n; i++) {
     const k = r.int(10);
-    if (k === 0) parts.push(`select=${enc(r, Array.from({ length: 1 + r.int(3) }, () => selectItem(r, columns)).join(','))}`);
-    else if (k === 1) parts.push(`order=${enc(r, `${jsonPathOr(r, columns)}.${r.pick(['asc', 'desc', 'desc.nullsfirst', 'nullslast', value(r)])}`)}`);
-    else if (k === 2) parts.push(`${r.pick(['limit', 'offset'])}=${enc(r, r.next() < 0.5 ? String(r.int(2000) - 10) : value(r))}`);
+    if (k === 0)
+      parts.push(`select=${enc(r, Array.from({ length: 1 + r.int(3) }, () => selectItem(r, columns)).join(','))}`);
+    else if (k === 1)
+      parts.push(
+        `order=${enc(r, `${jsonPathOr(r, columns)}.${r.pick(['asc', 'desc', 'desc.nullsfirst', 'nullslast', value(r)])}`)}`,
+      );
+    else if (k === 2)
+      parts.push(`${r.pick(['limit', 'offset'])}=${enc(r, r.next() < 0.5 ? String(r.int(2000) - 10) : value(r))}`);
     else if (k === 3) parts.push(`${r.pick(['or', 'and', 'not.or', 'not.and'])}=${enc(r, `(${tree(r, columns, 0)})`)}`);
-    else if (k === 4) parts.push(`${enc(r, jsonPathOr(r, columns))}=${enc(r, r.next() < 0.5 ? `${r.pick(OPS)}.${value(r)}` : value(r))}`);
+    else if (k === 4)
+      parts.push(
+        `${enc(r, jsonPathOr(r, columns))}=${enc(r, r.next() < 0.5 ? `${r.pick(OPS)}.${value(r)}` : value(r))}`,
+      );
     else {
       const op = r.pick(OPS);
       parts.push(`${enc(r, column(r, columns))}=${enc(r, `${op}.${op.endsWith('in') ? list(r, columns) : value(r)}`)}`);
@@ -155,7 +195,19 @@ export function body(r: Rng, columns: readonly string[]): unknown {
     for (let i = r.int(4); i >= 0; i--) {
       const v = r.int(7);
       o[column(r, columns)] =
-        v === 0 ? value(r) : v === 1 ? r.int(1e6) - 5e5 : v === 2 ? r.next() < 0.5 : v === 3 ? null : v === 4 ? { nested: value(r) } : v === 5 ? [value(r)] : r.next() * 1e300;
+        v === 0
+          ? value(r)
+          : v === 1
+            ? r.int(1e6) - 5e5
+            : v === 2
+              ? r.next() < 0.5
+              : v === 3
+                ? null
+                : v === 4
+                  ? { nested: value(r) }
+                  : v === 5
+                    ? [value(r)]
+                    : r.next() * 1e300;
     }
     return o;
   };

@@ -23,7 +23,10 @@ describe.each(backends())('admin SQL runs as the owner role, not a superuser (%s
   });
 
   it('is a login role that is not a superuser', async () => {
-    const r = await sql(t, `select current_user as u, session_user as s, (select rolsuper from pg_roles where rolname = current_user) as su`);
+    const r = await sql(
+      t,
+      `select current_user as u, session_user as s, (select rolsuper from pg_roles where rolname = current_user) as su`,
+    );
     expect(r.rows[0].u).toMatch(/^plinth_owner_[0-9a-f]{12}$/);
     expect(r.rows[0].s).toBe(r.rows[0].u);
     expect(r.rows[0].su).toBe(false);
@@ -52,9 +55,11 @@ describe.each(backends())('admin SQL runs as the owner role, not a superuser (%s
     const r = await call(t, 'POST', '/api/database/sql', { headers: admin(t), body: { query } });
     const e = envelope(r);
     // An untrusted extension whose files are not installed fails before the privilege check.
-    if (query.includes('plpython3u') && r.status === 400) return expect(e.message).toMatch(/not available|could not open/);
+    if (query.includes('plpython3u') && r.status === 400)
+      return expect(e.message).toMatch(/not available|could not open/);
     // ALTER SYSTEM cannot run in the endpoint's transaction at all (25001), before any privilege check.
-    if (query.startsWith('alter system')) return expect([r.status, e.message]).toEqual([400, expect.stringContaining('25001')]);
+    if (query.startsWith('alter system'))
+      return expect([r.status, e.message]).toEqual([400, expect.stringContaining('25001')]);
     expect(r.status).toBe(403);
     expect(e.error).toBe('SQL_NOT_PERMITTED');
     expect(e.nextActions).toContain('system.create_extension');
@@ -62,17 +67,32 @@ describe.each(backends())('admin SQL runs as the owner role, not a superuser (%s
   });
 
   it('creates tables, policies, functions, triggers and trusted extensions', async () => {
-    await sql(t, `create table public.lp_items (id serial primary key, owner uuid default auth.uid(), label text, updated_at timestamptz)`);
+    await sql(
+      t,
+      `create table public.lp_items (id serial primary key, owner uuid default auth.uid(), label text, updated_at timestamptz)`,
+    );
     await sql(t, `alter table public.lp_items enable row level security`);
-    await sql(t, `create policy lp_own on public.lp_items for all to authenticated using (owner = (select auth.uid())) with check (owner = (select auth.uid()))`);
+    await sql(
+      t,
+      `create policy lp_own on public.lp_items for all to authenticated using (owner = (select auth.uid())) with check (owner = (select auth.uid()))`,
+    );
     await sql(t, `grant select, insert on public.lp_items to authenticated`);
     await sql(t, `grant usage on sequence public.lp_items_id_seq to authenticated`);
-    await sql(t, `create function public.lp_touch() returns trigger language plpgsql as $$ begin new.updated_at := now(); return new; end $$`);
-    await sql(t, `create trigger lp_touch before insert or update on public.lp_items for each row execute function public.lp_touch()`);
+    await sql(
+      t,
+      `create function public.lp_touch() returns trigger language plpgsql as $$ begin new.updated_at := now(); return new; end $$`,
+    );
+    await sql(
+      t,
+      `create trigger lp_touch before insert or update on public.lp_items for each row execute function public.lp_touch()`,
+    );
     await sql(t, `create extension if not exists pgcrypto`);
     expect((await sql(t, `select system.create_extension('citext') as e`)).rows[0].e).toBe('citext');
     const u = await createTestUser(t);
-    const w = await call(t, 'POST', '/api/database/records/lp_items', { headers: { ...u.auth, prefer: 'return=representation' }, body: [{ label: 'mine' }] });
+    const w = await call(t, 'POST', '/api/database/records/lp_items', {
+      headers: { ...u.auth, prefer: 'return=representation' },
+      body: [{ label: 'mine' }],
+    });
     expect(w.status, w.text).toBe(201);
     expect(w.body[0].updated_at).not.toBeNull();
     const mine = await call(t, 'GET', '/api/database/records/lp_items', { headers: u.auth });
@@ -100,24 +120,44 @@ describe.each(backends())('upgrading a database made before the owner role (%s)'
     let deps: Awaited<ReturnType<typeof buildDeps>> | undefined;
     let app: Awaited<ReturnType<typeof serve>>['app'] | undefined;
     try {
-      await migrate(db, readMigrations().filter((m) => m.id < '0140'));
+      await migrate(
+        db,
+        readMigrations().filter((m) => m.id < '0140'),
+      );
       await db.exec(`
         create table public.old_notes (id serial primary key, owner uuid not null, body text not null);
         alter table public.old_notes enable row level security;
         create policy old_own on public.old_notes for select to authenticated using (owner = auth.uid());
         grant select on public.old_notes to authenticated;
         create function public.old_count() returns bigint language sql as 'select count(*) from public.old_notes';`);
-      const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: adminKey, HOST: '127.0.0.1', PORT: '0' });
+      const config = loadConfig({
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        RATE_LIMIT_PLAN: 'off',
+        ADMIN_API_KEY: adminKey,
+        HOST: '127.0.0.1',
+        PORT: '0',
+      });
       deps = await buildDeps(config, { db, engine: backend });
       const served = await serve(deps);
       app = served.app;
-      const t = { url: served.url, adminKey, deps, fetch: (p: string, init?: RequestInit) => fetch(served.url + p, init) } as unknown as TestApp;
+      const t = {
+        url: served.url,
+        adminKey,
+        deps,
+        fetch: (p: string, init?: RequestInit) => fetch(served.url + p, init),
+      } as unknown as TestApp;
       const u = await createTestUser(t);
-      await db.query(`insert into public.old_notes (owner, body) values ($1, 'kept'), (gen_random_uuid(), 'other')`, [u.userId]);
+      await db.query(`insert into public.old_notes (owner, body) values ($1, 'kept'), (gen_random_uuid(), 'other')`, [
+        u.userId,
+      ]);
       const owners = await sql(t, `select tableowner from pg_tables where tablename = 'old_notes'`);
       expect(owners.rows[0].tableowner).toMatch(/^plinth_owner_/);
       await sql(t, `alter table public.old_notes add column tag text`);
-      await sql(t, `create or replace function public.old_count() returns bigint language sql as 'select count(*) + 0 from public.old_notes'`);
+      await sql(
+        t,
+        `create or replace function public.old_count() returns bigint language sql as 'select count(*) + 0 from public.old_notes'`,
+      );
       const mine = await call(t, 'GET', '/api/database/records/old_notes', { headers: u.auth });
       expect(mine.status).toBe(200);
       expect(mine.body.map((x: any) => x.body)).toEqual(['kept']);

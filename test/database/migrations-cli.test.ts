@@ -1,4 +1,4 @@
-// `npm run plinth -- db migrations new | up | list` (dist/cli.js: run `npm run build` first)
+// `npm run plinth -- db migrations new | up | list` (the run's build of cli.js, helpers/build.ts)
 // in a project folder of its own, against a running server.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { call } from '../helpers/http.js';
 import { anon } from './helpers.js';
-
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+import { builtServer } from '../helpers/build.js';
 
 describe('db migrations CLI', () => {
   let t: TestApp;
@@ -19,11 +18,18 @@ describe('db migrations CLI', () => {
       const base = { ...process.env };
       delete base.PLINTH_URL;
       delete base.PLINTH_ADMIN_KEY;
-      execFile(process.execPath, [CLI, ...args], { cwd: project, env: { ...base, ...env } }, (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
-      });
+      execFile(
+        process.execPath,
+        [cliJs, ...args],
+        { cwd: project, env: { ...base, ...env } },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+        },
+      );
     });
+  let cliJs = '';
   beforeAll(async () => {
+    cliJs = path.resolve(import.meta.dirname, '../..', await builtServer(), 'cli.js');
     t = await startApp('embedded');
     project = mkdtempSync(path.join(tmpdir(), 'plinth-project-'));
   });
@@ -38,8 +44,14 @@ describe('db migrations CLI', () => {
     const [file] = readdirSync(path.join(project, 'migrations'));
     expect(file).toMatch(/^\d{14}_add_items\.sql$/);
     const p = path.join(project, 'migrations', file!);
-    appendFileSync(p, 'create table public.items (id int primary key, label text);\ngrant select on public.items to anon;\ninsert into public.items values (1, \'one\');\n');
-    writeFileSync(path.join(project, 'migrations', '99990101000000_later.sql'), 'alter table public.items add column extra int;\n');
+    appendFileSync(
+      p,
+      "create table public.items (id int primary key, label text);\ngrant select on public.items to anon;\ninsert into public.items values (1, 'one');\n",
+    );
+    writeFileSync(
+      path.join(project, 'migrations', '99990101000000_later.sql'),
+      'alter table public.items add column extra int;\n',
+    );
 
     expect((await cli(['db', 'migrations', 'up'])).code).toBe(2); // no server given
     const env = { PLINTH_URL: t.url, PLINTH_ADMIN_KEY: t.adminKey };
@@ -49,7 +61,9 @@ describe('db migrations CLI', () => {
     expect(up.code, up.out).toBe(0);
     expect(up.out).toMatch(/applied +\d{14} add_items \(SAFE\)/);
     expect(up.out).toMatch(/applied +99990101000000 later/);
-    expect((await call(t, 'GET', '/api/database/records/items', { headers: anon(t) })).body).toEqual([{ id: 1, label: 'one', extra: null }]);
+    expect((await call(t, 'GET', '/api/database/records/items', { headers: anon(t) })).body).toEqual([
+      { id: 1, label: 'one', extra: null },
+    ]);
     const again = await cli(['db', 'migrations', 'up', '--url', t.url, '--key', t.adminKey]);
     expect(again.out).toContain('Nothing to apply');
 

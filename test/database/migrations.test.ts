@@ -10,7 +10,12 @@ describe.each(backends())('migrations API (%s)', (backend) => {
   const dry = async (q: string, extra: Record<string, string> = {}) => {
     const r = await post('/api/database/migrations/dry-run', { sql: q, ...extra });
     expect(r.status, r.text).toBe(200);
-    return r.body as { riskLevel: string; reasons: string[]; statements: Array<{ kind: string; riskLevel: string; sql: string }>; status: string | null };
+    return r.body as {
+      riskLevel: string;
+      reasons: string[];
+      statements: Array<{ kind: string; riskLevel: string; sql: string }>;
+      status: string | null;
+    };
   };
   beforeAll(async () => {
     t = await startApp(backend);
@@ -28,7 +33,12 @@ describe.each(backends())('migrations API (%s)', (backend) => {
             insert into public.posts (title) values ('first');`,
     });
     expect(r.status, r.text).toBe(201);
-    expect(r.body.migration).toMatchObject({ version: '20260101000000', name: 'create_posts', statements: 3, checksum: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(r.body.migration).toMatchObject({
+      version: '20260101000000',
+      name: 'create_posts',
+      statements: 3,
+      checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const owner = await sql(t, `select tableowner from pg_tables where tablename = 'posts'`);
     expect(owner.rows[0].tableowner).toMatch(/^plinth_owner_/);
     const list = await call(t, 'GET', '/api/database/migrations', { headers: admin(t) });
@@ -38,20 +48,30 @@ describe.each(backends())('migrations API (%s)', (backend) => {
   });
 
   it('answers 409 for a version applied again, and reports drift when its SQL changed', async () => {
-    const same = await post('/api/database/migrations', { version: '20260101000000', name: 'create_posts', sql: 'select 1' });
+    const same = await post('/api/database/migrations', {
+      version: '20260101000000',
+      name: 'create_posts',
+      sql: 'select 1',
+    });
     expect(same.status).toBe(409);
     expect(envelope(same).error).toBe('MIGRATION_DRIFT');
     const original = `create table public.tags (name text primary key);`;
-    expect((await post('/api/database/migrations', { version: '20260102000000', name: 'tags', sql: original })).status).toBe(201);
+    expect(
+      (await post('/api/database/migrations', { version: '20260102000000', name: 'tags', sql: original })).status,
+    ).toBe(201);
     const again = await post('/api/database/migrations', { version: '20260102000000', name: 'tags', sql: original });
     expect([again.status, envelope(again).error]).toEqual([409, 'MIGRATION_APPLIED']);
     expect((await dry(original, { version: '20260102000000' })).status).toBe('applied');
-    expect((await dry(original + ' -- edited', { version: '20260102000000' })).status).toBe('drift');
+    expect((await dry(`${original} -- edited`, { version: '20260102000000' })).status).toBe('drift');
     expect((await dry(original, { version: '20260103000000' })).status).toBe('pending');
   });
 
   it('rolls a failing migration back whole and records nothing', async () => {
-    const r = await post('/api/database/migrations', { version: '20260104000000', name: 'broken', sql: 'create table public.half (id int);\ninsert into public.nope values (1);' });
+    const r = await post('/api/database/migrations', {
+      version: '20260104000000',
+      name: 'broken',
+      sql: 'create table public.half (id int);\ninsert into public.nope values (1);',
+    });
     expect(r.status).toBe(400);
     expect(envelope(r).error).toBe('SQL_ERROR');
     expect(r.body.message).toContain('42P01');
@@ -61,11 +81,23 @@ describe.each(backends())('migrations API (%s)', (backend) => {
   });
 
   it('refuses transaction control, superuser commands and bad input with the envelope', async () => {
-    const begin = await post('/api/database/migrations', { version: '20260105000000', name: 'tx', sql: 'begin; create table public.x (id int); commit;' });
+    const begin = await post('/api/database/migrations', {
+      version: '20260105000000',
+      name: 'tx',
+      sql: 'begin; create table public.x (id int); commit;',
+    });
     expect([begin.status, envelope(begin).error]).toEqual([400, 'INVALID_INPUT']);
-    const program = await post('/api/database/migrations', { version: '20260105000000', name: 'evil', sql: `copy (select 1) to program 'id'` });
+    const program = await post('/api/database/migrations', {
+      version: '20260105000000',
+      name: 'evil',
+      sql: `copy (select 1) to program 'id'`,
+    });
     expect([program.status, envelope(program).error]).toEqual([403, 'SQL_NOT_PERMITTED']);
-    for (const body of [{ version: 'v1', name: 'x', sql: 'select 1' }, { version: '1', name: 'a b', sql: 'select 1' }, { version: '1', name: 'x' }]) {
+    for (const body of [
+      { version: 'v1', name: 'x', sql: 'select 1' },
+      { version: '1', name: 'a b', sql: 'select 1' },
+      { version: '1', name: 'x' },
+    ]) {
       const r = await post('/api/database/migrations', body);
       expect(r.status).toBe(400);
       envelope(r);
@@ -92,7 +124,7 @@ describe.each(backends())('migrations API (%s)', (backend) => {
       ['alter table public.small alter column a type bigint', 'WARNING', /type of .*rewritten/],
       ['alter table public.small rename column a to c', 'WARNING', /renames/],
       ['drop policy if exists p on public.small', 'WARNING', /drops policy/],
-      ["delete from public.small where id = 1; update public.small set a = 2 where id = 1", 'SAFE', /^$/],
+      ['delete from public.small where id = 1; update public.small set a = 2 where id = 1', 'SAFE', /^$/],
     ];
     for (const [q, level, why] of cases) {
       const d = await dry(q);
@@ -111,11 +143,21 @@ describe.each(backends())('migrations API (%s)', (backend) => {
   });
 
   it('keeps tables made with /api/database/tables working beside migrations', async () => {
-    const c = await post('/api/database/tables', { tableName: 'notes', columns: [{ name: 'body', type: 'string', nullable: false }] });
+    const c = await post('/api/database/tables', {
+      tableName: 'notes',
+      columns: [{ name: 'body', type: 'string', nullable: false }],
+    });
     expect(c.status).toBe(201);
-    const m = await post('/api/database/migrations', { version: '20260106000000', name: 'notes_tag', sql: 'alter table public.notes add column tag text' });
+    const m = await post('/api/database/migrations', {
+      version: '20260106000000',
+      name: 'notes_tag',
+      sql: 'alter table public.notes add column tag text',
+    });
     expect(m.status, m.text).toBe(201);
-    const w = await call(t, 'POST', '/api/database/records/notes', { headers: admin(t), body: [{ body: 'x', tag: 'y' }] });
+    const w = await call(t, 'POST', '/api/database/records/notes', {
+      headers: admin(t),
+      body: [{ body: 'x', tag: 'y' }],
+    });
     expect(w.status, w.text).toBe(201);
     const s = await call(t, 'GET', '/api/database/tables/notes/schema', { headers: admin(t) });
     expect(s.body.columns.map((x: any) => x.name)).toContain('tag');

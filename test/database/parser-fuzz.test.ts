@@ -22,18 +22,39 @@ const specs: Array<[string, string, string]> = [
   ['a.b(c),d', 'jsonb', 'jsonb'],
 ];
 const columnList: ColumnMeta[] = specs.map(([name, typname, castType]) => ({
-  name, typname, castType, kind: valueKind(typname), type: typname, nullable: true, default: null, isPrimaryKey: name === 'id', unique: false, foreignKey: null,
+  name,
+  typname,
+  castType,
+  kind: valueKind(typname),
+  type: typname,
+  nullable: true,
+  default: null,
+  isPrimaryKey: name === 'id',
+  unique: false,
+  foreignKey: null,
 }));
-const table: TableMeta = { name: 't', isTable: true, rlsEnabled: false, columns: new Map(columnList.map((c) => [c.name, c])), columnList, primaryKey: ['id'] };
+const table: TableMeta = {
+  name: 't',
+  isTable: true,
+  rlsEnabled: false,
+  columns: new Map(columnList.map((c) => [c.name, c])),
+  columnList,
+  primaryKey: ['id'],
+};
 const names = columnList.map((c) => c.name);
 // The only words SQL text may contain: the builder's own keywords, the table's quoted names and placeholders.
-const ALLOWED = /^(?:with|page|as|select|count|sum|avg|min|max|group|g|->>?|over|from|public|where|and|or|not|is|null|true|false|unknown|in|like|ilike|order|by|asc|desc|nulls|first|last|limit|offset|coalesce|json_agg|r|text|body|total|1|insert|into|values|default|on|conflict|do|update|set|excluded|nothing|returning|w|delete|t\d+|et\d+|x|row_number|row_to_json|json|lateral|left|join|exists|any|all|array|distinct|to_tsvector|to_tsquery|plainto_tsquery|phraseto_tsquery|websearch_to_tsquery|regconfig|int|@@|@>|<@|&&|<<|>>|&<|&>|-\|-|~\*?|integer|bigint|double|precision|boolean|timestamp|time|zone|date|jsonb|uuid|"[a-z_]+"|\$\d+|[()*,.=<>:'\[\]]+|<>|>=|<=|::)$/;
+const ALLOWED =
+  /^(?:with|page|as|select|count|sum|avg|min|max|group|g|->>?|over|from|public|where|and|or|not|is|null|true|false|unknown|in|like|ilike|order|by|asc|desc|nulls|first|last|limit|offset|coalesce|json_agg|r|text|body|total|1|insert|into|values|default|on|conflict|do|update|set|excluded|nothing|returning|w|delete|t\d+|et\d+|x|row_number|row_to_json|json|lateral|left|join|exists|any|all|array|distinct|to_tsvector|to_tsquery|plainto_tsquery|phraseto_tsquery|websearch_to_tsquery|regconfig|int|@@|@>|<@|&&|<<|>>|&<|&>|-\|-|~\*?|integer|bigint|double|precision|boolean|timestamp|time|zone|date|jsonb|uuid|"[a-z_]+"|\$\d+|[()*,.=<>:'[\]]+|<>|>=|<=|::)$/;
 
 function check(stmt: { text: string; values: unknown[] }) {
   // Quoted names are checked below; as tokens they stand for one word.
-  const tokens = stmt.text.replace(/"[^"]*"/g, '"x"').split(/(\s+|[().,]|::|->>?)/).filter((s) => s.trim() !== '');
+  const tokens = stmt.text
+    .replace(/"[^"]*"/g, '"x"')
+    .split(/(\s+|[().,]|::|->>?)/)
+    .filter((s) => s.trim() !== '');
   for (const tok of tokens) {
-    if (!ALLOWED.test(tok) && !/^[()*,.=<>:'\[\]]+$/.test(tok)) throw new Error(`unexpected token ${JSON.stringify(tok)} in ${stmt.text}`);
+    if (!ALLOWED.test(tok) && !/^[()*,.=<>:'[\]]+$/.test(tok))
+      throw new Error(`unexpected token ${JSON.stringify(tok)} in ${stmt.text}`);
   }
   for (const m of stmt.text.matchAll(/"([^"]*)"/g)) {
     // Quoted: the table's names, aggregate output names and the generator's valid aliases.
@@ -55,7 +76,11 @@ describe('parser and builder fuzz', () => {
           kind === 0
             ? buildSelect(table, q)
             : kind === 1
-              ? buildInsert(table, Array.isArray(b) ? (b as Record<string, unknown>[]) : [b as Record<string, unknown>], { representation: true, select: q.select, upsert: null })
+              ? buildInsert(
+                  table,
+                  Array.isArray(b) ? (b as Record<string, unknown>[]) : [b as Record<string, unknown>],
+                  { representation: true, select: q.select, upsert: null },
+                )
               : kind === 2
                 ? buildUpdate(table, q, (b ?? {}) as Record<string, unknown>, true)
                 : buildDelete(table, q, false);

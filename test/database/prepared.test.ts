@@ -41,18 +41,22 @@ describe('prepared statements', () => {
   });
 
   it('keeps at most SHAPES_PER_CONNECTION request shapes prepared per connection, evicting the least recently used', async () => {
-    const count = (tx: { query: Db['query'] }) => tx.query<{ n: number }>(`select count(*)::int as n from pg_prepared_statements where name like 'plinth_s_%'`);
+    const count = (tx: { query: Db['query'] }) =>
+      tx.query<{ n: number }>(`select count(*)::int as n from pg_prepared_statements where name like 'plinth_s_%'`);
     const shape = (i: number) => shaped(`select $1::int + ${i} as n`);
     const seen = await fresh.db.transaction(async (tx) => {
       // A shape that fails (here: a bad cast) is not counted and does not poison later ones.
       await expect(tx.query('savepoint s')).resolves.toBeDefined();
       await expect(tx.query(shaped('select $1::int as n'), ['x'])).rejects.toBeDefined();
       await tx.query('rollback to savepoint s');
-      for (let i = 0; i < SHAPES_PER_CONNECTION + 25; i++) expect((await tx.query<{ n: number }>(shape(i), [1])).rows[0]!.n).toBe(1 + i);
+      for (let i = 0; i < SHAPES_PER_CONNECTION + 25; i++)
+        expect((await tx.query<{ n: number }>(shape(i), [1])).rows[0]!.n).toBe(1 + i);
       const full = (await count(tx)).rows[0]!.n;
       // The first shapes were deallocated; running one again prepares it again.
       expect((await tx.query<{ n: number }>(shape(0), [5])).rows[0]!.n).toBe(5);
-      expect((await tx.query<{ n: number }>(shape(SHAPES_PER_CONNECTION + 24), [0])).rows[0]!.n).toBe(SHAPES_PER_CONNECTION + 24);
+      expect((await tx.query<{ n: number }>(shape(SHAPES_PER_CONNECTION + 24), [0])).rows[0]!.n).toBe(
+        SHAPES_PER_CONNECTION + 24,
+      );
       return { full, after: (await count(tx)).rows[0]!.n };
     });
     expect(seen).toEqual({ full: SHAPES_PER_CONNECTION, after: SHAPES_PER_CONNECTION });

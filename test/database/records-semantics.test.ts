@@ -15,13 +15,34 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
     t = await startApp(backend);
     for (const body of [
       // r, w and page are names the generated SQL uses for itself.
-      { tableName: 'aliases', rlsEnabled: false, columns: ['r', 'w', 'page'].map((name) => ({ name, type: 'string', nullable: true })) },
-      { tableName: 'codes', rlsEnabled: false, columns: [{ name: 'k', type: 'integer', nullable: false, unique: true }, { name: 's', type: 'string', nullable: true }] },
-      { tableName: 'times', rlsEnabled: false, columns: [{ name: 'at', type: 'datetime', nullable: true }, { name: 'day', type: 'date', nullable: true }] },
+      {
+        tableName: 'aliases',
+        rlsEnabled: false,
+        columns: ['r', 'w', 'page'].map((name) => ({ name, type: 'string', nullable: true })),
+      },
+      {
+        tableName: 'codes',
+        rlsEnabled: false,
+        columns: [
+          { name: 'k', type: 'integer', nullable: false, unique: true },
+          { name: 's', type: 'string', nullable: true },
+        ],
+      },
+      {
+        tableName: 'times',
+        rlsEnabled: false,
+        columns: [
+          { name: 'at', type: 'datetime', nullable: true },
+          { name: 'day', type: 'date', nullable: true },
+        ],
+      },
     ]) {
       expect((await call(t, 'POST', '/api/database/tables', { headers: h(), body })).status).toBe(201);
     }
-    await sql(t, 'create function public.all_aliases() returns setof public.aliases language sql stable as $$ select * from public.aliases $$');
+    await sql(
+      t,
+      'create function public.all_aliases() returns setof public.aliases language sql stable as $$ select * from public.aliases $$',
+    );
   });
   afterAll(() => t?.close());
 
@@ -44,7 +65,10 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
 
   it('on_conflict without Prefer: resolution is a plain insert: a conflict is 409 and changes nothing', async () => {
     expect((await call(t, 'POST', '/api/db/codes', { headers: h(), body: { k: 1, s: 'first' } })).status).toBe(201);
-    const r = await call(t, 'POST', '/api/db/codes?on_conflict=k', { headers: represent(), body: { k: 1, s: 'second' } });
+    const r = await call(t, 'POST', '/api/db/codes?on_conflict=k', {
+      headers: represent(),
+      body: { k: 1, s: 'second' },
+    });
     expect(r.status).toBe(409);
     expect(envelope(r).error).toBe('ALREADY_EXISTS');
     expect((await call(t, 'GET', '/api/db/codes?k=eq.1&select=s', { headers: h() })).body).toEqual([{ s: 'first' }]);
@@ -61,7 +85,10 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
   });
 
   it('takes every ISO 8601 offset Postgres takes (+02 too), and refuses days that do not exist with INVALID_VALUE', async () => {
-    let r = await call(t, 'POST', '/api/db/times', { headers: represent(), body: { at: '2024-03-10T12:00:00+02', day: '2024-02-29' } });
+    let r = await call(t, 'POST', '/api/db/times', {
+      headers: represent(),
+      body: { at: '2024-03-10T12:00:00+02', day: '2024-02-29' },
+    });
     expect(r.status).toBe(201);
     expect(Date.parse(r.body[0].at)).toBe(Date.parse('2024-03-10T10:00:00Z'));
     r = await call(t, 'GET', '/api/db/times?at=eq.2024-03-10T12:00:00%2B02', { headers: h() });

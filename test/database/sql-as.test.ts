@@ -10,20 +10,29 @@ describe.each(backends())('sql as a user on %s', (backend) => {
   let admin: { headers: Record<string, string> };
   let ada: Awaited<ReturnType<typeof createTestUser>>;
   let bob: Awaited<ReturnType<typeof createTestUser>>;
-  const sqlAs = (query: string, userId: string | null) => call(t, 'POST', '/api/database/sql/as', { ...admin, body: { query, userId } });
+  const sqlAs = (query: string, userId: string | null) =>
+    call(t, 'POST', '/api/database/sql/as', { ...admin, body: { query, userId } });
 
   beforeAll(async () => {
     t = await startApp(backend);
     admin = { headers: { 'x-api-key': t.adminKey } };
     [ada, bob] = [await createTestUser(t), await createTestUser(t)];
-    const sql = async (query: string, params: unknown[] = []) => expect((await call(t, 'POST', '/api/database/sql', { ...admin, body: { query, params } })).status).toBe(200);
-    await sql(`create table public.todos (id serial primary key, owner uuid, title text, public boolean not null default false)`);
+    const sql = async (query: string, params: unknown[] = []) =>
+      expect((await call(t, 'POST', '/api/database/sql', { ...admin, body: { query, params } })).status).toBe(200);
+    await sql(
+      `create table public.todos (id serial primary key, owner uuid, title text, public boolean not null default false)`,
+    );
     await sql(`alter table public.todos enable row level security`);
     await sql(`grant select, insert, update, delete on public.todos to anon, authenticated`);
     await sql(`grant usage on sequence public.todos_id_seq to authenticated`);
-    await sql(`create policy own on public.todos for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`);
+    await sql(
+      `create policy own on public.todos for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
+    );
     await sql(`create policy pub on public.todos for select to anon using (public)`);
-    await sql(`insert into public.todos (owner, title, public) values ($1, 'ada private', false), ($2, 'bob public', true)`, [ada.userId, bob.userId]);
+    await sql(
+      `insert into public.todos (owner, title, public) values ($1, 'ada private', false), ($2, 'bob public', true)`,
+      [ada.userId, bob.userId],
+    );
   });
   afterAll(async () => t?.close());
 
@@ -40,9 +49,15 @@ describe.each(backends())('sql as a user on %s', (backend) => {
   });
 
   it('rolls back whatever the statement changed', async () => {
-    const r = await sqlAs(`insert into public.todos (owner, title) values ('${ada.userId}', 'kept?') returning title`, ada.userId);
-    expect(r.body, JSON.stringify(r.body)).toMatchObject({ rows: [{ title: "kept?" }] });
-    const all = await call(t, 'POST', '/api/database/sql', { ...admin, body: { query: 'select count(*)::int as n from public.todos' } });
+    const r = await sqlAs(
+      `insert into public.todos (owner, title) values ('${ada.userId}', 'kept?') returning title`,
+      ada.userId,
+    );
+    expect(r.body, JSON.stringify(r.body)).toMatchObject({ rows: [{ title: 'kept?' }] });
+    const all = await call(t, 'POST', '/api/database/sql', {
+      ...admin,
+      body: { query: 'select count(*)::int as n from public.todos' },
+    });
     expect(all.body.rows).toEqual([{ n: 2 }]);
   });
 
@@ -54,8 +69,14 @@ describe.each(backends())('sql as a user on %s', (backend) => {
     expect(denied.status, JSON.stringify(denied.body)).toBe(400);
     expect(denied.body.message).toMatch(/permission denied/);
     expect((await sqlAs('select 1', '00000000-0000-4000-8000-000000000000')).status).toBe(404);
-    expect((await call(t, 'POST', '/api/database/sql/as', { body: { query: 'select 1', userId: 'not-a-uuid' }, ...admin })).status).toBe(400);
-    const anon = await call(t, 'POST', '/api/database/sql/as', { headers: { apikey: t.anonKey }, body: { query: 'select 1', userId: null } });
+    expect(
+      (await call(t, 'POST', '/api/database/sql/as', { body: { query: 'select 1', userId: 'not-a-uuid' }, ...admin }))
+        .status,
+    ).toBe(400);
+    const anon = await call(t, 'POST', '/api/database/sql/as', {
+      headers: { apikey: t.anonKey },
+      body: { query: 'select 1', userId: null },
+    });
     expect([401, 403]).toContain(anon.status);
   });
 });

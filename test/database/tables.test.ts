@@ -8,7 +8,8 @@ describe.each(backends())('table management (%s)', (backend) => {
   let t: TestApp;
   const h = () => admin(t);
   const create = (body: unknown) => call(t, 'POST', '/api/database/tables', { headers: h(), body });
-  const schema = async (name: string) => (await call(t, 'GET', `/api/database/tables/${name}/schema`, { headers: h() })).body;
+  const schema = async (name: string) =>
+    (await call(t, 'GET', `/api/database/tables/${name}/schema`, { headers: h() })).body;
 
   beforeAll(async () => {
     t = await startApp(backend);
@@ -18,7 +19,11 @@ describe.each(backends())('table management (%s)', (backend) => {
   });
 
   it('creates tables with every type, defaults and foreign keys, and describes them', async () => {
-    let r = await create({ tableName: 'authors', rlsEnabled: false, columns: [{ name: 'name', type: 'string', nullable: false, unique: true }] });
+    let r = await create({
+      tableName: 'authors',
+      rlsEnabled: false,
+      columns: [{ name: 'name', type: 'string', nullable: false, unique: true }],
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ message: expect.any(String), tableName: 'authors' });
     expect(r.body.nextActions).toMatch(/anon key/);
@@ -33,9 +38,24 @@ describe.each(backends())('table management (%s)', (backend) => {
         { name: 'at', type: 'datetime', nullable: true, defaultValue: 'now()' },
         { name: 'day', type: 'date', nullable: true, defaultValue: '2024-02-29' },
         { name: 'data', type: 'json', nullable: true, defaultValue: '{"a":1}' },
-        { name: 'author', type: 'uuid', nullable: true, foreignKey: { table: 'authors', column: 'id', onDelete: 'CASCADE' } },
-        { name: 'editor', type: 'uuid', nullable: true, foreignKey: { table: 'authors', column: 'id', onDelete: 'SET NULL' } },
-        { name: 'reviewer', type: 'uuid', nullable: true, foreignKey: { table: 'authors', column: 'id', onDelete: 'restrict' } },
+        {
+          name: 'author',
+          type: 'uuid',
+          nullable: true,
+          foreignKey: { table: 'authors', column: 'id', onDelete: 'CASCADE' },
+        },
+        {
+          name: 'editor',
+          type: 'uuid',
+          nullable: true,
+          foreignKey: { table: 'authors', column: 'id', onDelete: 'SET NULL' },
+        },
+        {
+          name: 'reviewer',
+          type: 'uuid',
+          nullable: true,
+          foreignKey: { table: 'authors', column: 'id', onDelete: 'restrict' },
+        },
       ],
     });
     expect(r.status).toBe(201);
@@ -44,7 +64,13 @@ describe.each(backends())('table management (%s)', (backend) => {
     const col = (n: string) => s.columns.find((c: any) => c.name === n);
     expect(col('id')).toMatchObject({ type: 'uuid', isPrimaryKey: true, nullable: false, unique: true });
     expect(col('id').default).toContain('gen_random_uuid');
-    expect(col('title')).toMatchObject({ type: 'string', nullable: false, isPrimaryKey: false, unique: false, foreignKey: null });
+    expect(col('title')).toMatchObject({
+      type: 'string',
+      nullable: false,
+      isPrimaryKey: false,
+      unique: false,
+      foreignKey: null,
+    });
     expect(col('views').type).toBe('integer');
     expect(col('score').type).toBe('float');
     expect(col('published').type).toBe('boolean');
@@ -62,18 +88,40 @@ describe.each(backends())('table management (%s)', (backend) => {
     expect(list.body).not.toContain('users');
     expect(list.body).not.toContain('migrations');
 
-    const ins = await call(t, 'POST', '/api/db/posts', { headers: { ...h(), prefer: 'return=representation' }, body: {} });
+    const ins = await call(t, 'POST', '/api/db/posts', {
+      headers: { ...h(), prefer: 'return=representation' },
+      body: {},
+    });
     expect(ins.status).toBe(201);
-    expect(ins.body[0]).toMatchObject({ title: "it's new", views: 0, score: 1.5, published: false, day: '2024-02-29', data: { a: 1 } });
+    expect(ins.body[0]).toMatchObject({
+      title: "it's new",
+      views: 0,
+      score: 1.5,
+      published: false,
+      day: '2024-02-29',
+      data: { a: 1 },
+    });
   });
 
   it('foreign keys: bad reference 400, deleting a referenced row 409, cascade and set null', async () => {
-    const au = await call(t, 'POST', '/api/db/authors', { headers: { ...h(), prefer: 'return=representation' }, body: [{ name: 'ann' }, { name: 'bob' }] });
+    const au = await call(t, 'POST', '/api/db/authors', {
+      headers: { ...h(), prefer: 'return=representation' },
+      body: [{ name: 'ann' }, { name: 'bob' }],
+    });
     const [ann, bob] = au.body.map((x: any) => x.id);
-    let r = await call(t, 'POST', '/api/db/posts', { headers: h(), body: { author: '00000000-0000-0000-0000-000000000000' } });
+    let r = await call(t, 'POST', '/api/db/posts', {
+      headers: h(),
+      body: { author: '00000000-0000-0000-0000-000000000000' },
+    });
     expect(r.status).toBe(400);
     envelope(r);
-    r = await call(t, 'POST', '/api/db/posts', { headers: h(), body: [{ title: 'p1', author: ann, editor: ann }, { title: 'p2', reviewer: bob }] });
+    r = await call(t, 'POST', '/api/db/posts', {
+      headers: h(),
+      body: [
+        { title: 'p1', author: ann, editor: ann },
+        { title: 'p2', reviewer: bob },
+      ],
+    });
     expect(r.status).toBe(201);
     r = await call(t, 'DELETE', `/api/db/authors?id=eq.${bob}`, { headers: h() });
     expect(r.status).toBe(409);
@@ -90,13 +138,59 @@ describe.each(backends())('table management (%s)', (backend) => {
       [{ tableName: 'pg_catalog.pg_class', columns: [] }, 400],
       [{ tableName: 'x1', columns: [{ name: 'a', type: 'varchar', nullable: true }] }, 400],
       [{ tableName: 'x1', columns: [{ name: 'a b', type: 'string', nullable: true }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'string', nullable: true }, { name: 'a', type: 'string', nullable: true }] }, 400],
+      [
+        {
+          tableName: 'x1',
+          columns: [
+            { name: 'a', type: 'string', nullable: true },
+            { name: 'a', type: 'string', nullable: true },
+          ],
+        },
+        400,
+      ],
       [{ tableName: 'x1', columns: [{ name: 'a', type: 'integer', nullable: true, defaultValue: 'abc' }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'integer', nullable: true, defaultValue: '1); drop table authors; --' }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'datetime', nullable: true, defaultValue: 'clock_timestamp()' }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'uuid', nullable: true, foreignKey: { table: 'nosuch', column: 'id' } }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'string', nullable: true, foreignKey: { table: 'authors', column: 'id' } }] }, 400],
-      [{ tableName: 'x1', columns: [{ name: 'a', type: 'uuid', nullable: true, foreignKey: { table: 'authors', column: 'id', onDelete: 'EXPLODE' } }] }, 400],
+      [
+        {
+          tableName: 'x1',
+          columns: [{ name: 'a', type: 'integer', nullable: true, defaultValue: '1); drop table authors; --' }],
+        },
+        400,
+      ],
+      [
+        {
+          tableName: 'x1',
+          columns: [{ name: 'a', type: 'datetime', nullable: true, defaultValue: 'clock_timestamp()' }],
+        },
+        400,
+      ],
+      [
+        {
+          tableName: 'x1',
+          columns: [{ name: 'a', type: 'uuid', nullable: true, foreignKey: { table: 'nosuch', column: 'id' } }],
+        },
+        400,
+      ],
+      [
+        {
+          tableName: 'x1',
+          columns: [{ name: 'a', type: 'string', nullable: true, foreignKey: { table: 'authors', column: 'id' } }],
+        },
+        400,
+      ],
+      [
+        {
+          tableName: 'x1',
+          columns: [
+            {
+              name: 'a',
+              type: 'uuid',
+              nullable: true,
+              foreignKey: { table: 'authors', column: 'id', onDelete: 'EXPLODE' },
+            },
+          ],
+        },
+        400,
+      ],
       [{ tableName: 'x1', columns: [{ name: 'id', type: 'integer', nullable: true }] }, 400],
       [{ tableName: 'authors', columns: [] }, 409],
       [{ tableName: 'x1' }, 400],
@@ -109,7 +203,10 @@ describe.each(backends())('table management (%s)', (backend) => {
     const list = await call(t, 'GET', '/api/database/tables', { headers: h() });
     expect(list.body).not.toContain('x1');
     // A string default with quotes is stored as a literal, not run.
-    const r = await create({ tableName: 'x2', columns: [{ name: 'a', type: 'string', nullable: true, defaultValue: "'); drop table authors; --" }] });
+    const r = await create({
+      tableName: 'x2',
+      columns: [{ name: 'a', type: 'string', nullable: true, defaultValue: "'); drop table authors; --" }],
+    });
     expect(r.status).toBe(201);
     const ins = await call(t, 'POST', '/api/db/x2', { headers: { ...h(), prefer: 'return=representation' }, body: {} });
     expect(ins.body[0].a).toBe("'); drop table authors; --");
@@ -117,15 +214,39 @@ describe.each(backends())('table management (%s)', (backend) => {
   });
 
   it('PATCH schema applies every operation in one transaction with a summary', async () => {
-    await create({ tableName: 'docs', columns: [{ name: 'title', type: 'string', nullable: true }, { name: 'n', type: 'string', nullable: true }, { name: 'gone', type: 'string', nullable: true }, { name: 'ref', type: 'uuid', nullable: true, foreignKey: { table: 'authors', column: 'id', onDelete: 'CASCADE' } }] });
+    await create({
+      tableName: 'docs',
+      columns: [
+        { name: 'title', type: 'string', nullable: true },
+        { name: 'n', type: 'string', nullable: true },
+        { name: 'gone', type: 'string', nullable: true },
+        {
+          name: 'ref',
+          type: 'uuid',
+          nullable: true,
+          foreignKey: { table: 'authors', column: 'id', onDelete: 'CASCADE' },
+        },
+      ],
+    });
     await call(t, 'POST', '/api/db/docs', { headers: h(), body: { title: 't', n: '42' } });
     const r = await call(t, 'PATCH', '/api/database/tables/docs/schema', {
       headers: h(),
       body: {
-        addColumns: [{ columnName: 'body', type: 'string', isNullable: false, defaultValue: 'empty' }, { columnName: 'owner', type: 'uuid', isNullable: true }],
+        addColumns: [
+          { columnName: 'body', type: 'string', isNullable: false, defaultValue: 'empty' },
+          { columnName: 'owner', type: 'uuid', isNullable: true },
+        ],
         dropColumns: ['gone'],
-        updateColumns: [{ columnName: 'title', newColumnName: 'heading', defaultValue: 'untitled' }, { columnName: 'n', type: 'integer' }],
-        addForeignKeys: [{ columnName: 'owner', foreignKey: { referenceTable: 'authors', referenceColumn: 'id', onDelete: 'SET NULL' } }],
+        updateColumns: [
+          { columnName: 'title', newColumnName: 'heading', defaultValue: 'untitled' },
+          { columnName: 'n', type: 'integer' },
+        ],
+        addForeignKeys: [
+          {
+            columnName: 'owner',
+            foreignKey: { referenceTable: 'authors', referenceColumn: 'id', onDelete: 'SET NULL' },
+          },
+        ],
         dropForeignKeys: ['ref'],
         renameTable: { newTableName: 'documents' },
       },
@@ -153,11 +274,20 @@ describe.each(backends())('table management (%s)', (backend) => {
     await create({ tableName: 'atomic', columns: [{ name: 'word', type: 'string', nullable: true }] });
     await call(t, 'POST', '/api/db/atomic', { headers: h(), body: { word: 'not a number' } });
     const cases: unknown[] = [
-      { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], updateColumns: [{ columnName: 'word', type: 'integer' }] },
+      {
+        addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }],
+        updateColumns: [{ columnName: 'word', type: 'integer' }],
+      },
       { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], dropColumns: ['nosuch'] },
       { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], dropColumns: ['id'] },
-      { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], addForeignKeys: [{ columnName: 'word', foreignKey: { referenceTable: 'authors', referenceColumn: 'id' } }] },
-      { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], renameTable: { newTableName: 'authors' } },
+      {
+        addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }],
+        addForeignKeys: [{ columnName: 'word', foreignKey: { referenceTable: 'authors', referenceColumn: 'id' } }],
+      },
+      {
+        addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }],
+        renameTable: { newTableName: 'authors' },
+      },
       { addColumns: [{ columnName: 'extra', type: 'string', isNullable: true }], dropForeignKeys: ['word'] },
       { addColumns: [{ columnName: 'word', type: 'string', isNullable: true }] },
       { addColumns: [{ columnName: 'extra', type: 'bogus', isNullable: true }] },
@@ -171,7 +301,10 @@ describe.each(backends())('table management (%s)', (backend) => {
     }
     const s = await schema('atomic');
     expect(s.columns.map((c: any) => c.name)).toEqual(['id', 'word', 'created_at', 'updated_at']);
-    expect((await call(t, 'PATCH', '/api/database/tables/nosuch/schema', { headers: h(), body: { dropColumns: ['a'] } })).status).toBe(404);
+    expect(
+      (await call(t, 'PATCH', '/api/database/tables/nosuch/schema', { headers: h(), body: { dropColumns: ['a'] } }))
+        .status,
+    ).toBe(404);
   });
 
   it('deletes tables; unknown table 404; non-admins are refused', async () => {
@@ -201,7 +334,9 @@ describe.each(backends())('table management (%s)', (backend) => {
 
   it('sees schema changes made behind its back (another instance): reload on miss, drop on stale', async () => {
     expect((await call(t, 'GET', '/api/db/authors', { headers: h() })).status).toBe(200);
-    await t.deps.owner.db.exec('create table public.behind (id serial primary key, label text); insert into public.behind (label) values (\'x\')');
+    await t.deps.owner.db.exec(
+      "create table public.behind (id serial primary key, label text); insert into public.behind (label) values ('x')",
+    );
     await new Promise((r) => setTimeout(r, 1100));
     let r = await call(t, 'GET', '/api/db/behind?label=eq.x', { headers: h() });
     expect(r.status).toBe(200);
@@ -221,7 +356,10 @@ describe.each(backends())('table management (%s)', (backend) => {
   });
 
   it('admin SQL binds params, reports errors as 400 and refreshes the schema cache', async () => {
-    let r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'select $1::int + 1 as n, $2::text as s', params: [41, "a'b"] } });
+    let r = await call(t, 'POST', '/api/database/sql', {
+      headers: h(),
+      body: { query: 'select $1::int + 1 as n, $2::text as s', params: [41, "a'b"] },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ rows: [{ n: 42, s: "a'b" }], rowCount: 1 });
     r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'selec nonsense' } });
@@ -234,18 +372,35 @@ describe.each(backends())('table management (%s)', (backend) => {
       expect(r.status).toBe(400);
       expect(envelope(r).error).toBe('SQL_ERROR');
     }
-    r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'select $1::jsonb as j', params: [JSON.parse(`${'['.repeat(600)}${']'.repeat(600)}`)] } });
+    r = await call(t, 'POST', '/api/database/sql', {
+      headers: h(),
+      body: { query: 'select $1::jsonb as j', params: [JSON.parse(`${'['.repeat(600)}${']'.repeat(600)}`)] },
+    });
     expect(r.status).toBe(400);
     expect(envelope(r).message).toMatch(/nested deeper/);
-    r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'create table public.script_a (x int); create table public.script_b (y int)' } });
+    r = await call(t, 'POST', '/api/database/sql', {
+      headers: h(),
+      body: { query: 'create table public.script_a (x int); create table public.script_b (y int)' },
+    });
     expect(r.status).toBe(200);
-    expect((await call(t, 'GET', '/api/database/tables', { headers: h() })).body).toEqual(expect.arrayContaining(['script_a', 'script_b']));
-    r = await call(t, 'POST', '/api/database/sql', { headers: h(), body: { query: 'create table public.script_c (x int); selec broken' } });
+    expect((await call(t, 'GET', '/api/database/tables', { headers: h() })).body).toEqual(
+      expect.arrayContaining(['script_a', 'script_b']),
+    );
+    r = await call(t, 'POST', '/api/database/sql', {
+      headers: h(),
+      body: { query: 'create table public.script_c (x int); selec broken' },
+    });
     expect(r.status).toBe(400);
     expect((await call(t, 'GET', '/api/database/tables', { headers: h() })).body).not.toContain('script_c');
-    await sql(t, 'create table public.made_by_sql (id serial primary key, label varchar(20), amount numeric, big bigint)');
+    await sql(
+      t,
+      'create table public.made_by_sql (id serial primary key, label varchar(20), amount numeric, big bigint)',
+    );
     await sql(t, 'grant select, insert on public.made_by_sql to authenticated');
-    r = await call(t, 'POST', '/api/db/made_by_sql', { headers: { ...h(), prefer: 'return=representation' }, body: { label: 'x', amount: '12.50', big: 9007199254740991 } });
+    r = await call(t, 'POST', '/api/db/made_by_sql', {
+      headers: { ...h(), prefer: 'return=representation' },
+      body: { label: 'x', amount: '12.50', big: 9007199254740991 },
+    });
     expect(r.status).toBe(201);
     expect(r.body[0]).toMatchObject({ id: 1, label: 'x', amount: 12.5, big: 9007199254740991 });
     const s = await schema('made_by_sql');

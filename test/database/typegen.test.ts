@@ -6,6 +6,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { call } from '../helpers/http.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -50,8 +51,8 @@ describe.each(backends())('GET /api/database/types/typescript (%s)', (backend) =
   beforeAll(async () => {
     t = await startApp(backend);
     for (const query of SCHEMA) {
-      const r = await t.fetch('/api/database/sql', { method: 'POST', headers: { 'x-api-key': t.adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-      expect(r.status, await r.text()).toBe(200);
+      const r = await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query } });
+      expect(r.status, r.text).toBe(200);
     }
     dir = mkdtempSync(path.join(ROOT, '.typegen-'));
   });
@@ -61,13 +62,15 @@ describe.each(backends())('GET /api/database/types/typescript (%s)', (backend) =
   });
 
   it('is admin only', async () => {
-    expect((await t.fetch('/api/database/types/typescript', { headers: { apikey: t.anonKey } })).status).toBe(403);
+    expect((await call(t, 'GET', '/api/database/types/typescript', { headers: { apikey: t.anonKey } })).status).toBe(
+      403,
+    );
   });
 
   it('answers tables, views, functions, enums and relationships', async () => {
-    const r = await t.fetch('/api/database/types/typescript', { headers: { 'x-api-key': t.adminKey } });
+    const r = await call(t, 'GET', '/api/database/types/typescript', { headers: { 'x-api-key': t.adminKey } });
     expect(r.status).toBe(200);
-    const { types } = (await r.json()) as { types: string };
+    const { types } = r.body as { types: string };
     expect(types).toContain('export type Database = {');
     expect(types).toContain('foreignKeyName: "posts_author_id_fkey"');
     expect(types).toContain('mood: "happy" | "sad"');
@@ -88,7 +91,9 @@ describe.each(backends())('GET /api/database/types/typescript (%s)', (backend) =
       skipLibCheck: true,
       noUnusedLocals: false,
     });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
   }, 60_000);
 });

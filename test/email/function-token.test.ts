@@ -15,14 +15,30 @@ describe.each(backends())('a function sends email with its own token (%s)', (bac
   let smtp: Awaited<ReturnType<typeof startSmtp>>;
   let token: string;
   const send = (auth: string, to = 'fn@example.com') =>
-    call(t, 'POST', '/api/email/send-raw', { headers: { authorization: `Bearer ${auth}` }, body: { to, subject: 'From a function', text: 'daily digest' } });
+    call(t, 'POST', '/api/email/send-raw', {
+      headers: { authorization: `Bearer ${auth}` },
+      body: { to, subject: 'From a function', text: 'daily digest' },
+    });
 
   beforeAll(async () => {
     smtp = await startSmtp();
     t = await startApp(backend, { SMTP_URL: smtp.url, MAIL_FROM: 'App <app@example.com>', EMAIL_PER_MINUTE: '3' });
     const admin = { 'x-api-key': t.adminKey };
-    expect((await call(t, 'POST', '/api/functions', { headers: admin, body: { name: 'Mailer', slug: 'mailer', code: ECHO } })).status).toBe(201);
-    const seen = await json(await t.fetch('/functions/mailer', { method: 'POST', headers: { 'content-type': 'application/json', 'x-plinth-function-token': 'spoofed' }, body: '{}' }));
+    expect(
+      (
+        await call(t, 'POST', '/api/functions', {
+          headers: admin,
+          body: { name: 'Mailer', slug: 'mailer', code: ECHO },
+        })
+      ).status,
+    ).toBe(201);
+    const seen = await json(
+      await t.fetch('/functions/mailer', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-plinth-function-token': 'spoofed' },
+        body: '{}',
+      }),
+    );
     token = seen.headers['x-plinth-function-token'];
   });
   afterAll(async () => {
@@ -49,7 +65,12 @@ describe.each(backends())('a function sends email with its own token (%s)', (bac
   });
 
   it('every other route refuses it (403), and a tampered token is a 401', async () => {
-    for (const [method, path] of [['GET', '/api/functions'], ['GET', '/api/database/records/anything'], ['GET', '/api/auth/sessions/current'], ['GET', '/api/email/templates']] as const) {
+    for (const [method, path] of [
+      ['GET', '/api/functions'],
+      ['GET', '/api/database/records/anything'],
+      ['GET', '/api/auth/sessions/current'],
+      ['GET', '/api/email/templates'],
+    ] as const) {
       const r = await call(t, method, path, { token });
       expect([r.status, r.body.error], path).toEqual([403, 'FORBIDDEN']);
       expect(r.body.nextActions).toEqual(expect.any(String));

@@ -1,33 +1,48 @@
 // The reader of Plinth's stdout goes away (a log shipper or a parent that died) while log
 // lines are still being written: the compiled server must still end on SIGTERM within a bound,
 // and a second SIGTERM must end it at once, whatever the state of its log pipe.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtServer } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
-import { freePort } from './procs.js';
+import { freePort } from '../helpers/port.js';
 import { until } from '../helpers/until.js';
 
-const BUILD_DIR = `.build-fault-pipe-${process.pid}`;
+let BUILD_DIR = '';
 
 /** The built server with its stdout on a pipe whose reading end this process has closed. */
 async function startWithDeadStdout(dataDir: string) {
   const port = await freePort();
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET|ADMIN_API_KEY)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET|ADMIN_API_KEY)/.test(k)) env[k] = v;
   const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-    env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: newAdminKey(), LOG_LEVEL: 'info', RATE_LIMIT_PLAN: 'off' },
+    env: {
+      ...env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_API_KEY: newAdminKey(),
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PLAN: 'off',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
   proc.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) => proc.on('exit', (code) => resolve({ code, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    proc.on('exit', (code) => resolve({ code, at: Date.now() })),
+  );
   const base = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(base + '/api/health').catch(() => null))?.ok === true, 60_000, 'the server to start');
+  await until(
+    async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true,
+    60_000,
+    'the server to start',
+  );
   proc.stdout!.destroy(); // the reader is gone: every write to fd 1 now fails with EPIPE
   return { proc, port, base, exited, stderr: () => err };
 }
@@ -45,10 +60,9 @@ describe('a broken stdout pipe', () => {
     return d;
   };
   beforeAll(async () => {
-    await promisify(execFile)(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
-  }, 120_000);
+    BUILD_DIR = await builtServer();
+  }, 300_000);
   afterAll(() => {
-    rmSync(BUILD_DIR, { recursive: true, force: true });
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
@@ -58,7 +72,12 @@ describe('a broken stdout pipe', () => {
     try {
       // Requests keep being answered while every log line fails to be written.
       for (let i = 0; i < 20; i++) expect((await fetch(`${s.base}/api/health`)).status).toBe(200);
-      const load = Array.from({ length: 50 }, () => fetch(`${s.base}/api/nope`).then((r) => r.status, () => 0));
+      const load = Array.from({ length: 50 }, () =>
+        fetch(`${s.base}/api/nope`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      );
       s.proc.kill('SIGTERM');
       // What the issue saw: the starting process removes the data dir during shutdown, so
       // closing logs errors right before the exit.
@@ -83,7 +102,9 @@ describe('a broken stdout pipe', () => {
       const sock = net.connect(s.port, '127.0.0.1');
       await new Promise((r) => sock.once('connect', r));
       sock.on('error', () => {});
-      sock.write('POST /api/auth/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":');
+      sock.write(
+        'POST /api/auth/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":',
+      );
       await new Promise((r) => setTimeout(r, 300));
       s.proc.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 500));

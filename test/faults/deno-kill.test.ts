@@ -22,7 +22,11 @@ describe('the Deno runtime killed with SIGKILL', () => {
       held--;
       return Response.json({ pid: Deno.pid });
     }`;
-    const r = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'slowpoke', code }) });
+    const r = await t.fetch('/api/functions', {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'slowpoke', code }),
+    });
     expect(r.status).toBe(201);
   });
   afterAll(async () => {
@@ -38,25 +42,39 @@ describe('the Deno runtime killed with SIGKILL', () => {
 
     // Calls that would take 30 s: all in flight when the process dies.
     const started = Date.now();
-    const inFlight = Array.from({ length: 4 }, () => t.fetch('/functions/slowpoke?wait=30000', { signal: AbortSignal.timeout(20_000) }));
-    await until(async () => (await (await t.fetch('/functions/slowpoke?count')).json()).held === 4, 10_000, 'the calls to reach the function');
+    const inFlight = Array.from({ length: 4 }, () =>
+      t.fetch('/functions/slowpoke?wait=30000', { signal: AbortSignal.timeout(20_000) }),
+    );
+    await until(
+      async () => (await (await t.fetch('/functions/slowpoke?count')).json()).held === 4,
+      10_000,
+      'the calls to reach the function',
+    );
     process.kill(pid, 'SIGKILL');
     const answers = await Promise.all(inFlight);
     for (const r of answers) {
       expect(r.status).toBe(502);
-      expect(await r.json()).toMatchObject({ statusCode: 502, error: 'FUNCTION_RUNTIME_UNAVAILABLE', nextActions: expect.any(String) });
+      expect(await r.json()).toMatchObject({
+        statusCode: 502,
+        error: 'FUNCTION_RUNTIME_UNAVAILABLE',
+        nextActions: expect.any(String),
+      });
     }
     // Answered at once, not at the call timeout.
     expect(Date.now() - started).toBeLessThan(15_000);
 
     // The next call starts a new process and succeeds.
     let next = 0;
-    await until(async () => {
-      const r = await t.fetch('/functions/slowpoke');
-      if (r.status !== 200) return false;
-      next = (await r.json()).pid;
-      return true;
-    }, 20_000, 'a call to succeed again');
+    await until(
+      async () => {
+        const r = await t.fetch('/functions/slowpoke');
+        if (r.status !== 200) return false;
+        next = (await r.json()).pid;
+        return true;
+      },
+      20_000,
+      'a call to succeed again',
+    );
     expect(next).not.toBe(pid);
     const again = await Promise.all(Array.from({ length: 5 }, () => t.fetch('/functions/slowpoke')));
     expect(again.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);

@@ -14,7 +14,10 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-fault-disk-'));
 const storageDir = path.join(dataDir, 'storage');
 mkdirSync(storageDir);
 const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', storageDir], { encoding: 'utf8' });
-const why = mount.status === 0 ? null : `cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}); run as root or with CAP_SYS_ADMIN`;
+const why =
+  mount.status === 0
+    ? null
+    : `cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || '').trim()}); run as root or with CAP_SYS_ADMIN`;
 if (why) {
   console.warn(`skipping the disk-full fault: ${why}`);
   rmSync(dataDir, { recursive: true, force: true });
@@ -31,7 +34,11 @@ describe.skipIf(why !== null)('local storage on a full disk', () => {
   beforeAll(async () => {
     t = await startApp(undefined, { DATA_DIR: dataDir });
     admin = { 'x-api-key': t.adminKey };
-    const r = await t.fetch('/api/storage/buckets', { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ bucketName: 'tight' }) });
+    const r = await t.fetch('/api/storage/buckets', {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ bucketName: 'tight' }),
+    });
     expect(r.status).toBe(201);
   });
   afterAll(async () => {
@@ -92,10 +99,12 @@ describe.skipIf(why !== null)('local storage on a full disk', () => {
 
 // A start on a disk with almost no room left: one line that says what is wrong.
 const tiny = mkdtempSync(path.join(tmpdir(), 'plinth-fault-tiny-'));
-const tinyMount = why ? null : spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', tiny], { encoding: 'utf8' });
-if (!tinyMount || tinyMount.status !== 0) rmSync(tiny, { recursive: true, force: true });
+const tinyMount = why
+  ? null
+  : spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', tiny], { encoding: 'utf8' });
+if (tinyMount?.status !== 0) rmSync(tiny, { recursive: true, force: true });
 
-describe.skipIf(!tinyMount || tinyMount.status !== 0)('a start on a nearly full disk', () => {
+describe.skipIf(tinyMount?.status !== 0)('a start on a nearly full disk', () => {
   afterAll(() => {
     spawnSync('umount', [tiny]);
     rmSync(tiny, { recursive: true, force: true });
@@ -103,8 +112,13 @@ describe.skipIf(!tinyMount || tinyMount.status !== 0)('a start on a nearly full 
 
   it('exits 1 with one line on stderr naming DATA_DIR and the free space', () => {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_)/.test(k)) env[k] = v;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...env, DATA_DIR: tiny, PORT: '0', HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 60_000 });
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_)/.test(k)) env[k] = v;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...env, DATA_DIR: tiny, PORT: '0', HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines, r.stderr).toHaveLength(1);
@@ -127,7 +141,10 @@ describe('disk space in health', () => {
       const lowBody = await b.json();
       expect(b.status).toBe(200);
       expect(lowBody.status).toBe('degraded');
-      expect(lowBody.checks.disk).toMatchObject({ status: 'degraded', message: expect.stringMatching(/DISK_LOW_MB is 100000000/) });
+      expect(lowBody.checks.disk).toMatchObject({
+        status: 'degraded',
+        message: expect.stringMatching(/DISK_LOW_MB is 100000000/),
+      });
     } finally {
       await ok.close();
       await low.close();
@@ -144,14 +161,29 @@ describe.each(backends())('the database out of disk space (SQLSTATE 53100) on %s
       const query = `create table public.full_disk (id serial primary key, body text);
         create function public.no_space() returns trigger language plpgsql as $$ begin raise exception 'could not extend file' using errcode = '53100'; end $$;
         create trigger no_space before insert on public.full_disk for each row execute function public.no_space();`;
-      expect((await t.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query }) })).status).toBe(200);
-      const r = await t.fetch('/api/database/records/full_disk', { method: 'POST', headers: admin, body: JSON.stringify([{ body: 'x' }]) });
+      expect(
+        (await t.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query }) }))
+          .status,
+      ).toBe(200);
+      const r = await t.fetch('/api/database/records/full_disk', {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify([{ body: 'x' }]),
+      });
       expect(r.status).toBe(507);
       const body = await r.json();
-      expect(body).toMatchObject({ statusCode: 507, error: 'INSUFFICIENT_STORAGE', message: 'The database has no disk space left: nothing was written.' });
+      expect(body).toMatchObject({
+        statusCode: 507,
+        error: 'INSUFFICIENT_STORAGE',
+        message: 'The database has no disk space left: nothing was written.',
+      });
       expect(body.nextActions).toMatch(/DATA_DIR\/postgres/);
       // The admin SQL endpoint too: a full disk is no mistake in the SQL (not a 400 SQL_ERROR).
-      const sql = await t.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query: 'insert into public.full_disk (body) values ($1)', params: ['x'] }) });
+      const sql = await t.fetch('/api/database/sql', {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ query: 'insert into public.full_disk (body) values ($1)', params: ['x'] }),
+      });
       expect(sql.status).toBe(507);
       expect(await sql.json()).toMatchObject({ error: 'INSUFFICIENT_STORAGE' });
     } finally {

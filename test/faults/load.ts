@@ -24,9 +24,15 @@ export async function prepare(target: Omit<LoadTarget, 'table' | 'bucket' | 'fn'
   const t: LoadTarget = { ...target, table: 'fault_items', bucket: 'fault-files', fn: 'fault-echo' };
   const h = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
   const steps: Array<[string, unknown]> = [
-    ['/api/database/tables', { tableName: t.table, columns: [{ name: 'tag', type: 'string', nullable: false, unique: true }] }],
+    [
+      '/api/database/tables',
+      { tableName: t.table, columns: [{ name: 'tag', type: 'string', nullable: false, unique: true }] },
+    ],
     ['/api/storage/buckets', { bucketName: t.bucket, isPublic: false }],
-    ['/api/functions', { name: t.fn, code: 'export default async (req) => Response.json({ ok: true, t: Date.now() })' }],
+    [
+      '/api/functions',
+      { name: t.fn, code: 'export default async (req) => Response.json({ ok: true, t: Date.now() })' },
+    ],
   ];
   for (const [p, body] of steps) {
     const r = await fetch(t.url + p, { method: 'POST', headers: h, body: JSON.stringify(body) });
@@ -54,7 +60,12 @@ async function one(t: LoadTarget, kind: Answer['kind']): Promise<Answer> {
     else if (kind === 'upload') {
       const form = new FormData();
       form.append('file', new Blob([`bytes of ${id}`]), 'f.txt');
-      r = await fetch(`${t.url}/api/storage/buckets/${t.bucket}/objects/${id}.txt`, { method: 'PUT', headers: auth, body: form, signal });
+      r = await fetch(`${t.url}/api/storage/buckets/${t.bucket}/objects/${id}.txt`, {
+        method: 'PUT',
+        headers: auth,
+        body: form,
+        signal,
+      });
     } else r = await fetch(`${t.url}/functions/${t.fn}`, { method: 'POST', headers: auth, signal });
   } catch {
     return { kind, status: 0, ms: Date.now() - start, at: start, id };

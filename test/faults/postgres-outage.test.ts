@@ -28,23 +28,41 @@ describe.skipIf(why !== null)('Postgres stopped and restarted under load', () =>
 
   it('answers quick 503s while it is down, recovers by itself, and loses no acknowledged write', async () => {
     const load = runLoad(target, 4);
-    await until(async () => load.answers.filter((a) => a.status >= 200 && a.status < 300).length >= 20, 30_000, 'load to run');
+    await until(
+      async () => load.answers.filter((a) => a.status >= 200 && a.status < 300).length >= 20,
+      30_000,
+      'load to run',
+    );
 
     const stoppedAt = Date.now();
     await server.stop();
     // Keep the load on a dead database for a few seconds.
-    await until(async () => Date.now() - stoppedAt > 3000 && load.answers.some((a) => a.at > stoppedAt + 500 && a.status === 503), 20_000, 'outage answers');
+    await until(
+      async () => Date.now() - stoppedAt > 3000 && load.answers.some((a) => a.at > stoppedAt + 500 && a.status === 503),
+      20_000,
+      'outage answers',
+    );
     // Requests that end before the restart begins saw a dead database; once it is starting,
     // it may answer before start() returns (the machine may be slow to notice).
     const restartAt = Date.now();
     await server.start();
     const backAt = Date.now();
-    const recovery = await until(async () => {
-      const r = await fetch(`${t.url}/api/database/records/${target.table}?limit=1`, { headers: { 'x-api-key': t.adminKey } });
-      return r.status === 200;
-    }, 10_000, 'Plinth to answer again');
+    const recovery = await until(
+      async () => {
+        const r = await fetch(`${t.url}/api/database/records/${target.table}?limit=1`, {
+          headers: { 'x-api-key': t.adminKey },
+        });
+        return r.status === 200;
+      },
+      10_000,
+      'Plinth to answer again',
+    );
     // A few more seconds of normal service after the restart.
-    await until(async () => load.answers.filter((a) => a.at > backAt + recovery && a.status === 201).length >= 10, 30_000, 'load after restart');
+    await until(
+      async () => load.answers.filter((a) => a.at > backAt + recovery && a.status === 201).length >= 10,
+      30_000,
+      'load after restart',
+    );
     const answers = await load.stop();
 
     const during = answers.filter((a) => a.at > stoppedAt + 200 && a.at + a.ms < restartAt);
@@ -58,7 +76,10 @@ describe.skipIf(why !== null)('Postgres stopped and restarted under load', () =>
       expect(a.code).toBe('DATABASE_UNAVAILABLE');
     }
     expect(Math.max(...answers.map((a) => a.ms)), summary).toBeLessThan(5000);
-    expect(answers.filter((a) => a.status === 0 || a.status === 500), summary).toEqual([]);
+    expect(
+      answers.filter((a) => a.status === 0 || a.status === 500),
+      summary,
+    ).toEqual([]);
 
     // Every write answered 2xx is in the table.
     const acked = answers.filter((a) => a.kind === 'write' && a.status === 201).map((a) => a.id!);
@@ -72,7 +93,9 @@ describe.skipIf(why !== null)('Postgres stopped and restarted under load', () =>
     // Uploads answered 2xx are readable.
     const uploads = answers.filter((a) => a.kind === 'upload' && a.status === 200).slice(-5);
     for (const u of uploads) {
-      const r = await fetch(`${t.url}/api/storage/buckets/${target.bucket}/objects/${u.id}.txt`, { headers: { 'x-api-key': t.adminKey } });
+      const r = await fetch(`${t.url}/api/storage/buckets/${target.bucket}/objects/${u.id}.txt`, {
+        headers: { 'x-api-key': t.adminKey },
+      });
       expect(await r.text()).toBe(`bytes of ${u.id}`);
     }
   }, 90_000);

@@ -6,25 +6,21 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { until } from '../helpers/until.js';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../helpers/port.js';
 
 function exited(p: ChildProcess): Promise<void> {
-  return p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', () => r()));
+  return p.exitCode !== null || p.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => p.once('exit', () => r()));
 }
 
 /** The bin folder of the newest Debian Postgres, or null. */
 export function postgresBin(): string | null {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'postgres'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(path.join(root, v, 'bin', 'postgres')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? path.join(root, versions[0], 'bin') : null;
 }
 
@@ -58,10 +54,14 @@ export async function startPostgres(): Promise<TestPostgres> {
   const user = runAs();
   const dir = mkdtempSync(path.join(tmpdir(), 'plinth-fault-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
-  const init = spawnSync(path.join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], {
-    ...user,
-    encoding: 'utf8',
-  });
+  const init = spawnSync(
+    path.join(bin, 'initdb'),
+    ['-D', dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+    {
+      ...user,
+      encoding: 'utf8',
+    },
+  );
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
   let proc: ChildProcess | null = null;
@@ -69,7 +69,20 @@ export async function startPostgres(): Promise<TestPostgres> {
   const pg: TestPostgres = {
     url,
     async start() {
-      const args = ['-D', dir, '-p', String(port), '-k', dir, '-h', '127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=50'];
+      const args = [
+        '-D',
+        dir,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-h',
+        '127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=50',
+      ];
       proc = spawn(path.join(bin, 'postgres'), args, { ...user, stdio: 'ignore' });
       await until(
         () =>
@@ -125,7 +138,11 @@ export async function startRedis(): Promise<TestRedis> {
   const r: TestRedis = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       await until(
         () =>
           new Promise<boolean>((resolve) => {

@@ -31,7 +31,10 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
   });
 
   it('keeps serving with rate limits open, reports Redis down, and counts again once it is back', async () => {
-    const limitOf = async () => (await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } })).headers.get('x-ratelimit-remaining');
+    const limitOf = async () =>
+      (await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } })).headers.get(
+        'x-ratelimit-remaining',
+      );
     const before = Number(await limitOf());
     expect(Number(await limitOf())).toBe(before - 1);
     expect((await health()).body.checks.redis).toEqual({ status: 'ok' });
@@ -40,7 +43,11 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
     await until(async () => load.answers.length >= 12, 30_000, 'load to run');
     const stoppedAt = Date.now();
     await redis.stop();
-    await until(async () => load.answers.filter((a) => a.at > stoppedAt + 200).length >= 30, 30_000, 'load while Redis is down');
+    await until(
+      async () => load.answers.filter((a) => a.at > stoppedAt + 200).length >= 30,
+      30_000,
+      'load while Redis is down',
+    );
 
     // Health says which part is down; the instance itself still serves.
     const h = await health();
@@ -50,7 +57,8 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
     // Nothing is counted meanwhile, so no rate-limit headers claim a budget.
     const uncounted = await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } });
     expect(uncounted.status).toBe(200);
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(uncounted.headers.get(h), h).toBeNull();
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      expect(uncounted.headers.get(h), h).toBeNull();
     // Sign-in attempts still get their answer (the guard counts in this process meanwhile).
     const signin = await fetch(`${t.url}/api/auth/signin`, {
       method: 'POST',
@@ -67,8 +75,14 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
     const summary = JSON.stringify(tally(answers));
     const during = answers.filter((a) => a.at > stoppedAt + 200 && a.at < backAt);
     expect(during.length).toBeGreaterThan(0);
-    expect(during.filter((a) => a.status < 200 || a.status >= 300), summary).toEqual([]);
-    expect(answers.filter((a) => a.status < 200 || a.status >= 300), summary).toEqual([]);
+    expect(
+      during.filter((a) => a.status < 200 || a.status >= 300),
+      summary,
+    ).toEqual([]);
+    expect(
+      answers.filter((a) => a.status < 200 || a.status >= 300),
+      summary,
+    ).toEqual([]);
     // Counting resumes in the new (empty) Redis.
     const a = Number(await limitOf());
     expect(Number(await limitOf())).toBe(a - 1);

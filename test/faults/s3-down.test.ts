@@ -16,7 +16,11 @@ describe('the S3 server stopped mid-upload', () => {
     s3 = await startS3({ separate: true });
     t = await startApp(undefined, s3.env);
     admin = { 'x-api-key': t.adminKey };
-    const r = await t.fetch('/api/storage/buckets', { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ bucketName: 'far' }) });
+    const r = await t.fetch('/api/storage/buckets', {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ bucketName: 'far' }),
+    });
     expect(r.status).toBe(201);
   });
   afterAll(async () => {
@@ -27,7 +31,10 @@ describe('the S3 server stopped mid-upload', () => {
   it('answers 502/503 and records no object without its bytes', async () => {
     const small = new FormData();
     small.append('file', new Blob(['kept']), 'k.txt');
-    expect((await t.fetch('/api/storage/buckets/far/objects/kept.txt', { method: 'PUT', headers: admin, body: small })).status).toBe(200);
+    expect(
+      (await t.fetch('/api/storage/buckets/far/objects/kept.txt', { method: 'PUT', headers: admin, body: small }))
+        .status,
+    ).toBe(200);
 
     // A 40 MiB multipart body sent 1 MiB at a time; S3 stops once 12 MiB have gone out.
     const boundary = 'faultboundary';
@@ -36,7 +43,11 @@ describe('the S3 server stopped mid-upload', () => {
     const chunk = Buffer.alloc(MiB, 1);
     const body = new ReadableStream<Uint8Array>({
       start(c) {
-        c.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+        c.enqueue(
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          ),
+        );
       },
       async pull(c) {
         if (sent === 12) {
@@ -84,10 +95,19 @@ describe('the S3 server stopped mid-upload', () => {
     // With S3 still down, a small upload fails fast with an envelope; health says storage is down.
     const again = new FormData();
     again.append('file', new Blob(['x']), 'x.txt');
-    const down = await t.fetch('/api/storage/buckets/far/objects/later.txt', { method: 'PUT', headers: admin, body: again });
+    const down = await t.fetch('/api/storage/buckets/far/objects/later.txt', {
+      method: 'PUT',
+      headers: admin,
+      body: again,
+    });
     expect([502, 503]).toContain(down.status);
     expect((await down.json()).nextActions).toEqual(expect.any(String));
-    await until(async () => (await (await t.fetch('/api/health?checks=true', { headers: admin })).json()).checks.storage.status === 'down', 10_000, 'health to report storage down');
+    await until(
+      async () =>
+        (await (await t.fetch('/api/health?checks=true', { headers: admin })).json()).checks.storage.status === 'down',
+      10_000,
+      'health to report storage down',
+    );
     const after = await (await t.fetch('/api/storage/buckets/far/objects', { headers: admin })).json();
     expect(after.data.map((o: { key: string }) => o.key)).toEqual(['kept.txt']);
   }, 60_000);

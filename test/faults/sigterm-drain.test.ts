@@ -1,28 +1,29 @@
 // SIGTERM to the compiled server while an upload, a download stream and a function call are
-// in flight: each finishes, new connections are refused meanwhile, and the process exits 0.
-import { execFile, spawn } from 'node:child_process';
+// in flight: each finishes, new connections are refused meanwhile, and the process exits 0;
+// and while 24 keep-alive connections send request after request: every request is answered
+// (200, or the 503 envelope with Connection: close), none is cut by a reset.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtServer } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
-import { freePort } from './procs.js';
+import { freePort } from '../helpers/port.js';
 import { until } from '../helpers/until.js';
 import { startApp } from '../helpers/app.js';
 
-const BUILD_DIR = `.build-fault-${process.pid}`;
+let BUILD_DIR = '';
 const MiB = 1024 * 1024;
 
 describe('SIGTERM with requests in flight', () => {
   let dataDir: string;
   beforeAll(async () => {
-    await promisify(execFile)(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
+    BUILD_DIR = await builtServer();
     dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-fault-term-'));
-  }, 120_000);
+  }, 300_000);
   afterAll(() => {
-    rmSync(BUILD_DIR, { recursive: true, force: true });
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -30,9 +31,18 @@ describe('SIGTERM with requests in flight', () => {
     const port = await freePort();
     const adminKey = newAdminKey();
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
     const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-      env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', ADMIN_API_KEY: adminKey, LOG_LEVEL: 'warn', RATE_LIMIT_PLAN: 'off' },
+      env: {
+        ...env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        ADMIN_API_KEY: adminKey,
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PLAN: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -45,13 +55,33 @@ describe('SIGTERM with requests in flight', () => {
     try {
       await until(async () => (await fetch(`${base}/api/health`)).ok, 60_000, 'the server to start');
       // A function that holds its answer until told how long; a 12 MiB object to stream.
-      const code = 'export default async (req) => { await new Promise((r) => setTimeout(r, Number(new URL(req.url).searchParams.get("ms")))); return Response.json({ done: true }); }';
-      expect((await fetch(`${base}/api/functions`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'lingers', code }) })).status).toBe(201);
+      const code =
+        'export default async (req) => { await new Promise((r) => setTimeout(r, Number(new URL(req.url).searchParams.get("ms")))); return Response.json({ done: true }); }';
+      expect(
+        (
+          await fetch(`${base}/api/functions`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ name: 'lingers', code }),
+          })
+        ).status,
+      ).toBe(201);
       expect((await fetch(`${base}/functions/lingers?ms=1`)).status).toBe(200);
-      expect((await fetch(`${base}/api/storage/buckets`, { method: 'POST', headers: json, body: JSON.stringify({ bucketName: 'drain' }) })).status).toBe(201);
+      expect(
+        (
+          await fetch(`${base}/api/storage/buckets`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ bucketName: 'drain' }),
+          })
+        ).status,
+      ).toBe(201);
       const big = new FormData();
       big.append('file', new Blob([Buffer.alloc(12 * MiB, 3)]), 'big.bin');
-      expect((await fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { method: 'PUT', headers: admin, body: big })).status).toBe(200);
+      expect(
+        (await fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { method: 'PUT', headers: admin, body: big }))
+          .status,
+      ).toBe(200);
 
       // In flight: a function call of 2 s, an upload sent over ~1.5 s, a download read slowly.
       const call = fetch(`${base}/functions/lingers?ms=2000`).then(async (r) => [r.status, await r.json()] as const);
@@ -59,7 +89,9 @@ describe('SIGTERM with requests in flight', () => {
       let parts = 0;
       const uploadBody = new ReadableStream<Uint8Array>({
         start(c) {
-          c.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="up.bin"\r\n\r\n`));
+          c.enqueue(
+            Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="up.bin"\r\n\r\n`),
+          );
         },
         async pull(c) {
           await new Promise((r) => setTimeout(r, 100));
@@ -78,7 +110,9 @@ describe('SIGTERM with requests in flight', () => {
       // `connection: close`: the server ends the connection once the response is written, and
       // undici (fetch) reports a keep-alive connection closed while its reader is behind as
       // "other side closed", even with every byte received.
-      const download = fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { headers: { ...admin, connection: 'close' } }).then(async (r) => {
+      const download = fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, {
+        headers: { ...admin, connection: 'close' },
+      }).then(async (r) => {
         let bytes = 0;
         const reader = r.body!.getReader();
         for (;;) {
@@ -122,10 +156,94 @@ describe('SIGTERM with requests in flight', () => {
       if (proc.exitCode !== 0) console.warn(out.slice(-3000));
     }
   }, 120_000);
+
+  it('answers every request sent on open keep-alive connections after SIGTERM (200 or the 503 envelope, never a reset)', async () => {
+    const port = await freePort();
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env))
+      if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
+    const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
+      env: {
+        ...env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        ADMIN_API_KEY: newAdminKey(),
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PLAN: 'off',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    try {
+      await until(async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).ok, 60_000, 'the server to start');
+      // Each connection sends its next request as soon as an answer is whole, until the server
+      // closes the connection; a connection that closes with a request unanswered is a loss.
+      const CONNECTIONS = 24;
+      let signalled = false;
+      const stats = { sent: 0, answered: 0, after: 0, unavailable: 0, lost: 0, closedByAnswer: 0 };
+      const loop = () =>
+        new Promise<void>((resolve) => {
+          const s = net.connect(port, '127.0.0.1');
+          let buf = '';
+          let waiting = false;
+          let told = false;
+          const send = () => {
+            waiting = true;
+            stats.sent++;
+            s.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
+          };
+          s.on('connect', send);
+          s.on('data', (d) => {
+            buf += d;
+            for (;;) {
+              const head = buf.indexOf('\r\n\r\n');
+              if (head < 0) return;
+              const length = Number(/\r\ncontent-length: (\d+)/i.exec(buf.slice(0, head))?.[1] ?? 0);
+              if (buf.length < head + 4 + length) return;
+              const status = buf.slice(9, 12);
+              const close = /\r\nconnection: close/i.test(buf.slice(0, head));
+              buf = buf.slice(head + 4 + length);
+              waiting = false;
+              stats.answered++;
+              if (signalled) stats.after++;
+              if (status === '503') stats.unavailable++;
+              if (close) told = true;
+              else send();
+            }
+          });
+          s.on('error', () => {});
+          s.on('close', () => {
+            if (waiting) stats.lost++;
+            else if (told) stats.closedByAnswer++;
+            resolve();
+          });
+        });
+      const loops = Array.from({ length: CONNECTIONS }, loop);
+      await until(async () => stats.answered > 500, 30_000, 'the connections to be busy');
+      proc.kill('SIGTERM');
+      signalled = true;
+      await Promise.all(loops);
+      expect(await exited).toBe(0);
+      expect(stats.lost, JSON.stringify(stats)).toBe(0);
+      expect(stats.answered).toBe(stats.sent);
+      // Every connection was still open at the signal and was ended by an answer with
+      // Connection: close (the 503 envelope, or a request in flight at the signal).
+      expect(stats.closedByAnswer).toBe(CONNECTIONS);
+      expect(stats.unavailable).toBeGreaterThan(0);
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+      if (proc.exitCode !== 0) console.warn(out.slice(-3000));
+    }
+  }, 120_000);
 });
 
 describe('a request that arrives while the server drains', () => {
-  it('is answered with the envelope, Retry-After and Connection: close, not Fastify\'s own 503 body', async () => {
+  it("is answered with the envelope, Retry-After and Connection: close, not Fastify's own 503 body", async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let arrived!: () => void;
@@ -147,7 +265,7 @@ describe('a request that arrives while the server drains', () => {
       socket.write('GET /api/_probe/hold HTTP/1.1\r\nHost: x\r\n\r\n');
       await inFlight;
       closed = t.app.close(); // drains: the held request keeps its connection open
-      await until(async () => (t.app.server.listening === false), 5_000, 'the server to stop listening');
+      await until(async () => t.app.server.listening === false, 5_000, 'the server to stop listening');
       // A second request on the same (pipelined) connection, read once the first is answered.
       socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
       release();
@@ -160,7 +278,12 @@ describe('a request that arrives while the server drains', () => {
       expect(answers[1]).toMatch(/\r\nconnection: close\r\n/i);
       expect(answers[1]).toMatch(/\r\nx-request-id: /i);
       const body = JSON.parse(answers[1]!.slice(answers[1]!.indexOf('\r\n\r\n') + 4));
-      expect(body).toEqual({ statusCode: 503, error: 'SERVICE_UNAVAILABLE', message: 'The server is shutting down.', nextActions: expect.stringContaining('Retry-After') });
+      expect(body).toEqual({
+        statusCode: 503,
+        error: 'SERVICE_UNAVAILABLE',
+        message: 'The server is shutting down.',
+        nextActions: expect.stringContaining('Retry-After'),
+      });
     } finally {
       release();
       await (closed ?? t.app.close());

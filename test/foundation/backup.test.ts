@@ -3,7 +3,16 @@
 // taken while writes run (the restore starts by recovery from backup_label), (c) both with S3
 // storage (a real s3rver): the archives hold the database only, the objects stay in the bucket.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -13,7 +22,6 @@ import { readTar } from '../../src/lib/tar.js';
 import { startConfiguredApp, type ConfiguredApp } from '../helpers/configured-app.js';
 import { startS3, type TestS3 } from '../storage/s3server.js';
 import { cli } from '../helpers/cli.js';
-
 
 describe('backup and restore of the embedded database and local storage', () => {
   let root: string;
@@ -32,7 +40,11 @@ describe('backup and restore of the embedded database and local storage', () => 
     return res.status;
   };
   const sql = async (query: string) => {
-    const r = await t!.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query }) });
+    const r = await t!.fetch('/api/database/sql', {
+      method: 'POST',
+      headers: admin(),
+      body: JSON.stringify({ query }),
+    });
     if (r.status !== 200) throw new Error(`SQL failed (${r.status}): ${await r.text()}`);
     return (await r.json()) as { rows: any[] };
   };
@@ -50,14 +62,29 @@ describe('backup and restore of the embedded database and local storage', () => 
   };
   /** Everything made in the source data dir is there, and works, on the server `t`. */
   async function expectEverything(): Promise<void> {
-    expect((await (await t!.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+    expect((await (await t!.fetch('/api/health?checks=true')).json()).checks.database).toEqual({
+      status: 'ok',
+      engine: 'embedded',
+    });
     expect(t!.deps.credentials.anonKey).toBe(anonKey);
-    expect((await sql('select body from public.notes order by id')).rows.map((r) => r.body)).toEqual(['hello ünïcode', 'secret', 'third']);
+    expect((await sql('select body from public.notes order by id')).rows.map((r) => r.body)).toEqual([
+      'hello ünïcode',
+      'secret',
+      'third',
+    ]);
     const asAnon = await t!.fetch('/api/database/records/notes?order=id.asc', { headers: { apikey: anonKey } });
     expect(asAnon.status).toBe(200);
     expect((await asAnon.json()).map((r: any) => r.body)).toEqual(['hello ünïcode', 'third']);
     expect((await sql('select public.add_one(41) as v')).rows).toEqual([{ v: 42 }]);
-    expect(await status(t!.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }))).toBe(200);
+    expect(
+      await status(
+        t!.fetch('/api/auth/signin', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password }),
+        }),
+      ),
+    ).toBe(200);
     const fn = await t!.fetch('/functions/hello');
     expect(fn.status).toBe(200);
     expect(await fn.json()).toEqual({ greeting: 'hi there' });
@@ -84,16 +111,52 @@ describe('backup and restore of the embedded database and local storage', () => 
       create table public.ledger (id int primary key);
       create table public.ledger_copy (id int primary key references public.ledger);`);
     mark('sql');
-    expect(await status(t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) }))).toBe(200);
+    expect(
+      await status(
+        t.fetch('/api/auth/signup', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password }),
+        }),
+      ),
+    ).toBe(200);
     mark('signup');
     const code = 'export default () => Response.json({ greeting: Deno.env.get("GREETING") ?? null })';
-    expect(await status(t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code }) }))).toBe(201);
-    expect(await status(t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin(), body: JSON.stringify({ value: 'hi there' }) }))).toBe(201);
-    expect(await status(t.fetch('/api/storage/buckets', { method: 'POST', headers: admin(), body: JSON.stringify({ bucketName: 'docs', isPublic: true }) }))).toBe(201);
+    expect(
+      await status(
+        t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code }) }),
+      ),
+    ).toBe(201);
+    expect(
+      await status(
+        t.fetch('/api/secrets/GREETING', {
+          method: 'PUT',
+          headers: admin(),
+          body: JSON.stringify({ value: 'hi there' }),
+        }),
+      ),
+    ).toBe(201);
+    expect(
+      await status(
+        t.fetch('/api/storage/buckets', {
+          method: 'POST',
+          headers: admin(),
+          body: JSON.stringify({ bucketName: 'docs', isPublic: true }),
+        }),
+      ),
+    ).toBe(201);
     mark('fn');
     const fd = new FormData();
     fd.append('file', new Blob([bytes], { type: 'application/octet-stream' }), 'blob.bin');
-    expect(await status(t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey }, body: fd }))).toBe(200);
+    expect(
+      await status(
+        t.fetch('/api/storage/buckets/docs/objects/blob.bin', {
+          method: 'PUT',
+          headers: { 'x-api-key': adminKey },
+          body: fd,
+        }),
+      ),
+    ).toBe(200);
     mark('upload');
     await expectEverything();
     await stop();
@@ -151,7 +214,9 @@ describe('backup and restore of the embedded database and local storage', () => 
     const writer = async () => {
       while (!halt) {
         const id = next++;
-        await sql(`with a as (insert into public.ledger values (${id}) returning id) insert into public.ledger_copy select id from a`);
+        await sql(
+          `with a as (insert into public.ledger values (${id}) returning id) insert into public.ledger_copy select id from a`,
+        );
         acked.push(id);
       }
     };
@@ -191,7 +256,9 @@ describe('backup and restore of the embedded database and local storage', () => 
     const ledger = (await sql('select id from public.ledger order by id')).rows.map((x) => x.id);
     const copy = (await sql('select id from public.ledger_copy order by id')).rows.map((x) => x.id);
     expect(copy).toEqual(ledger);
-    mark(`writes answered before the backup ${ackedBefore.length}, in the archive ${ledger.length}, answered in all ${acked.length}`);
+    mark(
+      `writes answered before the backup ${ackedBefore.length}, in the archive ${ledger.length}, answered in all ${acked.length}`,
+    );
     for (const id of ackedBefore) expect(ledger).toContain(id);
     // Writes made while the files were copied are there too (replayed from the archive's WAL).
     expect(ledger.length).toBeGreaterThan(ackedBefore.length);
@@ -209,7 +276,10 @@ describe('backup and restore of the embedded database and local storage', () => 
     const body = await r.json();
     expect(body).toMatchObject({ statusCode: 501, error: 'BACKUP_UNAVAILABLE' });
     expect(body.nextActions).toMatch(/DATA_DIR/);
-    const out = await cli(['backup', dir('x.tar.gz')], { DATA_DIR: dir('lite'), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    const out = await cli(['backup', dir('x.tar.gz')], {
+      DATA_DIR: dir('lite'),
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+    });
     expect(out.code).toBe(1);
     expect(out.out).toMatch(/pg_dump -Fc/);
   });
@@ -271,18 +341,37 @@ describe('backup and restore with S3 storage (real s3rver): the database only, t
       const adminKey = t.deps.generatedAdminKey!;
       const admin = { 'x-api-key': adminKey, 'content-type': 'application/json' };
       const sql = async (app: ConfiguredApp, query: string) => {
-        const r = await app.fetch('/api/database/sql', { method: 'POST', headers: admin, body: JSON.stringify({ query }) });
+        const r = await app.fetch('/api/database/sql', {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({ query }),
+        });
         expect(r.status, await r.clone().text()).toBe(200);
         return ((await r.json()) as { rows: any[] }).rows;
       };
-      await sql(t, `create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept in the archive ✓');`);
-      const signup = await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      await sql(
+        t,
+        `create table public.notes (id serial primary key, body text not null); insert into public.notes (body) values ('kept in the archive ✓');`,
+      );
+      const signup = await t.fetch('/api/auth/signup', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
       expect(signup.status).toBe(200);
       await signup.arrayBuffer();
-      const bucket = await t.fetch('/api/storage/buckets', { method: 'POST', headers: admin, body: JSON.stringify({ bucketName: 'docs', isPublic: true }) });
+      const bucket = await t.fetch('/api/storage/buckets', {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ bucketName: 'docs', isPublic: true }),
+      });
       expect(bucket.status).toBe(201);
       await bucket.arrayBuffer();
-      const put = await t.fetch('/api/storage/buckets/docs/objects/blob.bin', { method: 'PUT', headers: { 'x-api-key': adminKey, 'content-type': 'application/octet-stream' }, body: bytes });
+      const put = await t.fetch('/api/storage/buckets/docs/objects/blob.bin', {
+        method: 'PUT',
+        headers: { 'x-api-key': adminKey, 'content-type': 'application/octet-stream' },
+        body: bytes,
+      });
       expect(put.status, await put.clone().text()).toBe(200);
       await put.arrayBuffer();
       // The object is in the S3 bucket (key "<plinth bucket>/<key>"), not under DATA_DIR.
@@ -309,7 +398,9 @@ describe('backup and restore with S3 storage (real s3rver): the database only, t
       // 2b. The CLI backup of the stopped data dir, with the S3 env: the S3 note, exit 0.
       const backup = await cli(['backup', dir('offline.tar.gz')], { DATA_DIR: dir('src'), ...env });
       expect(backup.out).toMatch(/Backup written to .*\(database of /);
-      expect(backup.out).toContain(`Storage is S3 (bucket ${s3!.bucket}): back it up with the provider's versioning or "aws s3 sync".`);
+      expect(backup.out).toContain(
+        `Storage is S3 (bucket ${s3!.bucket}): back it up with the provider's versioning or "aws s3 sync".`,
+      );
       expect(backup.code).toBe(0);
       const offline = await archiveContents(dir('offline.tar.gz'));
       expect(offline.manifest).toMatchObject({ kind: 'offline', storage: 's3' });
@@ -332,9 +423,18 @@ describe('backup and restore with S3 storage (real s3rver): the database only, t
 
         t = await startConfiguredApp({ DATA_DIR: target, ...env });
         expect(t.deps.generatedAdminKey).toBeNull(); // the source's keys came back with the database
-        expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
-        expect((await sql(t, 'select body from public.notes order by id')).map((x) => x.body)).toEqual(['kept in the archive ✓']);
-        const signin = await t.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+        expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({
+          status: 'ok',
+          engine: 'embedded',
+        });
+        expect((await sql(t, 'select body from public.notes order by id')).map((x) => x.body)).toEqual([
+          'kept in the archive ✓',
+        ]);
+        const signin = await t.fetch('/api/auth/signin', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password }),
+        });
         expect(signin.status).toBe(200);
         await signin.arrayBuffer();
         const file = await t.fetch('/api/storage/buckets/docs/objects/blob.bin');

@@ -15,7 +15,11 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
   const email = 'ada@example.com';
   const admin = () => ({ 'x-api-key': adminKey, 'content-type': 'application/json' });
   const sql = async (query: string) => {
-    const r = await t!.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query }) });
+    const r = await t!.fetch('/api/database/sql', {
+      method: 'POST',
+      headers: admin(),
+      body: JSON.stringify({ query }),
+    });
     if (r.status !== 200) throw new Error(`SQL failed (${r.status}): ${await r.text()}`);
     return (await r.json()) as { rows: any[] };
   };
@@ -33,7 +37,10 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
     adminKey = t.deps.generatedAdminKey!;
     anonKey = t.deps.credentials.anonKey;
     expect(adminKey).toMatch(/^ik_/);
-    expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'pglite' });
+    expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({
+      status: 'ok',
+      engine: 'pglite',
+    });
     expect(existsSync(path.join(dataDir, 'pglite', 'PG_VERSION'))).toBe(true);
 
     await sql(`create table public.notes (id serial primary key, body text not null, public boolean not null default false);
@@ -42,15 +49,43 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
       create policy notes_public on public.notes for select to anon, authenticated using (public);
       insert into public.notes (body, public) values ('hello ünïcode', true), ('secret', false), ('third', true);
       create function public.add_one(x int) returns int language sql immutable as 'select x + 1';`);
-    const signup = await t.fetch('/api/auth/signup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    const signup = await t.fetch('/api/auth/signup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
     expect(signup.status).toBe(200);
-    const fn = await t.fetch('/api/functions', { method: 'POST', headers: admin(), body: JSON.stringify({ name: 'hello', code: 'export default () => new Response("hi")' }) });
+    const fn = await t.fetch('/api/functions', {
+      method: 'POST',
+      headers: admin(),
+      body: JSON.stringify({ name: 'hello', code: 'export default () => new Response("hi")' }),
+    });
     expect(fn.status).toBe(201);
-    expect((await t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin(), body: JSON.stringify({ value: 'hi there' }) })).status).toBe(201);
-    expect((await t.fetch('/api/storage/buckets', { method: 'POST', headers: admin(), body: JSON.stringify({ bucketName: 'docs', isPublic: true }) })).status).toBe(201);
+    expect(
+      (
+        await t.fetch('/api/secrets/GREETING', {
+          method: 'PUT',
+          headers: admin(),
+          body: JSON.stringify({ value: 'hi there' }),
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await t.fetch('/api/storage/buckets', {
+          method: 'POST',
+          headers: admin(),
+          body: JSON.stringify({ bucketName: 'docs', isPublic: true }),
+        })
+      ).status,
+    ).toBe(201);
     const fd = new FormData();
     fd.append('file', new Blob(['file body'], { type: 'text/plain' }), 'a.txt');
-    const up = await t.fetch('/api/storage/buckets/docs/objects/a.txt', { method: 'PUT', headers: { 'x-api-key': adminKey }, body: fd });
+    const up = await t.fetch('/api/storage/buckets/docs/objects/a.txt', {
+      method: 'PUT',
+      headers: { 'x-api-key': adminKey },
+      body: fd,
+    });
     expect(up.status).toBe(200);
     await t.close();
     t = null;
@@ -58,7 +93,10 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
 
   it('the next start without DATABASE_URL carries everything over once and keeps the old dir', async () => {
     t = await startConfiguredApp({ DATA_DIR: dataDir });
-    expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+    expect((await (await t.fetch('/api/health?checks=true')).json()).checks.database).toEqual({
+      status: 'ok',
+      engine: 'embedded',
+    });
     const entries = readdirSync(dataDir);
     expect(entries).toContain('postgres');
     expect(entries).not.toContain('pglite');
@@ -68,7 +106,11 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
     expect(t.deps.generatedAdminKey).toBeNull();
     expect(t.deps.credentials.anonKey).toBe(anonKey);
     // Tables and rows, with RLS still applying to the anon key.
-    expect((await sql('select body from public.notes order by id')).rows.map((r) => r.body)).toEqual(['hello ünïcode', 'secret', 'third']);
+    expect((await sql('select body from public.notes order by id')).rows.map((r) => r.body)).toEqual([
+      'hello ünïcode',
+      'secret',
+      'third',
+    ]);
     const asAnon = await t.fetch('/api/database/records/notes?order=id.asc', { headers: { apikey: anonKey } });
     expect(asAnon.status).toBe(200);
     expect((await asAnon.json()).map((r: any) => r.body)).toEqual(['hello ünïcode', 'third']);
@@ -76,7 +118,11 @@ describe('PGlite on request, and carrying a PGlite DATA_DIR over to the embedded
     // Sequences continue after the carried rows.
     expect((await sql(`insert into public.notes (body) values ('new') returning id`)).rows).toEqual([{ id: 4 }]);
     // Users sign in with their password.
-    const signin = await t.fetch('/api/auth/signin', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    const signin = await t.fetch('/api/auth/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
     expect(signin.status).toBe(200);
     // Functions, secrets, storage metadata (the bytes stay in DATA_DIR/storage).
     expect((await t.fetch('/api/functions/hello', { headers: admin() })).status).toBe(200);

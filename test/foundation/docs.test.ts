@@ -22,7 +22,7 @@ function prose(md: string): string {
 }
 
 /** GitHub's anchors for the headings of a Markdown file (and explicit `<a id|name>` anchors). */
-export function anchorsOf(md: string): Set<string> {
+function anchorsOf(md: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   const text = md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
@@ -50,9 +50,14 @@ function brokenLinks(file: string): string[] {
     if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue; // https:, mailto: ...
     const [target, anchor] = link.split('#') as [string, string | undefined];
     const dest = target ? path.resolve(path.dirname(file), decodeURIComponent(target)) : file;
-    if (dest !== ROOT && !dest.startsWith(ROOT + path.sep)) broken.push(`${rel(file)}: ${link} (outside the repository)`);
+    if (dest !== ROOT && !dest.startsWith(ROOT + path.sep))
+      broken.push(`${rel(file)}: ${link} (outside the repository)`);
     else if (!existsSync(dest)) broken.push(`${rel(file)}: ${link} (no such file)`);
-    else if (anchor !== undefined && dest.endsWith('.md') && !anchorsOf(readFileSync(dest, 'utf8')).has(decodeURIComponent(anchor))) {
+    else if (
+      anchor !== undefined &&
+      dest.endsWith('.md') &&
+      !anchorsOf(readFileSync(dest, 'utf8')).has(decodeURIComponent(anchor))
+    ) {
       broken.push(`${rel(file)}: ${link} (no heading with anchor #${anchor} in ${rel(dest)})`);
     }
   }
@@ -60,8 +65,10 @@ function brokenLinks(file: string): string[] {
 }
 
 describe('documentation', () => {
-  it('computes GitHub\'s anchors', () => {
-    const a = anchorsOf('# Sign-in with providers (OAuth / OpenID Connect)\n## `GET /api/x`\n## Faults\n## Faults\n```\n# not a heading\n```\n');
+  it("computes GitHub's anchors", () => {
+    const a = anchorsOf(
+      '# Sign-in with providers (OAuth / OpenID Connect)\n## `GET /api/x`\n## Faults\n## Faults\n```\n# not a heading\n```\n',
+    );
     expect([...a]).toEqual(['sign-in-with-providers-oauth--openid-connect', 'get-apix', 'faults', 'faults-1']);
   });
 
@@ -83,7 +90,9 @@ describe('documentation', () => {
 
   it('uses the port Plinth listens on (7130) in its local examples', () => {
     const found = DOCS.flatMap((f) =>
-      [...readFileSync(f, 'utf8').matchAll(/\b(?:localhost|127\.0\.0\.1):(\d+)\/(?:api|dashboard|functions)\b/g)].filter((m) => m[1] !== '7130').map((m) => `${rel(f)}: ${m[0]}`),
+      [...readFileSync(f, 'utf8').matchAll(/\b(?:localhost|127\.0\.0\.1):(\d+)\/(?:api|dashboard|functions)\b/g)]
+        .filter((m) => m[1] !== '7130')
+        .map((m) => `${rel(f)}: ${m[0]}`),
     );
     expect(found, `examples on another port:\n${found.join('\n')}`).toEqual([]);
   });
@@ -98,7 +107,9 @@ describe('documentation', () => {
 
     it('is the API reference of the routes as they are (run npm run docs:api)', () => {
       const doc = readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8');
-      expect(doc, 'docs/api.md is out of date: run npm run docs:api').toBe(renderApiDoc(t.app.swagger() as OpenApiDocument));
+      expect(doc, 'docs/api.md is out of date: run npm run docs:api').toBe(
+        renderApiDoc(t.app.swagger() as OpenApiDocument),
+      );
     });
   });
 });

@@ -24,7 +24,11 @@ describe('the embedded Postgres default', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-embedded-'));
-    t = await startConfiguredApp({ DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'silent' });
+    t = await startConfiguredApp({
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: adminKey,
+      LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'silent',
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -41,7 +45,12 @@ describe('the embedded Postgres default', () => {
               (select datlocprovider from pg_database where datname = current_database()) as provider,
               (select array_agg(w order by w) from unnest(array['Shopping', 'alice', 'Zebra', 'bob', 'Émile']) w) as sorted`,
     );
-    expect(rows[0]).toEqual({ listen: '', enc: 'UTF8', provider: 'i', sorted: ['alice', 'bob', 'Émile', 'Shopping', 'Zebra'] });
+    expect(rows[0]).toEqual({
+      listen: '',
+      enc: 'UTF8',
+      provider: 'i',
+      sorted: ['alice', 'bob', 'Émile', 'Shopping', 'Zebra'],
+    });
     expect(existsSync(path.join(dir, '.s.PGSQL.5432'))).toBe(true);
     const health = await (await t.fetch('/api/health?checks=true')).json();
     expect(health.checks.database).toEqual({ status: 'ok', engine: 'embedded' });
@@ -52,7 +61,9 @@ describe('the embedded Postgres default', () => {
     const sleeping = sql('select pg_sleep(3)').then(() => (sleepDone = true));
     // Give the sleep a head start: it is running on the server once pg_stat_activity shows it.
     for (;;) {
-      const { rows } = await sql(`select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(3)' and state = 'active'`);
+      const { rows } = await sql(
+        `select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(3)' and state = 'active'`,
+      );
       if (rows[0].n > 0) break;
     }
     expect((await t.fetch('/api/health')).status).toBe(200);
@@ -92,7 +103,8 @@ describe('the embedded Postgres default', () => {
     expect(supervisor.pid).not.toBe(pid);
     // Every failure during the outage is the 503 envelope, never a 500.
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
-    for (const b of bodies) expect(b).toMatchObject({ statusCode: 503, error: 'DATABASE_UNAVAILABLE', nextActions: expect.any(String) });
+    for (const b of bodies)
+      expect(b).toMatchObject({ statusCode: 503, error: 'DATABASE_UNAVAILABLE', nextActions: expect.any(String) });
     const r = await t.fetch('/api/database/records/load_probe', { headers: admin });
     expect(r.status).toBe(200);
     expect(await r.json()).toHaveLength(2);
@@ -104,9 +116,16 @@ describe('the embedded Postgres default', () => {
     expect(alive(pid)).toBe(false);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
     // A stale postmaster.pid (a crash left it; its pid is long gone) does not stop the next start.
-    writeFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), `${pid}\n${path.join(dataDir, 'postgres')}\n0\n5432\n`);
+    writeFileSync(
+      path.join(dataDir, 'postgres', 'postmaster.pid'),
+      `${pid}\n${path.join(dataDir, 'postgres')}\n0\n5432\n`,
+    );
     // Starting again on the same DATA_DIR keeps the data.
-    t = await startConfiguredApp({ DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'silent' });
+    t = await startConfiguredApp({
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: adminKey,
+      LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'silent',
+    });
     expect((await sql('select count(*)::int as n from public.load_probe')).rows).toEqual([{ n: 2 }]);
   });
 });
@@ -121,9 +140,22 @@ describe.runIf(process.getuid?.() === 0)('the embedded Postgres run by an ordina
     const dir = mkdtempSync(path.join(tmpdir(), 'plinth-user-'));
     chownSync(dir, nobody, nobody);
     try {
-      const out = execFileSync('runuser', ['-u', 'nobody', '--', process.execPath, '--import', 'tsx', 'test/helpers/embedded-as-user.ts', path.join(dir, 'postgres')], {
-        env: { ...process.env, HOME: dir },
-      }).toString();
+      const out = execFileSync(
+        'runuser',
+        [
+          '-u',
+          'nobody',
+          '--',
+          process.execPath,
+          '--import',
+          'tsx',
+          'test/helpers/embedded-as-user.ts',
+          path.join(dir, 'postgres'),
+        ],
+        {
+          env: { ...process.env, HOME: dir },
+        },
+      ).toString();
       expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ uid: nobody, owner: nobody, rows: [{ one: 1 }] });
     } finally {
       rmSync(dir, { recursive: true, force: true });

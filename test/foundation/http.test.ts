@@ -9,7 +9,12 @@ import { backends } from '../helpers/db.js';
 import { jsonLines } from '../helpers/log.js';
 
 function expectEnvelope(body: any, status: number, code: string) {
-  expect(body).toEqual({ statusCode: status, error: code, message: expect.any(String), nextActions: expect.any(String) });
+  expect(body).toEqual({
+    statusCode: status,
+    error: code,
+    message: expect.any(String),
+    nextActions: expect.any(String),
+  });
 }
 
 describe.each(backends())('foundation HTTP (%s)', (backend) => {
@@ -35,7 +40,13 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     const r = await t.fetch('/api/health');
     expect(r.status).toBe(200);
     const body = await r.json();
-    expect(body).toEqual({ status: 'ok', service: 'plinth', version: '1.5.1', plinthVersion: expect.stringMatching(/^\d+\.\d+\.\d+/), timestamp: expect.any(String) });
+    expect(body).toEqual({
+      status: 'ok',
+      service: 'plinth',
+      version: '1.5.1',
+      plinthVersion: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      timestamp: expect.any(String),
+    });
     expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(60_000);
   });
 
@@ -62,18 +73,108 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     ['unknown route', { path: '/api/nope' }, 404, 'ROUTE_NOT_FOUND'],
     ['path parameter over the router limit', { path: `/api/functions/${'a'.repeat(3000)}` }, 414, 'URI_TOO_LONG'],
     ['undecodable path', { path: '/api/functions/%E0%A4%A' }, 400, 'INVALID_INPUT'],
-    ['malformed JSON', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":' }, 400, 'INVALID_JSON'],
-    ['empty JSON body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '' }, 400, 'INVALID_JSON'],
-    ['wrong type in body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"x"}' }, 400, 'INVALID_INPUT'],
-    ['number as a string in the body (no coercion)', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"1"}' }, 400, 'INVALID_INPUT'],
-    ['wrong content type', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<n>1</n>' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-    ['body over the limit', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1, pad: 'x'.repeat(5000) }) }, 413, 'PAYLOAD_TOO_LARGE'],
-    ['prototype poisoning', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"__proto__":{"x":1}}' }, 400, 'INVALID_JSON'],
-    ['JSON nested deeper than 512 levels', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":1,"d":${'['.repeat(512)}${']'.repeat(512)}}` }, 400, 'INVALID_INPUT'],
-    ['a lone UTF-16 surrogate in a string', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"s":"a\\ud800b"}' }, 400, 'INVALID_INPUT'],
-    ['a lone UTF-16 surrogate in a key', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"\\udc00":2}' }, 400, 'INVALID_INPUT'],
-    ['bytes that are not UTF-8 in a JSON body', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"n":1,"s":"\xff"}', 'latin1') }, 400, 'INVALID_JSON'],
-    ['JSON sent as text/plain (fetch\'s default for a string body)', { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"n":1}' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    [
+      'malformed JSON',
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":' },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      'empty JSON body',
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '' },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      'wrong type in body',
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"x"}' },
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'number as a string in the body (no coercion)',
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"1"}' },
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'wrong content type',
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<n>1</n>' },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    [
+      'body over the limit',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ n: 1, pad: 'x'.repeat(5000) }),
+      },
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'prototype poisoning',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"n":1,"__proto__":{"x":1}}',
+      },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      'JSON nested deeper than 512 levels',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"n":1,"d":${'['.repeat(512)}${']'.repeat(512)}}`,
+      },
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'a lone UTF-16 surrogate in a string',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"n":1,"s":"a\\ud800b"}',
+      },
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'a lone UTF-16 surrogate in a key',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"n":1,"\\udc00":2}',
+      },
+      400,
+      'INVALID_INPUT',
+    ],
+    [
+      'bytes that are not UTF-8 in a JSON body',
+      {
+        path: '/api/_probe/echo',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{"n":1,"s":"\xff"}', 'latin1'),
+      },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      "JSON sent as text/plain (fetch's default for a string body)",
+      { path: '/api/_probe/echo', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"n":1}' },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
   ];
   it.each(errorCases)('%s → envelope', async (_name, { path, ...init }, status, code) => {
     const r = await t.fetch(path, init);
@@ -84,9 +185,17 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
 
   it('accepts JSON at the depth limit and well-formed surrogate pairs', async () => {
     // The outer object is one level: 511 more arrays make 512.
-    let r = await t.fetch('/api/_probe/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":1,"d":${'['.repeat(511)}${']'.repeat(511)}}` });
+    let r = await t.fetch('/api/_probe/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"n":1,"d":${'['.repeat(511)}${']'.repeat(511)}}`,
+    });
     expect(r.status).toBe(200);
-    r = await t.fetch('/api/_probe/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1,"s":"\\ud83d\\ude00 [{"}' });
+    r = await t.fetch('/api/_probe/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n":1,"s":"\\ud83d\\ude00 [{"}',
+    });
     expect(r.status).toBe(200);
     expect((await r.json()).got.s).toBe('\u{1F600} [{');
   });
@@ -144,12 +253,23 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     const r = await t.fetch('/api/health', { headers: { origin: 'https://app.example' } });
     expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example');
     const exposed = r.headers.get('access-control-expose-headers')!.toLowerCase();
-    for (const h of ['x-total-count', 'content-range', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']) {
+    for (const h of [
+      'x-total-count',
+      'content-range',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-request-id',
+    ]) {
       expect(exposed).toContain(h);
     }
     const pre = await t.fetch('/api/database/records/x', {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type,prefer' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'PATCH',
+        'access-control-request-headers': 'authorization,content-type,prefer',
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-methods')).toContain('PATCH');
@@ -157,7 +277,10 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
     expect(pre.headers.get('access-control-allow-headers')).toBe('authorization,content-type,prefer');
     expect(pre.headers.get('access-control-max-age')).toBe('600');
     // Answered before identity: an admin route's preflight needs no credential.
-    const admin = await t.fetch('/api/_probe/admin', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    const admin = await t.fetch('/api/_probe/admin', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
     expect(admin.status).toBe(204);
     // Every origin, so no credentials; the answer varies by Origin; none without one.
     expect(r.headers.get('access-control-allow-credentials')).toBeNull();
@@ -173,13 +296,43 @@ describe.each(backends())('foundation HTTP (%s)', (backend) => {
       ['admin route, x-api-key admin', '/api/_probe/admin', () => ({ 'x-api-key': t.adminKey }), 200],
       ['admin route, Bearer admin key', '/api/_probe/admin', () => ({ authorization: `Bearer ${t.adminKey}` }), 200],
       ['admin route, anon key', '/api/_probe/admin', () => ({ apikey: t.anonKey }), 403, 'FORBIDDEN'],
-      ['admin route, wrong admin key', '/api/_probe/admin', () => ({ 'x-api-key': 'ik_' + '0'.repeat(64) }), 401, 'INVALID_API_KEY'],
+      [
+        'admin route, wrong admin key',
+        '/api/_probe/admin',
+        () => ({ 'x-api-key': `ik_${'0'.repeat(64)}` }),
+        401,
+        'INVALID_API_KEY',
+      ],
       ['any route, anon key', '/api/_probe/any', () => ({ apikey: t.anonKey }), 200],
-      ['any route, wrong anon key', '/api/_probe/any', () => ({ apikey: 'anon_' + '0'.repeat(64) }), 401, 'INVALID_API_KEY'],
-      ['any route, garbage bearer', '/api/_probe/any', () => ({ authorization: 'Bearer abc.def.ghi' }), 401, 'INVALID_TOKEN'],
-      ['any route, malformed Authorization', '/api/_probe/any', () => ({ authorization: 'Basic Zm9vOmJhcg==' }), 401, 'UNAUTHORIZED'],
+      [
+        'any route, wrong anon key',
+        '/api/_probe/any',
+        () => ({ apikey: `anon_${'0'.repeat(64)}` }),
+        401,
+        'INVALID_API_KEY',
+      ],
+      [
+        'any route, garbage bearer',
+        '/api/_probe/any',
+        () => ({ authorization: 'Bearer abc.def.ghi' }),
+        401,
+        'INVALID_TOKEN',
+      ],
+      [
+        'any route, malformed Authorization',
+        '/api/_probe/any',
+        () => ({ authorization: 'Basic Zm9vOmJhcg==' }),
+        401,
+        'UNAUTHORIZED',
+      ],
       ['user route, anon key', '/api/_probe/user', () => ({ apikey: t.anonKey }), 403, 'FORBIDDEN'],
-      ['public route, bad credential is still refused', '/api/_probe/echo', () => ({ authorization: 'Bearer x.y.z' }), 401, 'INVALID_TOKEN'],
+      [
+        'public route, bad credential is still refused',
+        '/api/_probe/echo',
+        () => ({ authorization: 'Bearer x.y.z' }),
+        401,
+        'INVALID_TOKEN',
+      ],
     ];
     it.each(cases)('%s', async (_n, path, headers, status, code) => {
       const isEcho = path.endsWith('echo');
@@ -226,7 +379,10 @@ describe('CORS_ORIGINS restricts origins', () => {
     const bad = await t.fetch('/api/health', { headers: { origin: 'https://evil.example' } });
     expect(bad.headers.get('access-control-allow-origin')).toBeNull();
     expect(bad.headers.get('access-control-expose-headers')).toBeNull();
-    const badPre = await t.fetch('/api/health', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    const badPre = await t.fetch('/api/health', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    });
     expect(badPre.headers.get('access-control-allow-origin')).toBeNull();
     expect(badPre.headers.get('access-control-allow-methods')).toBeNull();
   });
@@ -236,11 +392,16 @@ describe('request logs', () => {
   const { stream, lines } = jsonLines();
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp('embedded', { LOG_LEVEL: 'info' }, (app) => {
-      app.get('/api/_probe/boom', { config: { access: 'open' } }, async () => {
-        throw new Error('internal detail');
-      });
-    }, stream);
+    t = await startApp(
+      'embedded',
+      { LOG_LEVEL: 'info' },
+      (app) => {
+        app.get('/api/_probe/boom', { config: { access: 'open' } }, async () => {
+          throw new Error('internal detail');
+        });
+      },
+      stream,
+    );
   });
   afterAll(() => t?.close());
 
@@ -256,16 +417,27 @@ describe('request logs', () => {
     await new Promise((r) => setTimeout(r, 50)); // "request completed" is written after the answer
 
     expect(linesOf('trace-ok').map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
-    expect(linesOf('trace-ok')[0]!.req).toEqual({ method: 'GET', url: '/api/health?token=[redacted]&x=1', ip: '127.0.0.1' });
+    expect(linesOf('trace-ok')[0]!.req).toEqual({
+      method: 'GET',
+      url: '/api/health?token=[redacted]&x=1',
+      ip: '127.0.0.1',
+    });
     expect(linesOf('trace-ok')[1]!.res).toEqual({ statusCode: 200 });
-    expect(linesOf('trace-500').map((l) => l.msg)).toEqual(['incoming request', 'unhandled error', 'request completed']);
+    expect(linesOf('trace-500').map((l) => l.msg)).toEqual([
+      'incoming request',
+      'unhandled error',
+      'request completed',
+    ]);
     expect(linesOf('trace-500')[1]!.err.message).toBe('internal detail');
     expect(linesOf('trace-401').some((l) => l.code === 'UNAUTHORIZED')).toBe(true);
     expect(JSON.stringify(lines)).not.toContain('s3cr3t-value');
     // A key sent in the query string by mistake, whatever its spelling, is masked too.
-    const keyed = await t.fetch('/api/health?api_key=ik_leak1&apiKey=leak2&client_secret=leak3&code=leak4&x-amz-signature=leak5&page=2', {
-      headers: { 'x-request-id': 'trace-key' },
-    });
+    const keyed = await t.fetch(
+      '/api/health?api_key=ik_leak1&apiKey=leak2&client_secret=leak3&code=leak4&x-amz-signature=leak5&page=2',
+      {
+        headers: { 'x-request-id': 'trace-key' },
+      },
+    );
     expect(keyed.status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));
     expect(linesOf('trace-key')[0]!.req.url).toBe(

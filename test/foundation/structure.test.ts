@@ -1,12 +1,14 @@
 // The shape of src/ that docs/architecture.md describes, checked so that it stays true:
-// the floors only import downwards, Fastify stays in src/http, and no file or function grows
-// past the size where it starts mixing concerns.
+// the floors only import downwards, Fastify stays in src/http, no module imports itself back
+// through others (in src/ and the dashboard), and no file or function grows past the size
+// where it starts mixing concerns.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
+const DASHBOARD = path.resolve(import.meta.dirname, '../../dashboard/src');
 const MAX_FILE_LINES = 350;
 const MAX_FUNCTION_LINES = 80;
 
@@ -14,7 +16,7 @@ function sourceFiles(dir = SRC): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) return sourceFiles(full);
-    return /\.(ts|js)$/.test(name) && !name.endsWith('.test.ts') ? [full] : [];
+    return /\.(tsx?|js)$/.test(name) && !/\.test\.tsx?$/.test(name) ? [full] : [];
   });
 }
 
@@ -24,7 +26,10 @@ const floorOf = (file: string) => (rel(file).includes(path.sep) ? rel(file).spli
 
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+  return [
+    ...text.matchAll(/^\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/gm),
+    ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1]!);
 }
 
 /** Folders under src each file resolves its relative imports into. */
@@ -34,7 +39,79 @@ function importedFloors(file: string): string[] {
     .map((s) => floorOf(path.resolve(path.dirname(file), s)));
 }
 
-const DOMAIN = ['auth', 'database', 'storage', 'functions', 'ai', 'realtime', 'logs', 'metrics', 'advisor', 'metadata'];
+/** The ground floor: imports nothing above it. */
+const GROUND = ['db', 'lib', 'errors', 'config'];
+/** The job library the domains enqueue into: only the ground floor below it. */
+const JOBS = 'jobs';
+/** The domains: framework-free, never the HTTP layer or the composition root. */
+const DOMAIN = [
+  'auth',
+  'database',
+  'storage',
+  'functions',
+  'ai',
+  'realtime',
+  'logs',
+  'metrics',
+  'advisor',
+  'metadata',
+  'schedules',
+  'webhooks',
+  'email',
+  'admin',
+  'mcp',
+];
+
+/** The file a relative import names (`./x.js` is `./x.ts` in the source; the dashboard omits extensions). */
+function resolveImport(from: string, spec: string, known: Set<string>): string | null {
+  const base = path.resolve(path.dirname(from), spec);
+  const stem = base.replace(/\.js$/, '');
+  const candidates = [base, `${stem}.ts`, `${stem}.tsx`, path.join(base, 'index.ts'), path.join(base, 'index.tsx')];
+  return candidates.find((c) => known.has(c)) ?? null;
+}
+
+/** The strongly connected components of more than one file in the relative-import graph of `root` (Tarjan). */
+function importCircles(root: string): string[][] {
+  const files = sourceFiles(root);
+  const known = new Set(files);
+  const edges = new Map(
+    files.map((f) => [
+      f,
+      imports(f)
+        .filter((s) => s.startsWith('.'))
+        .map((s) => resolveImport(f, s, known))
+        .filter((x): x is string => x !== null),
+    ]),
+  );
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(path.relative(root, w));
+    } while (w !== v);
+    if (component.length > 1) circles.push(component.sort());
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return circles;
+}
 
 describe('structure of src/', () => {
   const files = sourceFiles();
@@ -43,18 +120,47 @@ describe('structure of src/', () => {
     expect(files.length).toBeGreaterThan(50);
   });
 
+  it('every folder of src/ is on a floor, so the rules below cover every area', () => {
+    const folders = readdirSync(SRC).filter((name) => statSync(path.join(SRC, name)).isDirectory());
+    expect(folders.filter((f) => ![...GROUND, JOBS, ...DOMAIN, 'http'].includes(f))).toEqual([]);
+  });
+
   it('src/db and src/lib are the ground floor: they import nothing above them', () => {
     const bad = files
-      .filter((f) => ['db', 'lib', 'errors', 'config'].includes(floorOf(f)))
-      .flatMap((f) => importedFloors(f).filter((floor) => [...DOMAIN, 'http', ''].includes(floor)).map((floor) => `${rel(f)} → ${floor}`));
+      .filter((f) => GROUND.includes(floorOf(f)))
+      .flatMap((f) =>
+        importedFloors(f)
+          .filter((floor) => [JOBS, ...DOMAIN, 'http', ''].includes(floor))
+          .map((floor) => `${rel(f)} → ${floor}`),
+      );
+    expect(bad).toEqual([]);
+  });
+
+  it('src/jobs imports only the ground floor', () => {
+    const bad = files
+      .filter((f) => floorOf(f) === JOBS)
+      .flatMap((f) =>
+        importedFloors(f)
+          .filter((floor) => floor !== JOBS && !GROUND.includes(floor))
+          .map((floor) => `${rel(f)} → ${floor || 'src root'}`),
+      );
     expect(bad).toEqual([]);
   });
 
   it('domain modules never import the HTTP layer or the composition root', () => {
     const bad = files
       .filter((f) => DOMAIN.includes(floorOf(f)))
-      .flatMap((f) => importedFloors(f).filter((floor) => floor === 'http' || floor === '').map((floor) => `${rel(f)} → ${floor || 'src root'}`));
+      .flatMap((f) =>
+        importedFloors(f)
+          .filter((floor) => floor === 'http' || floor === '')
+          .map((floor) => `${rel(f)} → ${floor || 'src root'}`),
+      );
     expect(bad).toEqual([]);
+  });
+
+  it('no import circles in src/ or the dashboard (type-only imports count)', () => {
+    const circles = [...importCircles(SRC), ...importCircles(DASHBOARD)].map((c) => c.join(' ↔ '));
+    expect(circles).toEqual([]);
   });
 
   it('only src/http and app.ts import Fastify', () => {
@@ -66,7 +172,9 @@ describe('structure of src/', () => {
   });
 
   it(`no source file is over ${MAX_FILE_LINES} lines`, () => {
-    const long = files.map((f) => ({ f: rel(f), n: readFileSync(f, 'utf8').split('\n').length })).filter((x) => x.n > MAX_FILE_LINES);
+    const long = files
+      .map((f) => ({ f: rel(f), n: readFileSync(f, 'utf8').split('\n').length }))
+      .filter((x) => x.n > MAX_FILE_LINES);
     expect(long).toEqual([]);
   });
 

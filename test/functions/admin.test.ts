@@ -23,15 +23,36 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(r.status).toBe(201);
       const body = await json(r);
       expect(body.success).toBe(true);
-      expect(body.function).toMatchObject({ slug: 'send-welcome-email', name: 'Send Welcome Email!', description: '', status: 'active' });
+      expect(body.function).toMatchObject({
+        slug: 'send-welcome-email',
+        name: 'Send Welcome Email!',
+        description: '',
+        status: 'active',
+      });
       expect(Object.keys(body.function).sort()).toEqual(
-        ['code', 'created_at', 'deployed_at', 'description', 'id', 'name', 'slug', 'status', 'updated_at'].sort(),
+        [
+          'code',
+          'created_at',
+          'dependencies',
+          'deployed_at',
+          'description',
+          'id',
+          'name',
+          'slug',
+          'status',
+          'updated_at',
+        ].sort(),
       );
       expect(body.function.deployed_at).not.toBeNull();
     });
 
     it('keeps deployed_at null for a draft, sets it when activated', async () => {
-      const r = await create({ name: 'Draft one', slug: 'draft-one', code: 'export default () => new Response("d")', status: 'draft' });
+      const r = await create({
+        name: 'Draft one',
+        slug: 'draft-one',
+        code: 'export default () => new Response("d")',
+        status: 'draft',
+      });
       const fn = (await json(r)).function;
       expect(fn.status).toBe('draft');
       expect(fn.deployed_at).toBeNull();
@@ -52,7 +73,10 @@ describe.each(backends())('functions on %s', (backend) => {
 
     it('refuses a syntax error with line and column, storing nothing', async () => {
       const before = (await json(await t.fetch('/api/functions', { headers: admin }))).length;
-      const r = await create({ name: 'Broken', code: 'export default async function (req) {\n  return new Response("x"\n}' });
+      const r = await create({
+        name: 'Broken',
+        code: 'export default async function (req) {\n  return new Response("x"\n}',
+      });
       expect(r.status).toBe(400);
       const body = await json(r);
       expectEnvelope(body, 400, 'INVALID_CODE_SYNTAX');
@@ -69,7 +93,10 @@ describe.each(backends())('functions on %s', (backend) => {
       const r = await create({ name: 'No default', code: 'export const x = 1;' });
       expect(r.status).toBe(400);
       expectEnvelope(await json(r), 400, 'INVALID_FUNCTION_CODE');
-      const big = await create({ name: 'Big', code: `export default () => new Response("x");\n//${'x'.repeat(1024 * 1024)}` });
+      const big = await create({
+        name: 'Big',
+        code: `export default () => new Response("x");\n//${'x'.repeat(1024 * 1024)}`,
+      });
       expect(big.status).toBe(413);
       expectEnvelope(await json(big), 413, 'FUNCTION_CODE_TOO_LARGE');
     });
@@ -85,7 +112,9 @@ describe.each(backends())('functions on %s', (backend) => {
         expect(r.status).toBe(400);
         const body = await json(r);
         expectEnvelope(body, 400, 'INVALID_FUNCTION_CODE');
-        expect(body.message).toBe(`The default export is ${kind}; export a default function that takes a Request and returns a Response.`);
+        expect(body.message).toBe(
+          `The default export is ${kind}; export a default function that takes a Request and returns a Response.`,
+        );
       }
       expect((await json(await t.fetch('/api/functions', { headers: admin }))).length).toBe(before);
       expect((await t.fetch('/api/functions/not-a-function', { headers: admin })).status).toBe(404);
@@ -155,7 +184,10 @@ describe.each(backends())('functions on %s', (backend) => {
       const gone = await t.fetch('/functions/short-lived');
       expect(gone.status).toBe(404);
       expectEnvelope(await json(gone), 404, 'FUNCTION_NOT_FOUND');
-      expect((await t.fetch('/api/functions/short-lived', { method: 'DELETE', headers: { 'x-api-key': t.adminKey } })).status).toBe(404);
+      expect(
+        (await t.fetch('/api/functions/short-lived', { method: 'DELETE', headers: { 'x-api-key': t.adminKey } }))
+          .status,
+      ).toBe(404);
     });
   });
 });

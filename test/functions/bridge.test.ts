@@ -48,7 +48,11 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
   let port: number;
   const admin = () => ({ 'x-api-key': t.adminKey });
   const relay = async (ask: Record<string, unknown>, headers: Record<string, string> = {}) => {
-    const r = await t.fetch('/functions/relay', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(ask) });
+    const r = await t.fetch('/functions/relay', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(ask),
+    });
     expect(r.status).toBe(200);
     const out = await json(r);
     let body: any = out.body;
@@ -66,15 +70,25 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
     port = Number(new URL(t.url).port);
     other = createServer((_q, s) => s.end('another service'));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
-    for (const [slug, code] of [['relay', RELAY], ['probe', PROBE], ['echo', ECHO]]) {
+    for (const [slug, code] of [
+      ['relay', RELAY],
+      ['probe', PROBE],
+      ['echo', ECHO],
+    ]) {
       const r = await call(t, 'POST', '/api/functions', { headers: admin(), body: { name: slug, slug, code } });
       expect(r.status, r.text).toBe(201);
     }
-    await sql(t, `create table public.notes (id serial primary key, owner uuid not null default auth.uid(), body text not null)`);
+    await sql(
+      t,
+      `create table public.notes (id serial primary key, owner uuid not null default auth.uid(), body text not null)`,
+    );
     await sql(t, `grant select, insert on public.notes to authenticated`);
     await sql(t, `grant usage on all sequences in schema public to authenticated`);
     await sql(t, `alter table public.notes enable row level security`);
-    await sql(t, `create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`);
+    await sql(
+      t,
+      `create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
+    );
   });
   afterAll(async () => {
     await t?.close();
@@ -84,7 +98,12 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
 
   it('sees PLINTH_URL and INSFORGE_BASE_URL: http://localhost:<port> without PUBLIC_URL', async () => {
     const out = await relay({ path: '/api/health' });
-    expect(out).toMatchObject({ base: `http://localhost:${port}`, sdkBase: `http://localhost:${port}`, status: 200, body: { status: 'ok' } });
+    expect(out).toMatchObject({
+      base: `http://localhost:${port}`,
+      sdkBase: `http://localhost:${port}`,
+      status: 200,
+      body: { status: 'ok' },
+    });
   });
 
   it("keeps the bridge socket its owner's alone: the socket 0600 in a 0700 dir", () => {
@@ -97,22 +116,40 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
   it("reads a table through the records API with its caller's token: RLS shows each user their rows", async () => {
     const a = await createTestUser(t);
     const b = await createTestUser(t);
-    expect((await call(t, 'POST', '/api/database/records/notes', { token: a.token, body: [{ body: 'a1' }, { body: 'a2' }] })).status).toBe(201);
-    expect((await call(t, 'POST', '/api/database/records/notes', { token: b.token, body: [{ body: 'b1' }] })).status).toBe(201);
+    expect(
+      (await call(t, 'POST', '/api/database/records/notes', { token: a.token, body: [{ body: 'a1' }, { body: 'a2' }] }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await call(t, 'POST', '/api/database/records/notes', { token: b.token, body: [{ body: 'b1' }] })).status,
+    ).toBe(201);
     const ask = { path: '/api/database/records/notes?order=body.asc', forwardAuth: true };
     const asA = await relay(ask, a.auth);
     expect([asA.status, asA.body.map((n: any) => n.body)]).toEqual([200, ['a1', 'a2']]);
     const asB = await relay({ ...ask, asRequest: true }, b.auth);
     expect([asB.status, asB.body.map((n: any) => n.body)]).toEqual([200, ['b1']]);
     // A write through the bridge, as the caller: the row is theirs.
-    const wrote = await relay({ path: '/api/database/records/notes', method: 'POST', forwardAuth: true, headers: { 'content-type': 'application/json', prefer: 'return=representation' }, body: [{ body: 'b2' }] }, b.auth);
+    const wrote = await relay(
+      {
+        path: '/api/database/records/notes',
+        method: 'POST',
+        forwardAuth: true,
+        headers: { 'content-type': 'application/json', prefer: 'return=representation' },
+        body: [{ body: 'b2' }],
+      },
+      b.auth,
+    );
     expect(wrote.status).toBe(201);
     const { rows } = await sql(t, `select owner::text from public.notes where body = 'b2'`);
     expect(rows).toEqual([{ owner: b.userId }]);
   });
 
   it('gets no more rights than its request carries: x-plinth-* and forwarding headers count for nothing', async () => {
-    const headers = { 'x-plinth-role': 'admin', 'x-plinth-user-id': '00000000-0000-0000-0000-000000000000', 'x-forwarded-for': '203.0.113.9' };
+    const headers = {
+      'x-plinth-role': 'admin',
+      'x-plinth-user-id': '00000000-0000-0000-0000-000000000000',
+      'x-forwarded-for': '203.0.113.9',
+    };
     const none = await relay({ path: '/api/database/records/notes', headers });
     expect([none.status, none.body.error]).toEqual([401, 'UNAUTHORIZED']);
     const secrets = await relay({ path: '/api/secrets', headers });
@@ -123,12 +160,21 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
     expect(echoed.body.headers['x-plinth-user-id']).toBeUndefined();
     expect(echoed.body.headers['x-forwarded-for']).toBeUndefined();
     // The admin key a client sends never reaches the function, so it cannot call as the admin.
-    const viaAdmin = await relay({ path: '/api/secrets', forwardAuth: true }, { authorization: `Bearer ${t.adminKey}` });
+    const viaAdmin = await relay(
+      { path: '/api/secrets', forwardAuth: true },
+      { authorization: `Bearer ${t.adminKey}` },
+    );
     expect(viaAdmin.status).toBe(401);
   });
 
   it('sends mail with POST /api/email/send-raw and its own token; the mail reaches the SMTP server', async () => {
-    const out = await relay({ path: '/api/email/send-raw', method: 'POST', functionToken: true, headers: { 'content-type': 'application/json' }, body: { to: 'bridge@example.com', subject: 'Through the bridge', text: 'hello from a function' } });
+    const out = await relay({
+      path: '/api/email/send-raw',
+      method: 'POST',
+      functionToken: true,
+      headers: { 'content-type': 'application/json' },
+      body: { to: 'bridge@example.com', subject: 'Through the bridge', text: 'hello from a function' },
+    });
     expect([out.status, out.body]).toEqual([200, {}]);
     await until(async () => smtp.count('bridge@example.com') === 1, 10_000, 'the mail');
     expect(smtp.mails.find((m) => m.to.includes('bridge@example.com'))!.raw).toMatch(/Subject: Through the bridge/);
@@ -137,8 +183,24 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
   it("reaches PLINTH_URL but still not loopback: another port, 127.0.0.1 at Plinth's own port, localhost under another port", async () => {
     const otherPort = (other.address() as { port: number }).port;
     expect(await (await fetch(`http://127.0.0.1:${otherPort}/`)).text()).toBe('another service');
-    const urls = [`http://127.0.0.1:${otherPort}/`, `http://localhost:${otherPort}/`, `http://127.0.0.1:${port}/api/health`, `http://[::1]:${port}/api/health`];
-    const r = await t.fetch('/functions/probe', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ urls, connects: [['127.0.0.1', port], ['localhost', port], ['127.0.0.1', otherPort]] }) });
+    const urls = [
+      `http://127.0.0.1:${otherPort}/`,
+      `http://localhost:${otherPort}/`,
+      `http://127.0.0.1:${port}/api/health`,
+      `http://[::1]:${port}/api/health`,
+    ];
+    const r = await t.fetch('/functions/probe', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        urls,
+        connects: [
+          ['127.0.0.1', port],
+          ['localhost', port],
+          ['127.0.0.1', otherPort],
+        ],
+      }),
+    });
     const out = await json(r);
     expect(out).toEqual({
       [`http://localhost:${port}/api/health`]: 'reached 200',
@@ -157,12 +219,23 @@ describe('with PUBLIC_URL', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startApp('embedded', { PUBLIC_URL: 'https://api.example.com' });
-    expect((await call(t, 'POST', '/api/functions', { headers: { 'x-api-key': t.adminKey }, body: { name: 'relay', code: RELAY } })).status).toBe(201);
+    expect(
+      (
+        await call(t, 'POST', '/api/functions', {
+          headers: { 'x-api-key': t.adminKey },
+          body: { name: 'relay', code: RELAY },
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => t?.close());
 
   it('PLINTH_URL is PUBLIC_URL, and fetches of its origin go through the bridge, not the network', async () => {
-    const r = await t.fetch('/functions/relay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: '/api/health' }) });
+    const r = await t.fetch('/functions/relay', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: '/api/health' }),
+    });
     const out = await json(r);
     expect(out).toMatchObject({ base: 'https://api.example.com', sdkBase: 'https://api.example.com', status: 200 });
     expect(JSON.parse(out.body)).toMatchObject({ status: 'ok' });

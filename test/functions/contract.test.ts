@@ -62,7 +62,12 @@ describe.each(backends())('functions on %s', (backend) => {
       });
       const bytes = randomBytes(3 * 1024 * 1024 + 17);
       const sha = createHash('sha256').update(bytes).digest('hex');
-      for (const type of ['application/octet-stream', 'image/png', 'multipart/form-data; boundary=x', 'application/json']) {
+      for (const type of [
+        'application/octet-stream',
+        'image/png',
+        'multipart/form-data; boundary=x',
+        'application/json',
+      ]) {
         const r = await t.fetch('/functions/hash', { method: 'POST', headers: { 'content-type': type }, body: bytes });
         expect(r.status).toBe(200);
         expect(await json(r)).toEqual({ type, size: bytes.length, sha });
@@ -72,9 +77,16 @@ describe.each(backends())('functions on %s', (backend) => {
     });
 
     it('streams a large body through the function and back', async () => {
-      await create({ name: 'Pipe', code: 'export default (req) => new Response(req.body, { headers: { "content-type": "application/octet-stream" } })' });
+      await create({
+        name: 'Pipe',
+        code: 'export default (req) => new Response(req.body, { headers: { "content-type": "application/octet-stream" } })',
+      });
       const bytes = randomBytes(20 * 1024 * 1024);
-      const r = await t.fetch('/functions/pipe', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+      const r = await t.fetch('/functions/pipe', {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: bytes,
+      });
       expect(r.status).toBe(200);
       const back = Buffer.from(await r.arrayBuffer());
       expect(back.length).toBe(bytes.length);
@@ -108,7 +120,7 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(await r.text()).toBe('chunk0\nchunk1\nchunk2\nchunk3\nchunk4\n');
     });
 
-    it('cancels the function\'s stream when the client goes away', async () => {
+    it("cancels the function's stream when the client goes away", async () => {
       await create({
         name: 'Ticker',
         code: `export default () => {
@@ -184,13 +196,19 @@ describe.each(backends())('functions on %s', (backend) => {
           '};',
         ].join('\n'),
       });
-      const r = await t.fetch('/functions/thrower', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const r = await t.fetch('/functions/thrower', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(r.status).toBe(500);
       const body = await json(r);
       expectEnvelope(body, 500, 'FUNCTION_ERROR');
       expect(JSON.stringify(body)).not.toContain('secret internal detail');
       const logs = await json(await t.fetch('/api/functions/thrower/logs', { headers: admin }));
-      const stack = logs.logs.find((l: any) => l.level === 'error' && l.message.includes('secret internal detail'))?.message;
+      const stack = logs.logs.find(
+        (l: any) => l.level === 'error' && l.message.includes('secret internal detail'),
+      )?.message;
       // Modules are named by short names, not by the URLs they were loaded from.
       expect(stack).toMatch(/at .*function\.js:5:\d+/);
       expect(stack).not.toMatch(/data:|blob:|\.\.\.\.\.\./);
@@ -210,7 +228,12 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(r.status).toBe(200);
       const { logs } = await json(r);
       expect(logs.some((l: any) => l.level === 'info' && l.message === 'called GET /functions/echo/logged')).toBe(true);
-      expect(logs[0]).toEqual({ id: expect.any(Number), timestamp: expect.any(String), level: expect.any(String), message: expect.any(String) });
+      expect(logs[0]).toEqual({
+        id: expect.any(Number),
+        timestamp: expect.any(String),
+        level: expect.any(String),
+        message: expect.any(String),
+      });
       const times = logs.map((l: any) => Date.parse(l.timestamp));
       expect([...times].sort((a, b) => a - b)).toEqual(times);
       expect((await t.fetch('/api/functions/nope/logs', { headers: admin })).status).toBe(404);
@@ -226,7 +249,9 @@ describe.each(backends())('functions on %s', (backend) => {
     it('serves the calls after a save with the module its check loaded, not a second load', async () => {
       await create({ name: 'Loaded once', code: 'export default () => new Response("v1")' });
       expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v1');
-      const u = await update('loaded-once', { code: 'console.log("module loaded"); export default () => new Response("v2")' });
+      const u = await update('loaded-once', {
+        code: 'console.log("module loaded"); export default () => new Response("v2")',
+      });
       expect(u.status).toBe(200);
       expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v2');
       expect(await (await t.fetch('/functions/loaded-once')).text()).toBe('v2');
@@ -244,7 +269,10 @@ describe.each(backends())('functions on %s', (backend) => {
     });
 
     it('lets calls in flight finish on the old code during a redeploy', async () => {
-      await create({ name: 'Slow', code: 'export default async () => { await new Promise((r) => setTimeout(r, 700)); return new Response("old"); }' });
+      await create({
+        name: 'Slow',
+        code: 'export default async () => { await new Promise((r) => setTimeout(r, 700)); return new Response("old"); }',
+      });
       expect(await (await t.fetch('/functions/slow')).text()).toBe('old');
       const inFlight = t.fetch('/functions/slow');
       await new Promise((r) => setTimeout(r, 150));

@@ -1,7 +1,15 @@
 // What the HTTP tests of functions share: Plinth with the Echo function saved, and the admin's calls.
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import type { Backend } from '../helpers/db.js';
+
+/**
+ * The package cache (FUNCTION_PACKAGES_DIR) the tests of functions that import packages share,
+ * across files and runs: only the first run downloads from the registry.
+ */
+export const PACKAGES_CACHE = path.join(tmpdir(), 'plinth-test-function-packages');
 
 /** Answers with what it was called with (method, path, query, headers, body) and the env it sees. */
 export const ECHO = `
@@ -52,7 +60,8 @@ export interface FunctionsApp {
 export async function startFunctionsApp(backend: Backend): Promise<FunctionsApp> {
   const t = await startApp(backend);
   const admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
-  const create = (body: Record<string, unknown>) => t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify(body) });
+  const create = (body: Record<string, unknown>) =>
+    t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify(body) });
   const update = (slug: string, body: Record<string, unknown>) =>
     t.fetch(`/api/functions/${slug}`, { method: 'PUT', headers: admin, body: JSON.stringify(body) });
   const r = await create({ name: 'Echo', code: ECHO, description: 'echoes the request' });

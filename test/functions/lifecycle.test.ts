@@ -8,7 +8,11 @@ import { denoBinary } from '../../src/functions/runtime/deno.js';
 import { HostPool } from '../../src/functions/runtime/pool.js';
 import type { InvokeResponse } from '../../src/functions/runtime/types.js';
 
-const fn = (id: string, text = id) => ({ id, version: 'v1', load: async () => ({ code: `export default () => new Response(${JSON.stringify(text)})`, secrets: {} }) });
+const fn = (id: string, text = id) => ({
+  id,
+  version: 'v1',
+  load: async () => ({ code: `export default () => new Response(${JSON.stringify(text)})`, secrets: {} }),
+});
 const GET = { method: 'GET', url: 'http://x/', headers: {}, body: null };
 const text = async (r: InvokeResponse) => {
   if (Buffer.isBuffer(r.body)) return r.body.toString();
@@ -21,7 +25,9 @@ describe('function processes', () => {
   it('exit when the server that started them is killed', async () => {
     // A temp root of its own, so pools started by other test files cannot sweep it first.
     const root = mkdtempSync(path.join(tmpdir(), 'plinth-lifecycle-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/functions/fixtures/pool-child.ts', root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/functions/fixtures/pool-child.ts', root], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (d) => {
@@ -45,7 +51,13 @@ describe('function processes', () => {
     // The next pool started on this machine removes the dead server's temp dir.
     expect(existsSync(dir!)).toBe(true);
     expect(dir!.startsWith(root)).toBe(true);
-    await new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 10_000, onLog: () => {}, tmpRoot: root }).close();
+    await new HostPool({
+      binary: denoBinary(),
+      memoryMb: 64,
+      timeoutMs: 10_000,
+      onLog: () => {},
+      tmpRoot: root,
+    }).close();
     expect(existsSync(dir!)).toBe(false);
     rmSync(root, { recursive: true, force: true });
   });
@@ -103,7 +115,11 @@ describe('host pool', () => {
       }));
     }`;
     const streaming = { id: 'cut', version: 'v1', load: async () => ({ code, secrets: {} }) };
-    const readAll = async (r: InvokeResponse) => text(r).then(() => null, (err: unknown) => err);
+    const readAll = async (r: InvokeResponse) =>
+      text(r).then(
+        () => null,
+        (err: unknown) => err,
+      );
     try {
       const failed = await pool.invoke(streaming, { ...GET, url: 'http://x/?fail' });
       const pid = pool.pidOf('cut')!;
@@ -123,9 +139,17 @@ describe('host pool', () => {
     try {
       expect(await text(await pool.invoke(fn('keep', 'v1 answer'), GET))).toBe('v1 answer');
       const pid = pool.pidOf('keep');
-      const refused = { id: 'keep', version: 'v2', load: async () => ({ code: 'export default [1, 2];', secrets: {} }) };
+      const refused = {
+        id: 'keep',
+        version: 'v2',
+        load: async () => ({ code: 'export default [1, 2];', secrets: {} }),
+      };
       const err = await pool.load(refused).catch((e: unknown) => e);
-      expect(err).toMatchObject({ code: 'INVALID_FUNCTION_CODE', message: 'The default export is an array; export a default function that takes a Request and returns a Response.' });
+      expect(err).toMatchObject({
+        code: 'INVALID_FUNCTION_CODE',
+        message:
+          'The default export is an array; export a default function that takes a Request and returns a Response.',
+      });
       expect(pool.pidOf('keep')).toBe(pid);
       expect(await text(await pool.invoke(fn('keep', 'v1 answer'), GET))).toBe('v1 answer');
     } finally {

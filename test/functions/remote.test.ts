@@ -19,11 +19,20 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
   const lines: string[] = [];
 
   beforeAll(async () => {
-    pool = new HostPool({ binary: denoBinary(), memoryMb: 64, timeoutMs: 3000, onLog: (_id, _level, message) => lines.push(message) });
+    pool = new HostPool({
+      binary: denoBinary(),
+      memoryMb: 64,
+      timeoutMs: 3000,
+      onLog: (_id, _level, message) => lines.push(message),
+    });
     server = createRuntimeServer(pool, TOKEN);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     runtimeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = await startApp('embedded', { FUNCTION_RUNTIME_URL: runtimeUrl, FUNCTION_RUNTIME_TOKEN: TOKEN, FUNCTION_TIMEOUT_MS: '3000' });
+    t = await startApp('embedded', {
+      FUNCTION_RUNTIME_URL: runtimeUrl,
+      FUNCTION_RUNTIME_TOKEN: TOKEN,
+      FUNCTION_TIMEOUT_MS: '3000',
+    });
     admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
   });
   afterAll(async () => {
@@ -38,9 +47,20 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
   };
 
   it('runs functions there, with bodies, statuses and secrets', async () => {
-    await t.fetch('/api/secrets/REMOTE_SECRET', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'far-away' }) });
-    await deploy('Remote echo', `export default async (req) => { console.log('remote log line'); return new Response(JSON.stringify({ body: await req.text(), env: Deno.env.get('REMOTE_SECRET') }), { status: 202 }); }`);
-    const r = await t.fetch('/functions/remote-echo', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'over the wire' });
+    await t.fetch('/api/secrets/REMOTE_SECRET', {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ value: 'far-away' }),
+    });
+    await deploy(
+      'Remote echo',
+      `export default async (req) => { console.log('remote log line'); return new Response(JSON.stringify({ body: await req.text(), env: Deno.env.get('REMOTE_SECRET') }), { status: 202 }); }`,
+    );
+    const r = await t.fetch('/functions/remote-echo', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'over the wire',
+    });
     expect(r.status).toBe(202);
     expect(await r.json()).toEqual({ body: 'over the wire', env: 'far-away' });
     expect(lines).toContain('remote log line');
@@ -59,14 +79,25 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     expect((await s.json()).error).toBe('FUNCTION_TIMEOUT');
   });
 
-  it("refuses a default export that is not a function when saved, keeping the live version", async () => {
-    const c = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Remote number', code: 'export default 42;' }) });
+  it('refuses a default export that is not a function when saved, keeping the live version', async () => {
+    const c = await t.fetch('/api/functions', {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'Remote number', code: 'export default 42;' }),
+    });
     expect(c.status).toBe(400);
-    expect(await c.json()).toMatchObject({ error: 'INVALID_FUNCTION_CODE', message: 'The default export is a number; export a default function that takes a Request and returns a Response.' });
+    expect(await c.json()).toMatchObject({
+      error: 'INVALID_FUNCTION_CODE',
+      message: 'The default export is a number; export a default function that takes a Request and returns a Response.',
+    });
     expect((await t.fetch('/api/functions/remote-number', { headers: admin })).status).toBe(404);
     await deploy('Remote live', 'export default () => new Response("live")');
     expect(await (await t.fetch('/functions/remote-live')).text()).toBe('live');
-    const u = await t.fetch('/api/functions/remote-live', { method: 'PUT', headers: admin, body: JSON.stringify({ code: 'export default null;' }) });
+    const u = await t.fetch('/api/functions/remote-live', {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ code: 'export default null;' }),
+    });
     expect(u.status).toBe(400);
     expect((await u.json()).error).toBe('INVALID_FUNCTION_CODE');
     expect(await (await t.fetch('/functions/remote-live')).text()).toBe('live');
@@ -78,7 +109,10 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     expect(r.status).toBe(500);
     expect((await r.json()).error).toBe('FUNCTION_ERROR');
     expect(lines).toContain('The function returned status 101; a function must answer with a status from 200 to 599.');
-    await deploy('Remote body fails', 'export default () => new Response(new ReadableStream({ start(c) { c.error(new Error("no body")); } }))');
+    await deploy(
+      'Remote body fails',
+      'export default () => new Response(new ReadableStream({ start(c) { c.error(new Error("no body")); } }))',
+    );
     const b = await t.fetch('/functions/remote-body-fails');
     expect(b.status).toBe(500);
     expect((await b.json()).error).toBe('FUNCTION_ERROR');
@@ -107,7 +141,11 @@ describe('function runtime unreachable', () => {
     const t = await startApp('embedded', { FUNCTION_RUNTIME_URL: 'http://127.0.0.1:9' });
     try {
       const admin = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
-      const c = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Remote', code: 'export default () => new Response("x")' }) });
+      const c = await t.fetch('/api/functions', {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ name: 'Remote', code: 'export default () => new Response("x")' }),
+      });
       expect(c.status).toBe(201);
       const r = await t.fetch('/functions/remote');
       expect(r.status).toBe(502);

@@ -60,7 +60,11 @@ describe.each(backends())('function sandbox on %s', (backend) => {
   let sidePort = 0;
 
   const deploy = async (slug: string, code: string) => {
-    const r = await t.fetch('/api/functions', { method: 'POST', headers: admin, body: JSON.stringify({ name: slug, slug, code }) });
+    const r = await t.fetch('/api/functions', {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: slug, slug, code }),
+    });
     expect(r.status).toBe(201);
   };
   const probe = async (slug: string, a: string, params: Record<string, string> = {}) => {
@@ -79,7 +83,8 @@ describe.each(backends())('function sandbox on %s', (backend) => {
       .flat()
       .filter((a) => a !== undefined)
       .map((a) => (a!.family === 'IPv6' ? `[${a!.address.replace(/%.*$/, '')}]` : a!.address));
-  const fnId = async (slug: string) => (await (await t.fetch(`/api/functions/${slug}`, { headers: admin })).json()).id as string;
+  const fnId = async (slug: string) =>
+    (await (await t.fetch(`/api/functions/${slug}`, { headers: admin })).json()).id as string;
 
   beforeAll(async () => {
     t = await startApp(backend, { FUNCTION_TIMEOUT_MS: '3000', FUNCTION_MEMORY_MB: '64' });
@@ -128,10 +133,15 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     expect((await probe('probe', 'envHome')).value).toBe('undefined');
     expect((await probe('probe', 'envPath')).value).toBe('undefined');
     const all = JSON.parse((await probe('probe', 'envAll')).value!);
-    // TMPDIR, and where it calls Plinth (bridge.test.ts).
-    expect(Object.keys(all)).toEqual(['TMPDIR', 'PLINTH_URL', 'INSFORGE_BASE_URL']);
+    // TMPDIR, where it calls Plinth (bridge.test.ts) and the anon key of this instance (forms.test.ts).
+    expect(Object.keys(all)).toEqual(['TMPDIR', 'PLINTH_URL', 'INSFORGE_BASE_URL', 'ANON_KEY']);
     // node:process sees the same narrowed environment.
-    expect(Object.keys(JSON.parse((await probe('probe', 'processEnv')).value!))).toEqual(['TMPDIR', 'PLINTH_URL', 'INSFORGE_BASE_URL']);
+    expect(Object.keys(JSON.parse((await probe('probe', 'processEnv')).value!))).toEqual([
+      'TMPDIR',
+      'PLINTH_URL',
+      'INSFORGE_BASE_URL',
+      'ANON_KEY',
+    ]);
   });
 
   it('cannot reach loopback, the API server, metadata or private addresses', async () => {
@@ -185,7 +195,14 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     const port = String((six.address() as { port: number }).port);
     try {
       expect(await (await fetch(`http://[::1]:${port}/`)).text()).toBe('reached');
-      for (const host of ['[::1]', '[::]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', ...own().filter((a) => a.startsWith('['))]) {
+      for (const host of [
+        '[::1]',
+        '[::]',
+        '[0:0:0:0:0:0:0:1]',
+        '[::ffff:127.0.0.1]',
+        '[::ffff:7f00:1]',
+        ...own().filter((a) => a.startsWith('[')),
+      ]) {
         const r = await probe('probe', 'fetch', { t: `http://${host}:${port}/` });
         expect(r.ok, host).toBe(false);
         expect(`${r.name} ${r.message}`, host).toMatch(/NotCapable|net access/);
@@ -196,7 +213,9 @@ describe.each(backends())('function sandbox on %s', (backend) => {
         expect(r.name, host).toMatch(PERMISSION);
       }
       // The unspecified address is also in the guard's ranges, which answer before Deno's list.
-      expect((await probe('probe', 'fetch', { t: `http://[::]:${port}/` })).message).toMatch(/a private or local address/);
+      expect((await probe('probe', 'fetch', { t: `http://[::]:${port}/` })).message).toMatch(
+        /a private or local address/,
+      );
       expect((await probe('probe', 'connect', { t: '::', port })).message).toMatch(/a private or local address/);
     } finally {
       six.close();
@@ -212,11 +231,13 @@ describe.each(backends())('function sandbox on %s', (backend) => {
   });
 
   it('may reach public addresses (the sandbox does not refuse them)', async () => {
-    // 192.0.2.1 (TEST-NET-1) is public address space with nothing behind it: the call fails
-    // on the network, never on a permission.
-    const r = await probe('probe', 'fetch', { t: 'http://192.0.2.1/', ms: '1000' });
-    expect(r.ok).toBe(false);
-    expect(`${r.name} ${r.message}`).not.toMatch(/NotCapable|net access/);
+    // 192.88.99.1 (the deprecated 6to4 relay anycast, RFC 7526) is public address space. Whether
+    // anything answers there depends on the network (a CI network may answer every address):
+    // what matters is that the call is never refused by a permission or the address guard. (The
+    // documentation ranges, 192.0.2.0/24 among them, are denied: IANA marks them not
+    // globally reachable, src/lib/net-guard-iana.test.ts.)
+    const r = await probe('probe', 'fetch', { t: 'http://192.88.99.1/', ms: '1000' });
+    expect(r.ok ? 'answered' : `${r.name} ${r.message}`).not.toMatch(/NotCapable|net access|private or local/);
   });
 
   it('cannot reach loopback through a DNS name', async () => {
@@ -253,7 +274,10 @@ describe.each(backends())('function sandbox on %s', (backend) => {
   });
 
   it('stops a function that loops forever with 504, and recovers', async () => {
-    await deploy('spin', `export default (req) => { if (new URL(req.url).searchParams.has('spin')) { while (true) {} } return new Response('fine'); }`);
+    await deploy(
+      'spin',
+      `export default (req) => { if (new URL(req.url).searchParams.has('spin')) { while (true) {} } return new Response('fine'); }`,
+    );
     expect(await (await t.fetch('/functions/spin')).text()).toBe('fine');
     const otherPid = pool().pidOf(await fnId('other'));
     const r = await t.fetch('/functions/spin?spin=1');
@@ -275,11 +299,14 @@ describe.each(backends())('function sandbox on %s', (backend) => {
   });
 
   it('stops a function that allocates without bound with 500, without disturbing others', async () => {
-    await deploy('hog', `export default (req) => {
+    await deploy(
+      'hog',
+      `export default (req) => {
       if (!new URL(req.url).searchParams.has('hog')) return new Response('small');
       const keep = [];
-      while (true) keep.push(new Array(1e6).fill(Math.random()));
-    }`);
+      while (true) keep.push(new Array(4e6).fill(Math.random()));
+    }`,
+    );
     expect(await (await t.fetch('/functions/hog')).text()).toBe('small');
     expect((await probe('other', 'setGlobal', { t: 'still-here' })).ok).toBe(true);
     const otherPid = pool().pidOf(await fnId('other'));
@@ -293,11 +320,14 @@ describe.each(backends())('function sandbox on %s', (backend) => {
   });
 
   it('stops a function that holds buffers outside the JS heap', async () => {
-    await deploy('buffers', `export default () => {
+    await deploy(
+      'buffers',
+      `export default () => {
       const keep = [];
       for (let i = 0; i < 40; i++) { const b = new Uint8Array(50e6); b.fill(1); keep.push(b); }
       return new Response('held ' + keep.length * 50 + ' MB');
-    }`);
+    }`,
+    );
     const r = await t.fetch('/functions/buffers');
     expect(r.status).toBe(500);
     expect(await r.json()).toMatchObject({ error: 'FUNCTION_MEMORY_LIMIT' });

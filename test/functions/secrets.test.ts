@@ -19,11 +19,18 @@ describe.each(backends())('functions on %s', (backend) => {
   describe('secrets', () => {
     it('creates, masks, hands to functions, replaces workers on change, deletes', async () => {
       const value = 'hello-from-a-secret-value';
-      const put = await t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin, body: JSON.stringify({ value }) });
+      const put = await t.fetch('/api/secrets/GREETING', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value }),
+      });
       expect(put.status).toBe(201);
       const putBody = await put.text();
       expect(putBody).not.toContain(value);
-      expect(JSON.parse(putBody)).toMatchObject({ success: true, secret: { name: 'GREETING', preview: expect.any(String) } });
+      expect(JSON.parse(putBody)).toMatchObject({
+        success: true,
+        secret: { name: 'GREETING', preview: expect.any(String) },
+      });
       const list = await t.fetch('/api/secrets', { headers: admin });
       const listText = await list.text();
       expect(listText).not.toContain(value);
@@ -33,25 +40,41 @@ describe.each(backends())('functions on %s', (backend) => {
       const env = (await json(await t.fetch('/functions/echo'))).env;
       expect(env).toEqual({ GREETING: value, HOME: null });
 
-      const again = await t.fetch('/api/secrets/GREETING', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'changed' }) });
+      const again = await t.fetch('/api/secrets/GREETING', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'changed' }),
+      });
       expect(again.status).toBe(200);
       expect((await json(await t.fetch('/functions/echo'))).env.GREETING).toBe('changed');
 
       const del = await t.fetch('/api/secrets/GREETING', { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
       expect(del.status).toBe(200);
       expect((await json(await t.fetch('/functions/echo'))).env.GREETING).toBeNull();
-      const missing = await t.fetch('/api/secrets/GREETING', { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
+      const missing = await t.fetch('/api/secrets/GREETING', {
+        method: 'DELETE',
+        headers: { 'x-api-key': t.adminKey },
+      });
       expect(missing.status).toBe(404);
       expectEnvelope(await json(missing), 404, 'SECRET_NOT_FOUND');
       expect((await t.fetch('/api/secrets/GREETING', { headers: admin })).status).toBe(404);
     });
 
     it('limits a scoped secret to the functions it names', async () => {
-      for (const name of ['Env A', 'Env B']) await create({ name, code: 'export default () => Response.json(Deno.env.toObject())' });
-      const put = await t.fetch('/api/secrets/ONLY_B', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'for-b-only', functions: ['env-b'] }) });
+      for (const name of ['Env A', 'Env B'])
+        await create({ name, code: 'export default () => Response.json(Deno.env.toObject())' });
+      const put = await t.fetch('/api/secrets/ONLY_B', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'for-b-only', functions: ['env-b'] }),
+      });
       expect(put.status).toBe(201);
       expect((await json(put)).secret.functions).toEqual(['env-b']);
-      await t.fetch('/api/secrets/SHARED', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'for-everyone' }) });
+      await t.fetch('/api/secrets/SHARED', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'for-everyone' }),
+      });
       const a = await json(await t.fetch('/functions/env-a'));
       const b = await json(await t.fetch('/functions/env-b'));
       expect(a.ONLY_B).toBeUndefined();
@@ -59,15 +82,28 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(b.ONLY_B).toBe('for-b-only');
       expect(b.SHARED).toBe('for-everyone');
       // Widening the scope reaches the other function on its next call.
-      await t.fetch('/api/secrets/ONLY_B', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'now-shared', functions: null }) });
+      await t.fetch('/api/secrets/ONLY_B', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'now-shared', functions: null }),
+      });
       expect((await json(await t.fetch('/functions/env-a'))).ONLY_B).toBe('now-shared');
-      const bad = await t.fetch('/api/secrets/X', { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'v', functions: ['Not A Slug'] }) });
+      const bad = await t.fetch('/api/secrets/X', {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'v', functions: ['Not A Slug'] }),
+      });
       expect(bad.status).toBe(400);
-      for (const n of ['ONLY_B', 'SHARED']) await t.fetch(`/api/secrets/${n}`, { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
+      for (const n of ['ONLY_B', 'SHARED'])
+        await t.fetch(`/api/secrets/${n}`, { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
     });
 
     it.each(['1ABC', 'has-dash', 'a'.repeat(129)])('refuses the name %s', async (name) => {
-      const r = await t.fetch(`/api/secrets/${name}`, { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'x' }) });
+      const r = await t.fetch(`/api/secrets/${name}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ value: 'x' }),
+      });
       expect(r.status).toBe(400);
     });
   });

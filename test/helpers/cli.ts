@@ -11,8 +11,13 @@ export function cli(args: string[], env: Record<string, string>): Promise<{ code
   delete base.DATABASE_URL;
   delete base.S3_BUCKET;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', ...args],
+      { cwd: ROOT, env: { ...base, LOG_LEVEL: 'silent', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+      },
+    );
   });
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/types.js';
-import { ownerRoleName } from '../../src/db/owner.js';
+import { captureRoleName, ownerRoleName } from '../../src/db/owner.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
 /**
@@ -35,7 +35,9 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
   const name = `plinth_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   // ICU's root collation on both servers (the embedded cluster's own, and what docs/database.md
   // advises for a server), so text sorts the same way everywhere.
-  await withClient(admin, (c) => c.query(`create database ${name} template template0 encoding 'UTF8' locale_provider icu icu_locale 'und'`));
+  await withClient(admin, (c) =>
+    c.query(`create database ${name} template template0 encoding 'UTF8' locale_provider icu icu_locale 'und'`),
+  );
   const u = new URL(admin);
   u.pathname = `/${name}`;
   const url = u.toString();
@@ -48,8 +50,9 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
       await db.close().catch(() => {});
       await withClient(admin, async (c) => {
         await c.query(`drop database if exists ${name} with (force)`);
-        // The database's owner role (migration 0140) is cluster-wide: it goes with its database.
+        // The database's roles (migrations 0140, 0300) are cluster-wide: they go with it.
         await c.query(`drop role if exists ${ownerRoleName(name)}`);
+        await c.query(`drop role if exists ${captureRoleName(name)}`);
       });
     },
   };

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startCluster, type EmbeddedCluster } from '../../src/db/embedded/index.js';
+import { skipNotice } from './skips.js';
 
 /** Test-only settings: more connections (many apps at once), no durability (a throwaway cluster). */
 export const TEST_CLUSTER_SETTINGS = {
@@ -20,6 +21,10 @@ let cluster: EmbeddedCluster | null = null;
 let dir = '';
 
 export async function setup(): Promise<void> {
+  const skipped = skipNotice();
+  if (skipped) console.warn(skipped);
+  // Names this run's shared build of the server (helpers/build.ts), removed in teardown.
+  process.env.PLINTH_TEST_RUN = String(process.pid);
   dir = mkdtempSync(path.join(tmpdir(), 'plinth-test-pg-'));
   cluster = await startCluster({ dir: path.join(dir, 'postgres'), settings: TEST_CLUSTER_SETTINGS });
   process.env.PLINTH_TEST_EMBEDDED_URL = cluster.url('postgres');
@@ -35,4 +40,7 @@ export async function setup(): Promise<void> {
 export async function teardown(): Promise<void> {
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
+  const build = path.resolve(import.meta.dirname, '../..', `.build-test-${process.pid}`);
+  rmSync(build, { recursive: true, force: true });
+  rmSync(`${build}.lock`, { recursive: true, force: true });
 }

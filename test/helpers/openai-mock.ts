@@ -44,11 +44,28 @@ export const STREAM_PARTS = ['Hel', 'lo', ' world'];
 export const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 const ERRORS: Record<number, { message: string; type: string; code: string | null }> = {
-  400: { message: "Invalid value for 'temperature': must be between 0 and 2.", type: 'invalid_request_error', code: null },
-  401: { message: 'Incorrect API key provided: sk-abc12********************xyz9. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', code: 'invalid_api_key' },
-  404: { message: 'The model `gpt-nope` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' },
+  400: {
+    message: "Invalid value for 'temperature': must be between 0 and 2.",
+    type: 'invalid_request_error',
+    code: null,
+  },
+  401: {
+    message:
+      'Incorrect API key provided: sk-abc12********************xyz9. You can find your API key at https://platform.openai.com/account/api-keys.',
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+  },
+  404: {
+    message: 'The model `gpt-nope` does not exist or you do not have access to it.',
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+  },
   429: { message: 'Rate limit reached for requests.', type: 'requests', code: 'rate_limit_exceeded' },
-  500: { message: 'The server had an error while processing your request. internal-detail-xyz', type: 'server_error', code: null },
+  500: {
+    message: 'The server had an error while processing your request. internal-detail-xyz',
+    type: 'server_error',
+    code: null,
+  },
   503: { message: 'The engine is currently overloaded.', type: 'server_error', code: null },
 };
 
@@ -138,7 +155,10 @@ export class OpenAiMock {
 
     if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`) return this.error(res, 401);
     if (req.method === 'GET' && req.url === '/v1/models') {
-      return this.json(res, 200, { object: 'list', data: [{ id: 'mock', object: 'model', created: 1700000000, owned_by: 'mock' }] });
+      return this.json(res, 200, {
+        object: 'list',
+        data: [{ id: 'mock', object: 'model', created: 1700000000, owned_by: 'mock' }],
+      });
     }
     if (req.method !== 'POST' || !body) return this.error(res, 400);
     const model = String(body.model ?? '');
@@ -147,8 +167,10 @@ export class OpenAiMock {
     if (model === 'mock-429-date') return this.error(res, 429, 'Wed, 21 Oct 2099 07:28:00 GMT');
     if (model === 'mock-429-junk') return this.error(res, 429, 'soon');
     const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (model === 'mock-echo-key-400') return this.json(res, 400, { error: { message: `Bad request for key ${key}`, type: 'invalid_request_error' } });
-    if (model === 'mock-echo-key' && body.stream !== true) return this.json(res, 500, { error: { message: `overloaded ${key}`, type: 'server_error' } });
+    if (model === 'mock-echo-key-400')
+      return this.json(res, 400, { error: { message: `Bad request for key ${key}`, type: 'invalid_request_error' } });
+    if (model === 'mock-echo-key' && body.stream !== true)
+      return this.json(res, 500, { error: { message: `overloaded ${key}`, type: 'server_error' } });
     if (model === 'mock-echo-key-html' && body.stream !== true) {
       res.writeHead(200, { 'content-type': 'text/html' });
       return void res.end(`<b>${key}</b>`);
@@ -171,7 +193,10 @@ export class OpenAiMock {
     }
     if (req.url === '/v1/images/generations') {
       const n = typeof body.n === 'number' ? body.n : 1;
-      const item = model === 'mock-url' ? { url: 'https://example.com/image.png' } : { b64_json: PNG_B64, revised_prompt: String(body.prompt) };
+      const item =
+        model === 'mock-url'
+          ? { url: 'https://example.com/image.png' }
+          : { b64_json: PNG_B64, revised_prompt: String(body.prompt) };
       return this.json(res, 200, { created: 1700000000, data: Array.from({ length: n }, () => item) });
     }
     if (req.url === '/v1/embeddings') return this.json(res, 200, mockEmbeddings(body, model));
@@ -183,8 +208,18 @@ export class OpenAiMock {
     const lastUser = [...messages].reverse().find((m) => m?.role === 'user');
     const message =
       model === 'mock-tools'
-        ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }
-        : { role: 'assistant', content: `echo: ${typeof lastUser?.content === 'string' ? lastUser.content : ''}`, refusal: null };
+        ? {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            ],
+          }
+        : {
+            role: 'assistant',
+            content: `echo: ${typeof lastUser?.content === 'string' ? lastUser.content : ''}`,
+            refusal: null,
+          };
     return {
       id: 'chatcmpl-mock123',
       object: 'chat.completion',
@@ -196,8 +231,17 @@ export class OpenAiMock {
     };
   }
 
-  private async stream(req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>, model: string): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  private async stream(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: Record<string, unknown>,
+    model: string,
+  ): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
       id: 'chatcmpl-mockstream',
@@ -219,7 +263,9 @@ export class OpenAiMock {
     }
     if (model === 'mock-echo-key' || model === 'mock-echo-key-html') {
       const key = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-      send(model === 'mock-echo-key' ? { error: { message: `overloaded ${key}`, type: 'server_error' } } : `<b>${key}</b>`);
+      send(
+        model === 'mock-echo-key' ? { error: { message: `overloaded ${key}`, type: 'server_error' } } : `<b>${key}</b>`,
+      );
       return void res.end();
     }
     if (model === 'mock-malformed') {
@@ -236,7 +282,8 @@ export class OpenAiMock {
     }
     if (model === 'mock-nodone') return void res.end();
     send(chunk({}, 'stop'));
-    if (includeUsage && model !== 'mock-nousage') send({ ...chunk({}, null), choices: [], usage: model === 'mock-huge-usage' ? HUGE_USAGE : MOCK_USAGE });
+    if (includeUsage && model !== 'mock-nousage')
+      send({ ...chunk({}, null), choices: [], usage: model === 'mock-huge-usage' ? HUGE_USAGE : MOCK_USAGE });
     send('[DONE]');
     if (model === 'mock-late-end') await sleep(30);
     res.end();
@@ -271,11 +318,17 @@ function mockEmbeddings(body: Record<string, unknown>, model: string): Record<st
   const dims = typeof body.dimensions === 'number' ? body.dimensions : 3;
   const data = inputs.map((_, i) => {
     const v = mockVector(i, dims);
-    const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
+    const embedding =
+      body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
     return { object: 'embedding', index: i, embedding };
   });
   const tokens = inputs.reduce<number>((n, x) => n + Math.ceil(String(x).length / 4), 0);
-  return { object: 'list', data, model, ...(model === 'mock-nousage' ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }) };
+  return {
+    object: 'list',
+    data,
+    model,
+    ...(model === 'mock-nousage' ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -2,7 +2,12 @@ import { io, type Socket } from 'socket.io-client';
 
 /** A socket.io-client connection to a test server, as the SDK opens it (WebSocket only). */
 export async function connectSocket(url: string, token?: string): Promise<Socket> {
-  const socket = io(url, { transports: ['websocket'], auth: token ? { token } : {}, reconnection: false, forceNew: true });
+  const socket = io(url, {
+    transports: ['websocket'],
+    auth: token ? { token } : {},
+    reconnection: false,
+    forceNew: true,
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', () => resolve());
     socket.once('connect_error', (err) => reject(err));

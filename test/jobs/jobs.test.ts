@@ -73,13 +73,33 @@ describe.each(backends())('jobs (%s)', (backend) => {
     expect(took).toBe(1);
   });
 
+  it('an idle worker asks less often, yet takes a job that came without a wake-up within 5 s', async () => {
+    let took = 0;
+    await jobs.work('t-quiet', { concurrency: 1 }, async () => {
+      took++;
+    });
+    // The worker has run nothing since it started: after 8 s it asks every 5 s (IDLE_POLL_MAX_MS).
+    await new Promise((r) => setTimeout(r, 8000));
+    // As the job library's cron does: inserted with no NOTIFY, so only the worker's own poll finds it.
+    await jobs.boss.send('t-quiet', {});
+    const sentAt = Date.now();
+    await until(async () => took === 1, 10_000, 'the job sent without a wake-up');
+    expect(Date.now() - sentAt).toBeLessThan(5500);
+  }, 30_000);
+
   it('says when the waiting jobs reach the bound (JOBS_MAX_QUEUED), so producers stop adding', async () => {
     const bounded = new Jobs(fresh.db, { maxQueued: 150 });
     await bounded.queue('t-full');
-    await bounded.sendMany('t-full', Array.from({ length: 100 }, (_, i) => ({ i })));
+    await bounded.sendMany(
+      't-full',
+      Array.from({ length: 100 }, (_, i) => ({ i })),
+    );
     expect(await bounded.full()).toBe(false);
     const other = new Jobs(fresh.db, { maxQueued: 150 });
-    await other.sendMany('t-full', Array.from({ length: 60 }, (_, i) => ({ i })));
+    await other.sendMany(
+      't-full',
+      Array.from({ length: 60 }, (_, i) => ({ i })),
+    );
     expect(await other.full()).toBe(true);
     expect((await jobs.depth())['t-full']).toEqual({ queued: 160, active: 0 });
   });

@@ -18,11 +18,32 @@ describe.each(backends())('auth log: MFA and anonymous sign-ins (%s)', (backend)
     const up = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'correct-horse-9' } });
     const bearer = { authorization: `Bearer ${up.body.accessToken}` };
     const factor = (await call(t, 'POST', '/api/auth/mfa/factors', { headers: bearer, body: {} })).body;
-    expect((await call(t, 'POST', `/api/auth/mfa/factors/${factor.id}/verify`, { headers: bearer, body: { code: generateSync({ secret: factor.secret }) } })).status).toBe(200);
-    const challenge = async () => (await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'correct-horse-9' } })).body.challenge.token;
-    expect((await call(t, 'POST', '/api/auth/mfa/challenge', { body: { token: await challenge(), factorId: factor.id, code: '000000' } })).status).toBe(400);
+    expect(
+      (
+        await call(t, 'POST', `/api/auth/mfa/factors/${factor.id}/verify`, {
+          headers: bearer,
+          body: { code: generateSync({ secret: factor.secret }) },
+        })
+      ).status,
+    ).toBe(200);
+    const challenge = async () =>
+      (await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'correct-horse-9' } })).body.challenge
+        .token;
+    expect(
+      (
+        await call(t, 'POST', '/api/auth/mfa/challenge', {
+          body: { token: await challenge(), factorId: factor.id, code: '000000' },
+        })
+      ).status,
+    ).toBe(400);
     const later = generateSync({ secret: factor.secret, epoch: Math.floor(Date.now() / 1000) + 30 }); // the next step: unused yet
-    expect((await call(t, 'POST', '/api/auth/mfa/challenge', { body: { token: await challenge(), factorId: factor.id, code: later } })).status).toBe(200);
+    expect(
+      (
+        await call(t, 'POST', '/api/auth/mfa/challenge', {
+          body: { token: await challenge(), factorId: factor.id, code: later },
+        })
+      ).status,
+    ).toBe(200);
     const anon = await call(t, 'POST', '/api/auth/signin/anonymous');
     expect(anon.status).toBe(200);
 

@@ -43,7 +43,8 @@ describe.each(backends())('function logs and metrics (%s)', (backend) => {
     expect(consoleLines[0].body.functionId).toBe(invoked[0].body.functionId);
 
     const metrics = await (await t.fetch('/metrics', { headers: { 'x-api-key': t.adminKey } })).text();
-    const count = (labels: string) => Number(new RegExp(`^plinth_function_invocations_total\\{${labels}\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+    const count = (labels: string) =>
+      Number(new RegExp(`^plinth_function_invocations_total\\{${labels}\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
     expect(count('start="warm",outcome="ok"')).toBeGreaterThanOrEqual(1);
     expect(count('start="warm",outcome="error"') + count('start="cold",outcome="error"')).toBe(1);
   });

@@ -21,14 +21,28 @@ describe.each(backends())('logs (%s)', (backend) => {
 
   it('writes one line per API request, with the route, caller, request id and secrets masked', async () => {
     const user = await createTestUser(t);
-    const r = await call(t, 'GET', '/api/auth/sessions/current?token=s3cr3t-signed&apikey=k3y-value&page=2', { token: user.token, headers: { 'x-request-id': 'req-logs-1' } });
+    const r = await call(t, 'GET', '/api/auth/sessions/current?token=s3cr3t-signed&apikey=k3y-value&page=2', {
+      token: user.token,
+      headers: { 'x-request-id': 'req-logs-1' },
+    });
     expect(r.status).toBe(200);
     const page = await logs('/api/logs/api?q=req-logs-1');
     expect(page.status).toBe(200);
     expect(page.body.total).toBe(1);
     const line = page.body.logs[0];
-    expect(line).toMatchObject({ source: 'api', level: 'info', eventMessage: expect.stringContaining('GET /api/auth/sessions/current') });
-    expect(line.body).toMatchObject({ method: 'GET', route: '/api/auth/sessions/current', status: 200, caller: 'user', userId: user.userId, requestId: 'req-logs-1' });
+    expect(line).toMatchObject({
+      source: 'api',
+      level: 'info',
+      eventMessage: expect.stringContaining('GET /api/auth/sessions/current'),
+    });
+    expect(line.body).toMatchObject({
+      method: 'GET',
+      route: '/api/auth/sessions/current',
+      status: 200,
+      caller: 'user',
+      userId: user.userId,
+      requestId: 'req-logs-1',
+    });
     expect(line.body.durationMs).toBeGreaterThan(0);
     expect(line.body.bytesOut).toBeGreaterThan(0);
     expect(line.body.path).toBe('/api/auth/sessions/current?token=[redacted]&apikey=[redacted]&page=2');
@@ -37,7 +51,9 @@ describe.each(backends())('logs (%s)', (backend) => {
   });
 
   it('levels follow the status: 4xx warn, and level=warn shows warn and above', async () => {
-    await call(t, 'GET', '/api/database/records/no_such_table', { headers: { ...admin(), 'x-request-id': 'req-logs-404' } });
+    await call(t, 'GET', '/api/database/records/no_such_table', {
+      headers: { ...admin(), 'x-request-id': 'req-logs-404' },
+    });
     const warn = await logs('/api/logs/api?level=warn&q=req-logs-404');
     expect(warn.body.logs.map((l: any) => [l.level, l.body.status])).toEqual([['warn', 404]]);
     const error = await logs('/api/logs/api?level=error&q=req-logs-404');
@@ -48,7 +64,9 @@ describe.each(backends())('logs (%s)', (backend) => {
     const email = `logs-${Date.now()}@example.com`;
     const up = await call(t, 'POST', '/api/auth/signup', { body: { email, password: 'correct-horse-9' } });
     expect(up.status).toBe(200);
-    expect((await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'wrong-password-1' } })).status).toBe(401);
+    expect((await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'wrong-password-1' } })).status).toBe(
+      401,
+    );
     const signin = await call(t, 'POST', '/api/auth/signin', { body: { email, password: 'correct-horse-9' } });
     expect(signin.status).toBe(200);
     const first = signin.body.refreshToken as string;
@@ -58,14 +76,28 @@ describe.each(backends())('logs (%s)', (backend) => {
     expect((await call(t, 'POST', '/api/auth/signout', { token: again.body.accessToken })).status).toBeLessThan(300);
 
     const page = await logs('/api/logs/auth?limit=50');
-    const mine = page.body.logs.filter((l: any) => l.body.email === email || l.body.userId === up.body.user.id || l.eventMessage.startsWith('refresh') || l.eventMessage === 'sign-out');
+    const mine = page.body.logs.filter(
+      (l: any) =>
+        l.body.email === email ||
+        l.body.userId === up.body.user.id ||
+        l.eventMessage.startsWith('refresh') ||
+        l.eventMessage === 'sign-out',
+    );
     const messages = mine.map((l: any) => l.eventMessage).reverse();
-    expect(messages).toEqual(['sign-up', 'sign-in failed', 'sign-in', 'refresh token reused: session ended', 'sign-in', 'sign-out']);
+    expect(messages).toEqual([
+      'sign-up',
+      'sign-in failed',
+      'sign-in',
+      'refresh token reused: session ended',
+      'sign-in',
+      'sign-out',
+    ]);
     const failed = mine.find((l: any) => l.eventMessage === 'sign-in failed');
     expect(failed).toMatchObject({ level: 'warn', body: { reason: 'INVALID_CREDENTIALS', method: 'password' } });
     expect(mine.find((l: any) => l.eventMessage.startsWith('refresh token reused')).level).toBe('warn');
     const text = JSON.stringify(page.body);
-    for (const secret of ['correct-horse-9', 'wrong-password-1', first, signin.body.accessToken]) expect(text).not.toContain(secret);
+    for (const secret of ['correct-horse-9', 'wrong-password-1', first, signin.body.accessToken])
+      expect(text).not.toContain(secret);
   });
 
   it('logs realtime connects and refusals', async () => {
@@ -80,7 +112,9 @@ describe.each(backends())('logs (%s)', (backend) => {
     const connected = page.body.logs.find((l: any) => l.eventMessage === 'connected' && l.body.userId === user.userId);
     expect(connected).toMatchObject({ level: 'info', body: { caller: 'user' } });
     expect(page.body.logs.some((l: any) => l.eventMessage === 'connection refused' && l.level === 'warn')).toBe(true);
-    const sub = page.body.logs.find((l: any) => l.eventMessage === 'subscription refused' && l.body.userId === user.userId);
+    const sub = page.body.logs.find(
+      (l: any) => l.eventMessage === 'subscription refused' && l.body.userId === user.userId,
+    );
     expect(sub).toMatchObject({ level: 'warn', body: { channel: 'secret-room:1', reason: denied.error.code } });
   });
 
@@ -121,7 +155,9 @@ describe.each(backends())('logs (%s)', (backend) => {
     const sources = await logs('/api/logs/sources');
     const api = sources.body.sources.find((s: any) => s.name === 'api');
     expect(api.count).toBeGreaterThan(5);
-    expect(sources.body.sources.map((s: any) => s.name)).toEqual(expect.arrayContaining(['auth', 'functions', 'postgres', 'realtime', 'schedules', 'webhooks']));
+    expect(sources.body.sources.map((s: any) => s.name)).toEqual(
+      expect.arrayContaining(['auth', 'functions', 'postgres', 'realtime', 'schedules', 'webhooks']),
+    );
     const stats = await logs('/api/logs/stats?route=/api/health');
     expect(stats.status).toBe(200);
     const total = stats.body.stats.reduce((n: number, s: any) => n + s.count, 0);

@@ -8,8 +8,10 @@ import { until } from '../helpers/until.js';
 describe('embedded Postgres log', () => {
   let t: FaultApp;
   const admin = () => ({ 'x-api-key': t.adminKey, 'content-type': 'application/json' });
-  const sql = (query: string, params: unknown[] = []) => t.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query, params }) });
-  const postgresLines = async () => (await (await t.fetch('/api/logs/postgres.logs?limit=200', { headers: admin() })).json()).logs as any[];
+  const sql = (query: string, params: unknown[] = []) =>
+    t.fetch('/api/database/sql', { method: 'POST', headers: admin(), body: JSON.stringify({ query, params }) });
+  const postgresLines = async () =>
+    (await (await t.fetch('/api/logs/postgres.logs?limit=200', { headers: admin() })).json()).logs as any[];
 
   beforeAll(async () => {
     t = await startPlinth({ LOG_SLOW_STATEMENT_MS: '150' });
@@ -23,10 +25,14 @@ describe('embedded Postgres log', () => {
     expect((await sql('select 1 as quick')).status).toBe(200);
     expect((await sql("select * from no_such_table_for_logs where x = 'literal-secret'")).status).toBe(400);
     let lines: any[] = [];
-    await until(async () => {
-      lines = await postgresLines();
-      return lines.some((l) => l.eventMessage.startsWith('slow statement')) && lines.some((l) => l.level === 'error');
-    }, 10_000, 'the postgres log lines');
+    await until(
+      async () => {
+        lines = await postgresLines();
+        return lines.some((l) => l.eventMessage.startsWith('slow statement')) && lines.some((l) => l.level === 'error');
+      },
+      10_000,
+      'the postgres log lines',
+    );
     const slow = lines.find((l) => l.eventMessage.startsWith('slow statement'));
     expect(slow.body.statement).toContain('pg_sleep');
     expect(slow.body.durationMs).toBeGreaterThanOrEqual(300);

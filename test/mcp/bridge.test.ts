@@ -49,7 +49,7 @@ describe('stdio bridge: npm run plinth -- mcp', () => {
     }
   }, 30_000);
 
-  it('a wrong key fails the connection with the server\'s 401', async () => {
+  it("a wrong key fails the connection with the server's 401", async () => {
     const { c, transport } = bridge(t, [], 'ik_not_the_key');
     await expect(c.connect(transport)).rejects.toThrow(/401|admin key|Unauthorized|UNAUTHORIZED/i);
     await c.close();
@@ -58,15 +58,23 @@ describe('stdio bridge: npm run plinth -- mcp', () => {
   it('gen types --url --key prints the Database type of a running server', async () => {
     const { execFile } = await import('node:child_process');
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'gen', 'types', '--url', t.url, '--key', t.adminKey], { cwd: ROOT }, (err, stdout, stderr) =>
-        err ? reject(new Error(stderr)) : resolve(stdout),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'gen', 'types', '--url', t.url, '--key', t.adminKey],
+        { cwd: ROOT },
+        (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)),
       ),
     );
     expect(out).toContain('export type Database = {');
   }, 30_000);
 
-  it('runs as documented, `npm run plinth -- mcp` on the built dist/cli.js (npm\'s header line on stdout is skipped by the client)', async () => {
-    const transport = new StdioClientTransport({ command: 'npm', args: ['run', 'plinth', '--', 'mcp', '--url', t.url, '--key', t.adminKey], cwd: ROOT, stderr: 'pipe' });
+  it("runs as documented, `npm run plinth -- mcp` on the built dist/cli.js (npm's header line on stdout is skipped by the client)", async () => {
+    const transport = new StdioClientTransport({
+      command: 'npm',
+      args: ['run', 'plinth', '--', 'mcp', '--url', t.url, '--key', t.adminKey],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
     const c = new Client({ name: 'npm-run', version: '1.0.0' });
     await c.connect(transport);
     try {
@@ -85,7 +93,10 @@ describe('shutdown with MCP clients connected', () => {
     await c.listTools();
     // Give the client time to open its GET event stream.
     await new Promise((r) => setTimeout(r, 300));
-    const closed = await Promise.race([t.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), 10_000))]);
+    const closed = await Promise.race([
+      t.close().then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('hung'), 10_000)),
+    ]);
     expect(closed).toBe('closed');
     await c.close().catch(() => {});
   }, 30_000);

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { call } from '../helpers/http.js';
 import { mcpClient } from './helpers.js';
 
 describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) => {
@@ -13,61 +14,78 @@ describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) =
   const admin = () => ({ 'x-api-key': t.adminKey });
 
   it('/llms.txt and /llms-full.txt name this instance and link every page', async () => {
-    const r = await t.fetch('/llms.txt');
+    const r = await call(t, 'GET', '/llms.txt');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toContain('text/markdown');
-    const text = await r.text();
+    const text = r.text;
     expect(text).toMatch(/^# Plinth/);
     expect(text).toContain(`${t.url}/api/mcp`);
     expect(text).toContain(`(${t.url}/api/docs/database)`);
-    const full = await (await t.fetch('/llms-full.txt')).text();
+    const full = (await call(t, 'GET', '/llms-full.txt')).text;
     expect(full.length).toBeGreaterThan(50_000);
     expect(full).not.toContain('http://localhost:7130');
   });
 
   it('GET /api/docs lists the pages; /api/docs/{docType} and /{feature}/{language} answer {content}', async () => {
-    const list = (await (await t.fetch('/api/docs')).json()) as { docs: Array<{ name: string }> };
+    const list = (await call(t, 'GET', '/api/docs')).body as { docs: Array<{ name: string }> };
     const names = list.docs.map((d) => d.name);
-    for (const n of ['database', 'auth', 'mcp', 'agents-instructions', 'instructions', 'db-sdk']) expect(names).toContain(n);
-    const page = (await (await t.fetch('/api/docs/db-sdk')).json()) as { content: string };
+    for (const n of ['database', 'auth', 'mcp', 'agents-instructions', 'instructions', 'db-sdk'])
+      expect(names).toContain(n);
+    const page = (await call(t, 'GET', '/api/docs/db-sdk')).body as { content: string };
     expect(page.content).toMatch(/^# /);
-    const ts = (await (await t.fetch('/api/docs/auth/typescript')).json()) as { content: string };
+    const ts = (await call(t, 'GET', '/api/docs/auth/typescript')).body as { content: string };
     expect(ts.content).toContain('auth');
-    const rest = (await (await t.fetch('/api/docs/functions/rest-api')).json()) as { content: string };
+    const rest = (await call(t, 'GET', '/api/docs/functions/rest-api')).body as { content: string };
     expect(rest.content).toContain('`POST /api/functions`');
     expect(rest.content).toContain(t.url);
   });
 
   it('an unknown page is a 404 with the JSON envelope (InsForge parses every answer)', async () => {
     for (const p of ['/api/docs/nope', '/api/docs/db/swift', '/api/docs/nope/typescript']) {
-      const r = await t.fetch(p);
+      const r = await call(t, 'GET', p);
       expect(r.status, p).toBe(404);
-      expect(await r.json()).toMatchObject({ statusCode: 404, error: 'DOC_NOT_FOUND', nextActions: expect.any(String) });
+      expect(r.body).toMatchObject({
+        statusCode: 404,
+        error: 'DOC_NOT_FOUND',
+        nextActions: expect.any(String),
+      });
     }
   });
 
   it('POST /api/auth/tokens/anon takes an empty JSON body and answers {accessToken}; admin only', async () => {
-    const r = await t.fetch('/api/auth/tokens/anon', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' } });
+    const empty = { 'content-type': 'application/json' };
+    const r = await call(t, 'POST', '/api/auth/tokens/anon', { headers: { ...admin(), ...empty } });
     expect(r.status).toBe(200);
-    expect((await r.json()).accessToken).toBe(t.anonKey);
-    const anon = await t.fetch('/api/auth/tokens/anon', { method: 'POST', headers: { apikey: t.anonKey, 'content-type': 'application/json' } });
+    expect(r.body.accessToken).toBe(t.anonKey);
+    const anon = await call(t, 'POST', '/api/auth/tokens/anon', { headers: { apikey: t.anonKey, ...empty } });
     expect(anon.status).toBe(403);
     // Elsewhere an empty JSON body is still a 400.
-    const other = await t.fetch('/api/usage/mcp', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' } });
+    const other = await call(t, 'POST', '/api/usage/mcp', { headers: { ...admin(), ...empty } });
     expect(other.status).toBe(400);
   });
 
-  it('rawsql answers {rows, rowCount, fields}; bad SQL is a 400 with Postgres\'s text', async () => {
-    const sql = (query: string) => t.fetch('/api/database/advance/rawsql', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  it("rawsql answers {rows, rowCount, fields}; bad SQL is a 400 with Postgres's text", async () => {
+    const sql = (query: string) =>
+      call(t, 'POST', '/api/database/advance/rawsql', { headers: admin(), body: { query } });
     const r = await sql("select 1 as a, 'x'::text as b");
-    expect(await r.json()).toEqual({ rows: [{ a: 1, b: 'x' }], rowCount: 1, fields: [{ name: 'a', dataTypeID: 23 }, { name: 'b', dataTypeID: 25 }] });
+    expect(r.body).toEqual({
+      rows: [{ a: 1, b: 'x' }],
+      rowCount: 1,
+      fields: [
+        { name: 'a', dataTypeID: 23 },
+        { name: 'b', dataTypeID: 25 },
+      ],
+    });
     const bad = await sql('select nope from nowhere');
     expect(bad.status).toBe(400);
-    expect((await bad.json()).message).toContain('relation "nowhere" does not exist');
+    expect(bad.body.message).toContain('relation "nowhere" does not exist');
   });
 
   it('bulk-upsert: CSV and JSON files, upsertKey, and 4xx for a bad form, file or table', async () => {
-    await t.fetch('/api/database/advance/rawsql', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ query: 'create table stock (sku text primary key, qty int, note text)' }) });
+    await call(t, 'POST', '/api/database/advance/rawsql', {
+      headers: admin(),
+      body: { query: 'create table stock (sku text primary key, qty int, note text)' },
+    });
     const upload = (file: string, name: string, fields: Record<string, string>) => {
       const form = new FormData();
       form.append('file', new Blob([file]), name);
@@ -75,11 +93,21 @@ describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) =
       return t.fetch('/api/database/advance/bulk-upsert', { method: 'POST', headers: admin(), body: form });
     };
     const r = await upload('sku,qty,note\na,1,"x, y"\nb,,\n', 'stock.csv', { table: 'stock' });
-    expect(await r.json()).toEqual({ success: true, rowsAffected: 2, totalRecords: 2, table: 'stock', message: expect.any(String), filename: 'stock.csv' });
+    expect(await r.json()).toEqual({
+      success: true,
+      rowsAffected: 2,
+      totalRecords: 2,
+      table: 'stock',
+      message: expect.any(String),
+      filename: 'stock.csv',
+    });
     const up = await upload(JSON.stringify([{ sku: 'b', qty: 9 }]), 'stock.json', { table: 'stock', upsertKey: 'sku' });
     expect((await up.json()).rowsAffected).toBe(1);
-    const rows = await (await t.fetch('/api/database/records/stock?order=sku', { headers: admin() })).json();
-    expect(rows).toEqual([{ sku: 'a', qty: 1, note: 'x, y' }, { sku: 'b', qty: 9, note: null }]);
+    const rows = (await call(t, 'GET', '/api/database/records/stock?order=sku', { headers: admin() })).body;
+    expect(rows).toEqual([
+      { sku: 'a', qty: 1, note: 'x, y' },
+      { sku: 'b', qty: 9, note: null },
+    ]);
     const cases: Array<[Promise<Response>, number, string]> = [
       [upload('a,b', 'x.txt', { table: 'stock' }), 400, 'INVALID_BULK_FILE'],
       [upload('{"a":1}', 'x.json', { table: 'stock' }), 400, 'INVALID_BULK_FILE'],
@@ -87,7 +115,15 @@ describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) =
       [upload('sku\na', 'x.csv', {}), 400, 'INVALID_BULK_FILE'],
       [upload('sku\na', 'x.csv', { table: 'nope' }), 404, 'TABLE_NOT_FOUND'],
       [upload('sku,zzz\na,1', 'x.csv', { table: 'stock' }), 400, 'UNKNOWN_COLUMN'],
-      [t.fetch('/api/database/advance/bulk-upsert', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: '{}' }), 400, 'INVALID_BULK_FILE'],
+      [
+        t.fetch('/api/database/advance/bulk-upsert', {
+          method: 'POST',
+          headers: { ...admin(), 'content-type': 'application/json' },
+          body: '{}',
+        }),
+        400,
+        'INVALID_BULK_FILE',
+      ],
     ];
     for (const [p, status, code] of cases) {
       const res = await p;
@@ -97,16 +133,19 @@ describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) =
   });
 
   it('/api/usage/mcp records calls and reports them per tool', async () => {
-    const post = await t.fetch('/api/usage/mcp', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: JSON.stringify({ tool_name: 'fetch-docs', success: true, timestamp: new Date().toISOString() }) });
-    expect(await post.json()).toEqual({ success: true });
-    const { tools } = await (await t.fetch('/api/usage/mcp', { headers: admin() })).json();
+    const post = await call(t, 'POST', '/api/usage/mcp', {
+      headers: admin(),
+      body: { tool_name: 'fetch-docs', success: true, timestamp: new Date().toISOString() },
+    });
+    expect(post.body).toEqual({ success: true });
+    const { tools } = (await call(t, 'GET', '/api/usage/mcp', { headers: admin() })).body;
     expect(tools).toContainEqual({ tool: 'fetch-docs', source: 'client', calls: 1, failures: 0 });
   });
 
   it('/api/deployments answers 501 NOT_SUPPORTED with a next action', async () => {
-    const r = await t.fetch('/api/deployments', { method: 'POST', headers: { ...admin(), 'content-type': 'application/json' }, body: '{}' });
+    const r = await call(t, 'POST', '/api/deployments', { headers: admin(), body: {} });
     expect(r.status).toBe(501);
-    expect((await r.json()).error).toBe('NOT_SUPPORTED');
+    expect(r.body.error).toBe('NOT_SUPPORTED');
   });
 
   it('past MCP_MAX_SESSIONS a new session is a 503; a cancelled call leaves the session working', async () => {
@@ -114,7 +153,9 @@ describe.each(backends())('docs for agents and InsForge paths (%s)', (backend) =
     const b = await mcpClient(t);
     await expect(mcpClient(t)).rejects.toThrow(/503|MCP_TOO_MANY_SESSIONS|Too many/);
     const ac = new AbortController();
-    const slow = a.callTool({ name: 'run-raw-sql', arguments: { query: 'select pg_sleep(1)' } }, undefined, { signal: ac.signal });
+    const slow = a.callTool({ name: 'run-raw-sql', arguments: { query: 'select pg_sleep(1)' } }, undefined, {
+      signal: ac.signal,
+    });
     setTimeout(() => ac.abort('changed my mind'), 100);
     await expect(slow).rejects.toThrow();
     expect((await a.text('run-raw-sql', { query: 'select 2 as two' })).text).toContain('| 2 |');

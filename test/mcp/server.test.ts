@@ -3,9 +3,18 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { mcpClient, type McpClient } from './helpers.js';
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 const post = (t: TestApp, headers: Record<string, string>, body: unknown = INIT) =>
-  t.fetch('/api/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  t.fetch('/api/mcp', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
   let t: TestApp;
@@ -20,7 +29,12 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
   });
 
   it('refuses every caller but the admin key with 401, before any tool', async () => {
-    const callers: Array<Record<string, string>> = [{}, { authorization: `Bearer ${t.anonKey}` }, { authorization: 'Bearer ik_wrong' }, { apikey: t.anonKey }];
+    const callers: Array<Record<string, string>> = [
+      {},
+      { authorization: `Bearer ${t.anonKey}` },
+      { authorization: 'Bearer ik_wrong' },
+      { apikey: t.anonKey },
+    ];
     for (const headers of callers) {
       const r = await post(t, headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
@@ -39,17 +53,51 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
   });
 
   it('an unknown session is a 404 with the envelope; a request without a session must be initialize', async () => {
-    const r = await post(t, { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': 'nope' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const r = await post(
+      t,
+      { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': 'nope' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    );
     expect(r.status).toBe(404);
     expect((await r.json()).error).toBe('MCP_SESSION_NOT_FOUND');
-    const r2 = await post(t, { authorization: `Bearer ${t.adminKey}` }, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const r2 = await post(
+      t,
+      { authorization: `Bearer ${t.adminKey}` },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    );
     expect(r2.status).toBe(400);
   });
 
   it('lists the tools with input schemas and read-only annotations', async () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((x) => x.name);
-    for (const n of ['fetch-docs', 'get-table-schema', 'run-raw-sql', 'bulk-upsert', 'create-bucket', 'list-buckets', 'delete-bucket', 'create-function', 'get-function', 'update-function', 'delete-function', 'get-anon-key', 'set-secret', 'list-secrets', 'delete-secret', 'select-records', 'write-records', 'list-objects', 'get-object-url', 'list-users', 'create-user', 'invoke-function', 'get-function-logs', 'get-ai-usage', 'generate-typescript-types']) {
+    for (const n of [
+      'fetch-docs',
+      'get-table-schema',
+      'run-raw-sql',
+      'bulk-upsert',
+      'create-bucket',
+      'list-buckets',
+      'delete-bucket',
+      'create-function',
+      'get-function',
+      'update-function',
+      'delete-function',
+      'get-anon-key',
+      'set-secret',
+      'list-secrets',
+      'delete-secret',
+      'select-records',
+      'write-records',
+      'list-objects',
+      'get-object-url',
+      'list-users',
+      'create-user',
+      'invoke-function',
+      'get-function-logs',
+      'get-ai-usage',
+      'generate-typescript-types',
+    ]) {
       expect(names).toContain(n);
     }
     const sql = tools.find((x) => x.name === 'run-raw-sql')!;
@@ -65,13 +113,15 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
       expect(names).toContain('select-records');
       expect(names).not.toContain('run-raw-sql');
       expect(names).not.toContain('write-records');
-      await expect(ro.callTool({ name: 'run-raw-sql', arguments: { query: 'drop table x' } })).rejects.toThrow(/Unknown tool/);
+      await expect(ro.callTool({ name: 'run-raw-sql', arguments: { query: 'drop table x' } })).rejects.toThrow(
+        /Unknown tool/,
+      );
     } finally {
       await ro.close();
     }
   });
 
-  it('runs SQL and answers a compact table; bad SQL is an error result with Postgres\'s text and a next action', async () => {
+  it("runs SQL and answers a compact table; bad SQL is an error result with Postgres's text and a next action", async () => {
     const ok = await mcp.text('run-raw-sql', { query: 'select $1::int + 1 as n, $2::text as s', params: [41, 'x'] });
     expect(ok.isError).toBe(false);
     expect(ok.text).toContain('| n | s |');
@@ -92,18 +142,39 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
   });
 
   it('RLS tried as two users: each sees only their own rows, anon none', async () => {
-    await mcp.text('run-raw-sql', { query: 'create table notes (id uuid primary key default gen_random_uuid(), owner uuid not null default auth.uid(), body text)' });
+    await mcp.text('run-raw-sql', {
+      query:
+        'create table notes (id uuid primary key default gen_random_uuid(), owner uuid not null default auth.uid(), body text)',
+    });
     await mcp.text('run-raw-sql', { query: 'alter table notes enable row level security' });
     await mcp.text('run-raw-sql', { query: 'grant select, insert, update, delete on notes to anon, authenticated' });
-    await mcp.text('run-raw-sql', { query: 'create policy own on notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())' });
-    const id = async (email: string) => /id ([0-9a-f-]{36})/.exec((await mcp.text('create-user', { email, password: 'password-1' })).text)![1]!;
+    await mcp.text('run-raw-sql', {
+      query:
+        'create policy own on notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())',
+    });
+    const id = async (email: string) =>
+      /id ([0-9a-f-]{36})/.exec((await mcp.text('create-user', { email, password: 'password-1' })).text)![1]!;
     const [a, b] = [await id('a-mcp@example.com'), await id('b-mcp@example.com')];
-    const w = await mcp.text('write-records', { table: 'notes', method: 'insert', body: { body: 'from A' }, as: { role: 'user', userId: a } });
+    const w = await mcp.text('write-records', {
+      table: 'notes',
+      method: 'insert',
+      body: { body: 'from A' },
+      as: { role: 'user', userId: a },
+    });
     expect(w.text).toContain('inserted 1');
-    expect((await mcp.text('select-records', { table: 'notes', as: { role: 'user', userId: a } })).text).toContain('from A');
-    expect((await mcp.text('select-records', { table: 'notes', as: { role: 'user', userId: b } })).text).toContain('(no rows)');
+    expect((await mcp.text('select-records', { table: 'notes', as: { role: 'user', userId: a } })).text).toContain(
+      'from A',
+    );
+    expect((await mcp.text('select-records', { table: 'notes', as: { role: 'user', userId: b } })).text).toContain(
+      '(no rows)',
+    );
     expect((await mcp.text('select-records', { table: 'notes', as: { role: 'anon' } })).text).toContain('(no rows)');
-    const forged = await mcp.text('write-records', { table: 'notes', method: 'insert', body: { body: 'as A', owner: a }, as: { role: 'user', userId: b } });
+    const forged = await mcp.text('write-records', {
+      table: 'notes',
+      method: 'insert',
+      body: { body: 'as A', owner: a },
+      as: { role: 'user', userId: b },
+    });
     expect(forged.isError).toBe(true);
     const schema = await mcp.text('get-table-schema', { tableName: 'notes' });
     expect(schema.text).toContain('RLS on');
@@ -139,12 +210,18 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
     await mcp.text('create-bucket', { bucketName: 'docs-private', isPublic: false });
     const form = new FormData();
     form.append('file', new Blob(['hello agent']), 'a.txt');
-    const up = await t.fetch('/api/storage/buckets/docs-private/objects/notes/a.txt', { method: 'PUT', headers: { 'x-api-key': t.adminKey }, body: form });
+    const up = await t.fetch('/api/storage/buckets/docs-private/objects/notes/a.txt', {
+      method: 'PUT',
+      headers: { 'x-api-key': t.adminKey },
+      body: form,
+    });
     expect(up.status).toBeLessThan(300);
     const list = await mcp.text('list-objects', { bucketName: 'docs-private', prefix: 'notes/' });
     expect(list.text).toContain('notes/a.txt');
     expect(list.text).toContain('of 1');
-    const url = (await mcp.text('get-object-url', { bucketName: 'docs-private', key: 'notes/a.txt', expiresIn: 60 })).text.split('\n')[0]!;
+    const url = (
+      await mcp.text('get-object-url', { bucketName: 'docs-private', key: 'notes/a.txt', expiresIn: 60 })
+    ).text.split('\n')[0]!;
     expect(url).toContain('token=');
     expect(await (await fetch(url)).text()).toBe('hello agent');
     expect((await fetch(url.replace(/token=[^&]+/, 'token=forged'))).status).toBe(403);
@@ -170,7 +247,11 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
     const transport = c.transport as unknown as { sessionId: string; terminateSession(): Promise<void> };
     const id = transport.sessionId;
     await transport.terminateSession();
-    const r = await post(t, { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': id }, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    const r = await post(
+      t,
+      { authorization: `Bearer ${t.adminKey}`, 'mcp-session-id': id },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+    );
     expect(r.status).toBe(404);
     await c.close();
   });

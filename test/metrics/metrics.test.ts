@@ -14,7 +14,13 @@ const TOKEN = 'metrics-token-0123456789abcdef';
 interface Family {
   name: string;
   type: string;
-  metrics: Array<{ value?: string; labels?: Record<string, string>; count?: string; sum?: string; buckets?: Record<string, string> }>;
+  metrics: Array<{
+    value?: string;
+    labels?: Record<string, string>;
+    count?: string;
+    sum?: string;
+    buckets?: Record<string, string>;
+  }>;
 }
 
 describe.each(backends())('metrics (%s)', (backend) => {
@@ -41,13 +47,31 @@ describe.each(backends())('metrics (%s)', (backend) => {
    * series of a histogram into one by `le`, so it reads one label set at a time.
    */
   const histogram = (name: string, match: string) =>
-    (parsePrometheusTextFormat(lastText.split('\n').filter((l) => l.startsWith(`# HELP ${name} `) || l.startsWith(`# TYPE ${name} `) || (l.startsWith(name) && l.includes(match))).join('\n')) as Family[])[0]!;
+    (
+      parsePrometheusTextFormat(
+        lastText
+          .split('\n')
+          .filter(
+            (l) =>
+              l.startsWith(`# HELP ${name} `) ||
+              l.startsWith(`# TYPE ${name} `) ||
+              (l.startsWith(name) && l.includes(match)),
+          )
+          .join('\n'),
+      ) as Family[]
+    )[0]!;
   const sample = (m: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
     m.get(name)?.metrics.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
-  const value = (m: Map<string, Family>, name: string, labels: Record<string, string> = {}) => Number(sample(m, name, labels)?.value ?? 0);
+  const value = (m: Map<string, Family>, name: string, labels: Record<string, string> = {}) =>
+    Number(sample(m, name, labels)?.value ?? 0);
 
   it('is refused without the admin key or the metrics token, with the envelope', async () => {
-    for (const headers of <Array<Record<string, string>>>[{}, { authorization: 'Bearer wrong-token-0123456789' }, { apikey: t.anonKey }, { 'x-api-key': 'ik_nope' }]) {
+    for (const headers of <Array<Record<string, string>>>[
+      {},
+      { authorization: 'Bearer wrong-token-0123456789' },
+      { apikey: t.anonKey },
+      { 'x-api-key': 'ik_nope' },
+    ]) {
       const r = await t.fetch('/metrics', { headers });
       expect(r.status).toBe(401);
       expect(await r.json()).toMatchObject({ statusCode: 401, error: 'METRICS_UNAUTHORIZED' });
@@ -63,8 +87,12 @@ describe.each(backends())('metrics (%s)', (backend) => {
     for (let i = 0; i < 3; i++) await t.fetch('/api/health');
     await t.fetch('/api/database/records/missing', { headers: { 'x-api-key': t.adminKey } });
     const after = await scrape();
-    expect(value(after, 'plinth_http_requests_total', labels) - value(before, 'plinth_http_requests_total', labels)).toBe(3);
-    expect(value(after, 'plinth_http_requests_total', { route: '/api/database/records/:table', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(
+      value(after, 'plinth_http_requests_total', labels) - value(before, 'plinth_http_requests_total', labels),
+    ).toBe(3);
+    expect(
+      value(after, 'plinth_http_requests_total', { route: '/api/database/records/:table', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(after.get('plinth_http_request_duration_seconds')!.type).toBe('HISTOGRAM');
     const h = histogram('plinth_http_request_duration_seconds', 'method="GET",route="/api/health"');
     expect(Number(h.metrics[0]!.buckets!['+Inf'])).toBeGreaterThanOrEqual(3);
@@ -73,24 +101,47 @@ describe.each(backends())('metrics (%s)', (backend) => {
 
   it('reports the database pool, storage bytes, realtime sockets and deliveries', async () => {
     const admin = { 'x-api-key': t.adminKey };
-    expect((await call(t, 'POST', '/api/storage/buckets', { headers: admin, body: { bucketName: 'metrics', isPublic: false } })).status).toBeLessThan(300);
+    expect(
+      (
+        await call(t, 'POST', '/api/storage/buckets', {
+          headers: admin,
+          body: { bucketName: 'metrics', isPublic: false },
+        })
+      ).status,
+    ).toBeLessThan(300);
     const before = await scrape();
-    const up = await t.fetch('/api/storage/buckets/metrics/objects/a.txt', { method: 'PUT', headers: { ...admin, 'content-type': 'application/octet-stream' }, body: 'x'.repeat(1000) });
+    const up = await t.fetch('/api/storage/buckets/metrics/objects/a.txt', {
+      method: 'PUT',
+      headers: { ...admin, 'content-type': 'application/octet-stream' },
+      body: 'x'.repeat(1000),
+    });
     expect(up.status).toBeLessThan(300);
     const down = await t.fetch('/api/storage/buckets/metrics/objects/a.txt', { headers: admin });
     expect((await down.text()).length).toBe(1000);
     const user = await createTestUser(t);
     // A read as a user runs in a transaction of its own (RLS): one pool acquire at least.
-    expect((await call(t, 'POST', '/api/database/tables', { headers: admin, body: { tableName: 'm', columns: [{ name: 'n', type: 'integer', nullable: true }] } })).status).toBe(201);
+    expect(
+      (
+        await call(t, 'POST', '/api/database/tables', {
+          headers: admin,
+          body: { tableName: 'm', columns: [{ name: 'n', type: 'integer', nullable: true }] },
+        })
+      ).status,
+    ).toBe(201);
     expect((await call(t, 'GET', '/api/database/records/m', { token: user.token })).status).toBe(200);
     const socket = await connectSocket(t.url, user.token);
     await t.deps.logs.flush();
     try {
       const after = await scrape();
-      expect(value(after, 'plinth_storage_bytes_total', { direction: 'out' }) - value(before, 'plinth_storage_bytes_total', { direction: 'out' })).toBeGreaterThanOrEqual(1000);
+      expect(
+        value(after, 'plinth_storage_bytes_total', { direction: 'out' }) -
+          value(before, 'plinth_storage_bytes_total', { direction: 'out' }),
+      ).toBeGreaterThanOrEqual(1000);
       expect(value(after, 'plinth_realtime_sockets')).toBe(1);
       expect(value(after, 'plinth_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
-      expect(value(after, 'plinth_db_pool_acquires_total')).toBeGreaterThan(value(before, 'plinth_db_pool_acquires_total'));
+      expect(value(after, 'plinth_db_pool_acquires_total')).toBeGreaterThan(
+        value(before, 'plinth_db_pool_acquires_total'),
+      );
       expect(after.has('plinth_db_pool_wait_seconds_total')).toBe(true);
       expect(after.has('plinth_realtime_deliveries_total')).toBe(true);
       expect(after.has('plinth_function_invocations_total')).toBe(true);

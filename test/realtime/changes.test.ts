@@ -25,12 +25,22 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
     b = await createTestUser(t);
     const created = await call(t, 'POST', '/api/database/tables', {
       headers: admin(),
-      body: { tableName: 'notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'body', type: 'string', nullable: true }] },
+      body: {
+        tableName: 'notes',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: false },
+          { name: 'body', type: 'string', nullable: true },
+        ],
+      },
     });
     expect(created.status).toBe(201);
     const policy = await call(t, 'POST', '/api/database/sql', {
       headers: admin(),
-      body: { query: 'create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())' },
+      body: {
+        query:
+          'create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())',
+      },
     });
     expect(policy.status).toBe(200);
     for (const token of [a.token, b.token, t.adminKey]) {
@@ -50,18 +60,28 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
     expect((await call(t, 'GET', '/api/database/tables/notes/schema', { headers: admin() })).body.realtime).toBe(false);
     const on = await call(t, 'POST', '/api/database/tables/notes/realtime', { headers: admin() });
     expect(on.status).toBe(200);
-    expect(on.body).toMatchObject({ tableName: 'notes', realtime: true, channels: ['table:notes', 'table:notes:<id>'] });
+    expect(on.body).toMatchObject({
+      tableName: 'notes',
+      realtime: true,
+      channels: ['table:notes', 'table:notes:<id>'],
+    });
     expect((await call(t, 'GET', '/api/database/tables/notes/schema', { headers: admin() })).body.realtime).toBe(true);
     expect((await call(t, 'POST', '/api/database/tables/nope/realtime', { headers: admin() })).status).toBe(404);
     expect((await call(t, 'POST', '/api/database/tables/notes/realtime', { token: a.token })).status).toBe(403);
-    for (const s of sockets) expect(await subscribe(s, 'table:notes')).toMatchObject({ ok: true, channel: 'table:notes' });
+    for (const s of sockets)
+      expect(await subscribe(s, 'table:notes')).toMatchObject({ ok: true, channel: 'table:notes' });
   });
 
   it('delivers an insert only to the subscribers whose policies let them see the row', async () => {
     const r = await insertAs(a.token, [{ owner: a.userId, body: 'from a' }]);
     expect(r.status).toBe(201);
     const gotA = await inA.next('INSERT');
-    expect(gotA).toMatchObject({ type: 'INSERT', table: 'notes', record: { owner: a.userId, body: 'from a' }, old_record: null });
+    expect(gotA).toMatchObject({
+      type: 'INSERT',
+      table: 'notes',
+      record: { owner: a.userId, body: 'from a' },
+      old_record: null,
+    });
     expect(gotA.meta).toMatchObject({ channel: 'table:notes', senderType: 'system' });
     expect(typeof gotA.meta.messageId).toBe('string');
     expect((await inAdmin.next('INSERT')).record.body).toBe('from a');
@@ -78,13 +98,24 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
     await inA.next('INSERT');
     await inAdmin.next('INSERT');
     // The policy's WITH CHECK keeps A from giving rows away: the admin moves it.
-    const moved = await call(t, 'PATCH', `/api/database/records/notes?id=eq.${row.id}`, { headers: admin(), body: { owner: b.userId } });
+    const moved = await call(t, 'PATCH', `/api/database/records/notes?id=eq.${row.id}`, {
+      headers: admin(),
+      body: { owner: b.userId },
+    });
     expect(moved.status).toBeLessThan(300);
     const left = await inA.next('DELETE');
-    expect(left).toMatchObject({ type: 'DELETE', reason: 'not_visible', record: null, old_record: { id: row.id, owner: a.userId } });
+    expect(left).toMatchObject({
+      type: 'DELETE',
+      reason: 'not_visible',
+      record: null,
+      old_record: { id: row.id, owner: a.userId },
+    });
     const arrived = await inB.next('UPDATE');
     expect(arrived).toMatchObject({ type: 'UPDATE', record: { id: row.id, owner: b.userId }, old_record: null });
-    expect(await inAdmin.next('UPDATE')).toMatchObject({ record: { owner: b.userId }, old_record: { owner: a.userId } });
+    expect(await inAdmin.next('UPDATE')).toMatchObject({
+      record: { owner: b.userId },
+      old_record: { owner: a.userId },
+    });
     expect(inA.all('UPDATE')).toEqual([]);
   });
 
@@ -92,7 +123,9 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
     const [row] = (await insertAs(b.token, [{ owner: b.userId, body: 'to delete' }])).body;
     await inB.next('INSERT');
     await inAdmin.next('INSERT');
-    expect((await call(t, 'DELETE', `/api/database/records/notes?id=eq.${row.id}`, { token: b.token })).status).toBe(204);
+    expect((await call(t, 'DELETE', `/api/database/records/notes?id=eq.${row.id}`, { token: b.token })).status).toBe(
+      204,
+    );
     expect(await inB.next('DELETE')).toMatchObject({ type: 'DELETE', old_record: { id: row.id, body: 'to delete' } });
     await inAdmin.next('DELETE');
     // A marker row of A: A's next event is it, not B's delete.

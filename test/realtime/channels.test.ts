@@ -26,7 +26,10 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
 
   beforeAll(async () => {
     t = await startApp(backend);
-    for (const query of SETUP) expect((await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query } })).status).toBe(200);
+    for (const query of SETUP)
+      expect(
+        (await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query } })).status,
+      ).toBe(200);
   });
   afterAll(async () => {
     for (const s of open) s.close();
@@ -37,7 +40,11 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     expect((await refusedHandshake(t.url, 'not-a-jwt')).data?.code).toBe('INVALID_TOKEN');
     expect((await refusedHandshake(t.url, 'anon_wrong')).data?.code).toBe('INVALID_API_KEY');
     for (const s of [await connect(), await connect(t.anonKey)]) {
-      expect(await subscribe(s, 'chat:1')).toEqual({ ok: false, channel: 'chat:1', error: { code: 'SUBSCRIBE_DENIED', message: expect.any(String) } });
+      expect(await subscribe(s, 'chat:1')).toEqual({
+        ok: false,
+        channel: 'chat:1',
+        error: { code: 'SUBSCRIBE_DENIED', message: expect.any(String) },
+      });
     }
   });
 
@@ -49,12 +56,19 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     const inA = new Inbox(sa);
     const inB = new Inbox(sb);
     const ackA = await subscribe(sa, 'chat:1');
-    expect(ackA).toMatchObject({ ok: true, channel: 'chat:1', presence: { members: [{ type: 'user', userId: a.userId }] } });
+    expect(ackA).toMatchObject({
+      ok: true,
+      channel: 'chat:1',
+      presence: { members: [{ type: 'user', userId: a.userId }] },
+    });
     expect(new Date(ackA.presence.members[0].joinedAt).toISOString()).toBe(ackA.presence.members[0].joinedAt);
     const ackB = await subscribe(sb, 'chat:1');
     expect(ackB.presence.members.map((m: any) => m.userId).sort()).toEqual([a.userId, b.userId].sort());
     const join = await inA.next('presence:join');
-    expect(join).toMatchObject({ meta: { channel: 'chat:1', senderType: 'system' }, member: { userId: b.userId, type: 'user' } });
+    expect(join).toMatchObject({
+      meta: { channel: 'chat:1', senderType: 'system' },
+      member: { userId: b.userId, type: 'user' },
+    });
 
     sb.emit('realtime:publish', { channel: 'chat:1', event: 'message', payload: { text: 'hi' } });
     for (const inbox of [inA, inB]) {
@@ -64,6 +78,23 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     }
     sb.emit('realtime:unsubscribe', { channel: 'chat:1' });
     expect((await inA.next('presence:leave')).member.userId).toBe(b.userId);
+  });
+
+  it('delivers a burst published without a subscription, once each and in order', async () => {
+    // The publish right of a channel the sender has not joined is checked in Postgres. A burst
+    // sent before the first check answered used to run one check a message, concurrently:
+    // messages left in the order their checks ended, and a pool under load ran dry.
+    const a = await createTestUser(t);
+    const b = await createTestUser(t);
+    const reader = await connect(a.token);
+    const inbox = new Inbox(reader);
+    expect((await subscribe(reader, 'chat:burst')).ok).toBe(true);
+    const writer = await connect(b.token);
+    const writerInbox = new Inbox(writer);
+    for (let i = 0; i < 40; i++) writer.emit('realtime:publish', { channel: 'chat:burst', event: 'n', payload: { i } });
+    await inbox.count(['n'], 40);
+    expect(inbox.all('n').map((m) => m.body.i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(writerInbox.all('realtime:error')).toEqual([]);
   });
 
   it('answers unknown, disabled and read-only channels', async () => {
@@ -87,11 +118,20 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     await subscribe(s, 'chat:sys');
     const r = await call(t, 'POST', '/api/database/sql', {
       headers: { 'x-api-key': t.adminKey },
-      body: { query: `select realtime.publish('chat:sys', 'notice', $1::jsonb)`, params: [JSON.stringify({ text: 'from sql' })] },
+      body: {
+        query: `select realtime.publish('chat:sys', 'notice', $1::jsonb)`,
+        params: [JSON.stringify({ text: 'from sql' })],
+      },
     });
     expect(r.status).toBe(200);
-    expect(await inbox.next('notice')).toMatchObject({ text: 'from sql', meta: { channel: 'chat:sys', senderType: 'system' } });
-    const bad = await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query: `select realtime.publish('chat:sys', 'x', '[1]')` } });
+    expect(await inbox.next('notice')).toMatchObject({
+      text: 'from sql',
+      meta: { channel: 'chat:sys', senderType: 'system' },
+    });
+    const bad = await call(t, 'POST', '/api/database/sql', {
+      headers: { 'x-api-key': t.adminKey },
+      body: { query: `select realtime.publish('chat:sys', 'x', '[1]')` },
+    });
     expect(bad.status).toBe(400);
   });
 
@@ -133,11 +173,18 @@ describe.each(backends())('realtime channels (%s)', (backend) => {
     const d = await createTestUser(t);
     const sd = await connect(d.token);
     const goneD = disconnected(sd);
-    expect((await call(t, 'DELETE', `/api/auth/users/${d.userId}`, { headers: { 'x-api-key': t.adminKey } })).status).toBeLessThan(300);
+    expect(
+      (await call(t, 'DELETE', `/api/auth/users/${d.userId}`, { headers: { 'x-api-key': t.adminKey } })).status,
+    ).toBeLessThan(300);
     expect(await goneD).toBe('io server disconnect');
 
     const e = await createTestUser(t);
-    const short = await new TokenSigner(t.deps.credentials.jwtSecret, 2).sign({ sub: e.userId, email: e.email, role: 'authenticated', sid: e.sessionId });
+    const short = await new TokenSigner(t.deps.credentials.jwtSecret, 2).sign({
+      sub: e.userId,
+      email: e.email,
+      role: 'authenticated',
+      sid: e.sessionId,
+    });
     const se = await connect(short);
     const inE = new Inbox(se);
     const goneE = disconnected(se);

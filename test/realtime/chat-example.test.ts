@@ -26,7 +26,10 @@ describe.each(backends())('the chat example of docs/realtime.md (%s)', (backend)
   let t: TestApp;
   const open: Socket[] = [];
   const sql = async (query: string, params: unknown[] = []) => {
-    const r = await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query, params } });
+    const r = await call(t, 'POST', '/api/database/sql', {
+      headers: { 'x-api-key': t.adminKey },
+      body: { query, params },
+    });
     expect(r.status, `${query}: ${r.text}`).toBe(200);
     return r.body.rows;
   };
@@ -34,7 +37,10 @@ describe.each(backends())('the chat example of docs/realtime.md (%s)', (backend)
   beforeAll(async () => {
     t = await startApp(backend);
     for (const statement of exampleSql()) await sql(statement);
-    expect((await call(t, 'POST', '/api/database/tables/messages/realtime', { headers: { 'x-api-key': t.adminKey } })).status).toBe(200);
+    expect(
+      (await call(t, 'POST', '/api/database/tables/messages/realtime', { headers: { 'x-api-key': t.adminKey } }))
+        .status,
+    ).toBe(200);
   });
   afterAll(async () => {
     for (const s of open) s.close();
@@ -45,16 +51,25 @@ describe.each(backends())('the chat example of docs/realtime.md (%s)', (backend)
     const [a, b, c] = [await createTestUser(t), await createTestUser(t), await createTestUser(t)];
     const [r1] = await sql(`insert into public.rooms (name) values ('one') returning id`);
     const [r2] = await sql(`insert into public.rooms (name) values ('two') returning id`);
-    await sql(`insert into public.members (room, user_id) values ($1, $2), ($1, $3), ($4, $5)`, [r1.id, a.userId, b.userId, r2.id, c.userId]);
+    await sql(`insert into public.members (room, user_id) values ($1, $2), ($1, $3), ($4, $5)`, [
+      r1.id,
+      a.userId,
+      b.userId,
+      r2.id,
+      c.userId,
+    ]);
     const sa = await connectSocket(t.url, a.token);
     const sc = await connectSocket(t.url, c.token);
     open.push(sa, sc);
     const [inA, inC] = [new Inbox(sa), new Inbox(sc)];
     for (const s of [sa, sc]) expect((await subscribe(s, 'table:messages')).ok).toBe(true);
 
-    const post = (token: string, room: string, body: string) => call(t, 'POST', '/api/database/records/messages', { token, body: [{ room, body }] });
+    const post = (token: string, room: string, body: string) =>
+      call(t, 'POST', '/api/database/records/messages', { token, body: [{ room, body }] });
     expect((await post(b.token, r1.id, 'hello room one')).status).toBe(201);
-    expect(await inA.next('INSERT')).toMatchObject({ record: { room: r1.id, author: b.userId, body: 'hello room one' } });
+    expect(await inA.next('INSERT')).toMatchObject({
+      record: { room: r1.id, author: b.userId, body: 'hello room one' },
+    });
     expect((await post(c.token, r2.id, 'hello room two')).status).toBe(201);
     expect((await inC.next('INSERT')).record.body).toBe('hello room two');
     expect(inC.all('INSERT')).toHaveLength(1);

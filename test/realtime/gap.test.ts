@@ -13,7 +13,9 @@ import { connectSocket, Inbox, subscribe } from '../helpers/realtime.js';
 /** `p`, or a failure naming `what` after `ms` (a bounded wait, never a fixed sleep). */
 function within<T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> {
   let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)),
+  );
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -29,20 +31,36 @@ describe.each(backends())('realtime changes missed while LISTEN is down (%s)', (
     return r.body;
   };
   const insert = (body: string) =>
-    call(t, 'POST', '/api/database/records/gap_notes', { token: a.token, body: [{ owner: a.userId, body }], headers: { prefer: 'return=representation' } });
+    call(t, 'POST', '/api/database/records/gap_notes', {
+      token: a.token,
+      body: [{ owner: a.userId, body }],
+      headers: { prefer: 'return=representation' },
+    });
 
   beforeAll(async () => {
     t = await startApp(backend);
     a = await createTestUser(t);
     const created = await call(t, 'POST', '/api/database/tables', {
       headers: { 'x-api-key': t.adminKey },
-      body: { tableName: 'gap_notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'body', type: 'string', nullable: true }] },
+      body: {
+        tableName: 'gap_notes',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: false },
+          { name: 'body', type: 'string', nullable: true },
+        ],
+      },
     });
     expect(created.status).toBe(201);
-    await sql('create policy own on public.gap_notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())');
+    await sql(
+      'create policy own on public.gap_notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())',
+    );
     await sql(`insert into realtime.channels (pattern) values ('room:%')`);
-    await sql('create policy room_read on realtime.messages for select to authenticated using (channel like \'room:%\')');
-    expect((await call(t, 'POST', '/api/database/tables/gap_notes/realtime', { headers: { 'x-api-key': t.adminKey } })).status).toBe(200);
+    await sql("create policy room_read on realtime.messages for select to authenticated using (channel like 'room:%')");
+    expect(
+      (await call(t, 'POST', '/api/database/tables/gap_notes/realtime', { headers: { 'x-api-key': t.adminKey } }))
+        .status,
+    ).toBe(200);
   });
   const clients: Array<ReturnType<typeof createClient>> = [];
   afterAll(async () => {
@@ -75,23 +93,38 @@ describe.each(backends())('realtime changes missed while LISTEN is down (%s)', (
     expect(byChannel.get('table:gap_notes')).toEqual({
       channel: 'table:gap_notes',
       code: 'CHANGES_MISSED',
-      message: 'Changes to table "gap_notes" made while the server was reconnecting to the database were not delivered: fetch the rows again.',
+      message:
+        'Changes to table "gap_notes" made while the server was reconnecting to the database were not delivered: fetch the rows again.',
     });
-    expect(byChannel.get(`table:gap_notes:${row.id}`)).toMatchObject({ code: 'CHANGES_MISSED', message: expect.stringContaining('fetch the row again') });
+    expect(byChannel.get(`table:gap_notes:${row.id}`)).toMatchObject({
+      code: 'CHANGES_MISSED',
+      message: expect.stringContaining('fetch the row again'),
+    });
     expect(t.app.realtime.hub.stats.gaps).toBe(gapsBefore + 1);
 
     // The signal comes once LISTEN is on again: a change committed now is delivered normally.
     expect((await insert('after')).status).toBe(201);
-    expect(await within(inbox.next('INSERT'), 'INSERT')).toMatchObject({ type: 'INSERT', record: { body: 'after' }, meta: { channel: 'table:gap_notes' } });
-    await call(t, 'PATCH', `/api/database/records/gap_notes?id=eq.${row.id}`, { token: a.token, body: { body: 'edited' } });
-    const updates = [await within(inbox.next('UPDATE'), 'UPDATE'), await within(inbox.next('UPDATE'), 'a second UPDATE')];
+    expect(await within(inbox.next('INSERT'), 'INSERT')).toMatchObject({
+      type: 'INSERT',
+      record: { body: 'after' },
+      meta: { channel: 'table:gap_notes' },
+    });
+    await call(t, 'PATCH', `/api/database/records/gap_notes?id=eq.${row.id}`, {
+      token: a.token,
+      body: { body: 'edited' },
+    });
+    const updates = [
+      await within(inbox.next('UPDATE'), 'UPDATE'),
+      await within(inbox.next('UPDATE'), 'a second UPDATE'),
+    ];
     expect(updates.map((u) => u.meta.channel).sort()).toEqual([...channels].sort());
     expect(updates.every((u) => u.record.body === 'edited')).toBe(true);
     // A realtime.publish() travels the same queue as the signal, so once it has arrived
     // everything before it has: one signal per table channel, none for the broadcast channel,
     // none for a socket on broadcast channels only.
     await sql(`select realtime.publish('room:1', 'ping', '{"n": 1}'::jsonb)`);
-    for (const box of [inbox, inBystander]) expect(await within(box.next('ping'), 'ping')).toMatchObject({ n: 1, meta: { channel: 'room:1' } });
+    for (const box of [inbox, inBystander])
+      expect(await within(box.next('ping'), 'ping')).toMatchObject({ n: 1, meta: { channel: 'room:1' } });
     expect(inbox.all('realtime:error')).toHaveLength(2);
     expect(inBystander.all('realtime:error')).toEqual([]);
   });
@@ -108,10 +141,16 @@ describe.each(backends())('realtime changes missed while LISTEN is down (%s)', (
       }),
     );
     await t.deps.db.query(CUT);
-    expect(await within(missed, 'CHANGES_MISSED through the SDK')).toMatchObject({ channel: 'table:gap_notes', code: 'CHANGES_MISSED', message: expect.any(String) });
+    expect(await within(missed, 'CHANGES_MISSED through the SDK')).toMatchObject({
+      channel: 'table:gap_notes',
+      code: 'CHANGES_MISSED',
+      message: expect.any(String),
+    });
     const inserted = new Promise<any>((resolve) => client.realtime.once('INSERT', resolve));
     await insert('after the sdk signal');
-    expect(await within(inserted, 'INSERT through the SDK')).toMatchObject({ record: { body: 'after the sdk signal' } });
+    expect(await within(inserted, 'INSERT through the SDK')).toMatchObject({
+      record: { body: 'after the sdk signal' },
+    });
     expect(errors).toHaveLength(1);
   });
 });

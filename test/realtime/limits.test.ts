@@ -33,7 +33,11 @@ describe.each(backends())('realtime limits (%s)', (backend) => {
     const s = await connect();
     expect((await subscribe(s, 'room:1')).ok).toBe(true);
     expect((await subscribe(s, 'room:2')).ok).toBe(true);
-    expect(await subscribe(s, 'room:3')).toMatchObject({ ok: false, channel: 'room:3', error: { code: 'TOO_MANY_SUBSCRIPTIONS' } });
+    expect(await subscribe(s, 'room:3')).toMatchObject({
+      ok: false,
+      channel: 'room:3',
+      error: { code: 'TOO_MANY_SUBSCRIPTIONS' },
+    });
     s.emit('realtime:unsubscribe', { channel: 'room:1' });
     expect((await subscribe(s, 'room:3')).ok).toBe(true);
   });
@@ -71,14 +75,19 @@ describe.each(backends())('realtime limits (%s)', (backend) => {
     const before = t.app.realtime.stats.slowConsumers;
     const r = await call(t, 'POST', '/api/database/sql', {
       headers: { 'x-api-key': t.adminKey },
-      body: { query: `select realtime.publish('room:slow', 'blob', jsonb_build_object('x', repeat('x', 7000), 'i', g)) from generate_series(1, 2000) g` },
+      body: {
+        query: `select realtime.publish('room:slow', 'blob', jsonb_build_object('x', repeat('x', 7000), 'i', g)) from generate_series(1, 2000) g`,
+      },
     });
     expect(r.status).toBe(200);
     while (t.app.realtime.stats.slowConsumers === before) await new Promise((res) => setTimeout(res, 20));
     expect(t.app.realtime.stats.slowConsumers).toBe(before + 1);
     const inbox = new Inbox(fast);
     expect((await subscribe(fast, 'room:after')).ok).toBe(true);
-    await call(t, 'POST', '/api/database/sql', { headers: { 'x-api-key': t.adminKey }, body: { query: `select realtime.publish('room:after', 'ping', '{}')` } });
+    await call(t, 'POST', '/api/database/sql', {
+      headers: { 'x-api-key': t.adminKey },
+      body: { query: `select realtime.publish('room:after', 'ping', '{}')` },
+    });
     expect(await inbox.next('ping')).toMatchObject({ meta: { channel: 'room:after' } });
     expect(fast.connected).toBe(true);
   });

@@ -32,13 +32,24 @@ describe.each(backends())('realtime presence (%s)', (backend) => {
 
   beforeAll(async () => {
     t = await startApp(backend);
-    for (const query of SETUP) expect((await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } })).status).toBe(200);
+    for (const query of SETUP)
+      expect((await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } })).status).toBe(200);
     const todos = await call(t, 'POST', '/api/database/tables', {
       headers: admin(),
-      body: { tableName: 'todos', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'title', type: 'string', nullable: false }] },
+      body: {
+        tableName: 'todos',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: false },
+          { name: 'title', type: 'string', nullable: false },
+        ],
+      },
     });
     expect(todos.status).toBe(201);
-    await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query: 'create policy own on public.todos for all to authenticated using (owner = auth.uid())' } });
+    await call(t, 'POST', '/api/database/sql', {
+      headers: admin(),
+      body: { query: 'create policy own on public.todos for all to authenticated using (owner = auth.uid())' },
+    });
     expect((await call(t, 'POST', '/api/database/tables/todos/realtime', { headers: admin() })).status).toBe(200);
   });
   afterAll(async () => {
@@ -48,7 +59,10 @@ describe.each(backends())('realtime presence (%s)', (backend) => {
 
   it("a table channel never lists or announces the other subscribers (RLS hides the first user's rows)", async () => {
     const { a, b, sa, sb, inA } = await pair();
-    await call(t, 'POST', '/api/database/records/todos', { token: a.token, body: [{ owner: a.userId, title: 'private' }] });
+    await call(t, 'POST', '/api/database/records/todos', {
+      token: a.token,
+      body: [{ owner: a.userId, title: 'private' }],
+    });
     const ackA = await subscribe(sa, 'table:todos');
     expect(ackA).toMatchObject({ ok: true, channel: 'table:todos' });
     const ackB = await subscribe(sb, 'table:todos');
@@ -80,7 +94,10 @@ describe.each(backends())('realtime presence (%s)', (backend) => {
     expect(shown.presence.members.map((m: any) => m.userId).sort()).toEqual([a.userId, b.userId].sort());
     expect((await inA.next('presence:join')).member).toMatchObject({ userId: b.userId, type: 'user' });
     sb.emit('realtime:unsubscribe', { channel: 'team:open' });
-    expect(await inA.next('presence:leave')).toMatchObject({ meta: { channel: 'team:open' }, member: { userId: b.userId } });
+    expect(await inA.next('presence:leave')).toMatchObject({
+      meta: { channel: 'team:open' },
+      member: { userId: b.userId },
+    });
     sb.emit('realtime:unsubscribe', { channel: 'team:private' });
     await settle();
     const seen = inA.all('presence:join', 'presence:leave').map((e) => e.body.meta.channel);

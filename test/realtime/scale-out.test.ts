@@ -24,12 +24,22 @@ const SETUP = [
 ];
 
 /** A second instance of the same project: same database (own pool), same Redis. */
-async function secondInstance(t: TestApp, backend: Backend): Promise<{ app: FastifyInstance; deps: Deps; url: string; close: () => Promise<void> }> {
+async function secondInstance(
+  t: TestApp,
+  backend: Backend,
+): Promise<{ app: FastifyInstance; deps: Deps; url: string; close: () => Promise<void> }> {
   const { rows } = await t.deps.db.query<{ name: string }>('select current_database() as name');
   const u = new URL(adminUrl(backend));
   u.pathname = `/${rows[0]!.name}`;
   const db: Db = await openPostgres(u.toString(), { max: 3 });
-  const config = loadConfig({ DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', RATE_LIMIT_PLAN: 'off', ADMIN_API_KEY: t.adminKey, REDIS_URL: REDIS!, PORT: '0' });
+  const config = loadConfig({
+    DATA_DIR: t.dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PLAN: 'off',
+    ADMIN_API_KEY: t.adminKey,
+    REDIS_URL: REDIS!,
+    PORT: '0',
+  });
   const deps = await buildDeps(config, { db });
   const { app, url } = await serve(deps);
   return {
@@ -58,10 +68,23 @@ describe.skipIf(!REDIS).each(backends())('realtime on two instances with Redis (
     t2 = await secondInstance(t1, backend);
     await call(t1, 'POST', '/api/database/tables', {
       headers: { 'x-api-key': t1.adminKey },
-      body: { tableName: 'notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'body', type: 'string', nullable: true }] },
+      body: {
+        tableName: 'notes',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: false },
+          { name: 'body', type: 'string', nullable: true },
+        ],
+      },
     });
-    for (const query of SETUP) expect((await call(t1, 'POST', '/api/database/sql', { headers: { 'x-api-key': t1.adminKey }, body: { query } })).status).toBe(200);
-    expect((await call(t1, 'POST', '/api/database/tables/notes/realtime', { headers: { 'x-api-key': t1.adminKey } })).status).toBe(200);
+    for (const query of SETUP)
+      expect(
+        (await call(t1, 'POST', '/api/database/sql', { headers: { 'x-api-key': t1.adminKey }, body: { query } }))
+          .status,
+      ).toBe(200);
+    expect(
+      (await call(t1, 'POST', '/api/database/tables/notes/realtime', { headers: { 'x-api-key': t1.adminKey } })).status,
+    ).toBe(200);
   });
   afterAll(async () => {
     for (const s of open) s.close();
@@ -109,7 +132,10 @@ describe.skipIf(!REDIS).each(backends())('realtime on two instances with Redis (
     for (const i of [a1, a2]) expect(i.all('INSERT').map((e) => e.body.record.body)).toEqual(['one', 'two', 'marker']);
     expect(b2.all('INSERT').map((e) => e.body.record.body)).toEqual(['of b']);
 
-    await call(t1, 'POST', '/api/database/sql', { headers: { 'x-api-key': t1.adminKey }, body: { query: `select realtime.publish('table:notes', 'notice', '{"n":1}')` } });
+    await call(t1, 'POST', '/api/database/sql', {
+      headers: { 'x-api-key': t1.adminKey },
+      body: { query: `select realtime.publish('table:notes', 'notice', '{"n":1}')` },
+    });
     for (const i of [a1, a2, b2]) expect((await i.next('notice')).n).toBe(1);
     await insert(b.token, b.userId, 'marker b');
     expect((await b2.next('INSERT')).record.body).toBe('marker b');

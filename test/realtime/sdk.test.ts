@@ -23,7 +23,8 @@ describe.each(backends())('@insforge/sdk realtime (%s)', (backend) => {
 
   beforeAll(async () => {
     t = await startApp(backend);
-    for (const query of SETUP) expect((await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } })).status).toBe(200);
+    for (const query of SETUP)
+      expect((await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } })).status).toBe(200);
   });
   afterAll(async () => {
     for (const c of clients) c.realtime.disconnect();
@@ -45,17 +46,41 @@ describe.each(backends())('@insforge/sdk realtime (%s)', (backend) => {
 
     const got = nextEvent(ca, 'message');
     await cb.realtime.publish('chat:lobby', 'message', { text: 'hello from the sdk' });
-    expect(await got).toMatchObject({ text: 'hello from the sdk', meta: { channel: 'chat:lobby', senderType: 'user', senderId: b.userId } });
+    expect(await got).toMatchObject({
+      text: 'hello from the sdk',
+      meta: { channel: 'chat:lobby', senderType: 'user', senderId: b.userId },
+    });
 
     const denied = await ca.realtime.subscribe('secret:1');
     expect(denied).toMatchObject({ ok: false, channel: 'secret:1', error: { code: 'CHANNEL_NOT_FOUND' } });
 
-    await call(t, 'POST', '/api/database/tables', { headers: admin(), body: { tableName: 'todos', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: false }, { name: 'title', type: 'string', nullable: false }] } });
-    await call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query: 'create policy own on public.todos for all to authenticated using (owner = auth.uid())' } });
+    await call(t, 'POST', '/api/database/tables', {
+      headers: admin(),
+      body: {
+        tableName: 'todos',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: false },
+          { name: 'title', type: 'string', nullable: false },
+        ],
+      },
+    });
+    await call(t, 'POST', '/api/database/sql', {
+      headers: admin(),
+      body: { query: 'create policy own on public.todos for all to authenticated using (owner = auth.uid())' },
+    });
     expect((await call(t, 'POST', '/api/database/tables/todos/realtime', { headers: admin() })).status).toBe(200);
     expect((await ca.realtime.subscribe('table:todos')).ok).toBe(true);
     const inserted = nextEvent(ca, 'INSERT');
-    await call(t, 'POST', '/api/database/records/todos', { token: a.token, body: [{ owner: a.userId, title: 'milk' }] });
-    expect(await inserted).toMatchObject({ type: 'INSERT', table: 'todos', record: { title: 'milk', owner: a.userId }, meta: { channel: 'table:todos' } });
+    await call(t, 'POST', '/api/database/records/todos', {
+      token: a.token,
+      body: [{ owner: a.userId, title: 'milk' }],
+    });
+    expect(await inserted).toMatchObject({
+      type: 'INSERT',
+      table: 'todos',
+      record: { title: 'milk', owner: a.userId },
+      meta: { channel: 'table:todos' },
+    });
   });
 });

@@ -11,7 +11,10 @@ import { until } from '../helpers/until.js';
 const SERVER = process.env.TEST_DATABASE_URL;
 
 function child(env: Record<string, string>): Promise<ChildProcess> {
-  const p = spawn(process.execPath, ['--import', 'tsx', 'test/schedules/instance-process.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', 'test/schedules/instance-process.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     p.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(p));
     p.on('exit', (code) => reject(new Error(`instance exited with ${code}`)));
@@ -37,7 +40,12 @@ describe.skipIf(!SERVER)('schedules exactly once on three instances (server Post
     const { rows } = await t.deps.db.query<{ name: string }>('select current_database() as name');
     const u = new URL(SERVER!);
     u.pathname = `/${rows[0]!.name}`;
-    const childEnv = { ...env, PLINTH_TEST_DB_URL: u.toString(), PLINTH_TEST_DATA_DIR: t.dataDir, PLINTH_TEST_ADMIN_KEY: t.adminKey };
+    const childEnv = {
+      ...env,
+      PLINTH_TEST_DB_URL: u.toString(),
+      PLINTH_TEST_DATA_DIR: t.dataDir,
+      PLINTH_TEST_ADMIN_KEY: t.adminKey,
+    };
     children.push(...(await Promise.all([child(childEnv), child(childEnv)])));
   }, 60_000);
   afterAll(async () => {
@@ -50,17 +58,30 @@ describe.skipIf(!SERVER)('schedules exactly once on three instances (server Post
     const port = (server.address() as { port: number }).port;
     const created = await call(t, 'POST', '/api/schedules', {
       headers: { 'x-api-key': t.adminKey },
-      body: { name: 'every second', cronSchedule: '1 seconds', functionUrl: `http://127.0.0.1:${port}/tick`, timeoutSeconds: 2 },
+      body: {
+        name: 'every second',
+        cronSchedule: '1 seconds',
+        functionUrl: `http://127.0.0.1:${port}/tick`,
+        timeoutSeconds: 2,
+      },
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
     type Row = { due_at: Date; status: string; instance: string | null; started_at: Date | null };
-    const runs = async () => (await t.deps.db.query<Row>('select due_at, status, instance, started_at from schedules.runs where schedule_id = $1 order by due_at', [id])).rows;
+    const runs = async () =>
+      (
+        await t.deps.db.query<Row>(
+          'select due_at, status, instance, started_at from schedules.runs where schedule_id = $1 order by due_at',
+          [id],
+        )
+      ).rows;
 
     await new Promise((r) => setTimeout(r, 10_000));
     // Kill the child process that ran the most runs so far.
     const byPid = new Map<number, number>();
-    for (const r of await runs()) if (r.instance) byPid.set(Number(r.instance.split('-')[0]), (byPid.get(Number(r.instance.split('-')[0])) ?? 0) + 1);
+    for (const r of await runs())
+      if (r.instance)
+        byPid.set(Number(r.instance.split('-')[0]), (byPid.get(Number(r.instance.split('-')[0])) ?? 0) + 1);
     const victim = children.sort((a, b) => (byPid.get(b.pid!) ?? 0) - (byPid.get(a.pid!) ?? 0))[0]!;
     expect(byPid.get(victim.pid!) ?? 0).toBeGreaterThan(0);
     victim.kill('SIGKILL');
@@ -68,7 +89,11 @@ describe.skipIf(!SERVER)('schedules exactly once on three instances (server Post
     await new Promise((r) => setTimeout(r, 10_000));
     await call(t, 'PATCH', `/api/schedules/${id}`, { headers: { 'x-api-key': t.adminKey }, body: { enabled: false } });
     // A run that was in flight on the killed instance expires and is failed by another one.
-    await until(async () => (await runs()).every((r) => r.status !== 'running' && r.status !== 'queued'), 15_000, 'every run to end');
+    await until(
+      async () => (await runs()).every((r) => r.status !== 'running' && r.status !== 'queued'),
+      15_000,
+      'every run to end',
+    );
 
     const all = await runs();
     const dues = all.map((r) => new Date(r.due_at).getTime());

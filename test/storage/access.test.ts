@@ -44,7 +44,11 @@ describe.each(backends())('storage access (%s)', (backend) => {
 
   const matrix: Array<[string, Expect, (c: Caller) => Promise<Response>]> = [
     ['GET /buckets', ADMIN_ONLY, (c) => call(c, 'GET', '/api/storage/buckets')],
-    ['POST /buckets', { ...ADMIN_ONLY, admin: 201 }, (c) => call(c, 'POST', '/api/storage/buckets', { bucketName: uniq() })],
+    [
+      'POST /buckets',
+      { ...ADMIN_ONLY, admin: 201 },
+      (c) => call(c, 'POST', '/api/storage/buckets', { bucketName: uniq() }),
+    ],
     ['PATCH /buckets/{b}', ADMIN_ONLY, (c) => call(c, 'PATCH', '/api/storage/buckets/pub', { isPublic: true })],
     [
       'DELETE /buckets/{b}',
@@ -56,9 +60,17 @@ describe.each(backends())('storage access (%s)', (backend) => {
       },
     ],
     ['GET /buckets/{b}/objects (list)', ADMIN_ONLY, (c) => call(c, 'GET', '/api/storage/buckets/pub/objects')],
-    ['POST upload-strategy', WRITERS, (c) => call(c, 'POST', '/api/storage/buckets/priv/upload-strategy', { filename: 'x.txt' })],
+    [
+      'POST upload-strategy',
+      WRITERS,
+      (c) => call(c, 'POST', '/api/storage/buckets/priv/upload-strategy', { filename: 'x.txt' }),
+    ],
     ['PUT a new key', WRITERS, (c) => t.upload('priv', { key: `new/${uniq()}.txt`, data: 'x', headers: headers[c] })],
-    ['POST an object', { ...WRITERS, userA: 201, userB: 201, admin: 201 }, (c) => t.upload('pub', { data: 'x', headers: headers[c] })],
+    [
+      'POST an object',
+      { ...WRITERS, userA: 201, userB: 201, admin: 201 },
+      (c) => t.upload('pub', { data: 'x', headers: headers[c] }),
+    ],
     [
       "PUT over A's object (public bucket)",
       { none: 401, anon: 403, userA: 200, userB: 403, admin: 200 },
@@ -74,10 +86,26 @@ describe.each(backends())('storage access (%s)', (backend) => {
       { ...OWNER_PRIVATE, userA: 201, admin: 201 },
       (c) => t.upload('priv', { path: 'owned/by-a.txt', data: 'A data', headers: headers[c] }),
     ],
-    ['GET an object, public bucket', EVERYONE, (c) => call(c, 'GET', '/api/storage/buckets/pub/objects/owned/by-a.txt')],
-    ['GET an object, private bucket', OWNER_PRIVATE, (c) => call(c, 'GET', '/api/storage/buckets/priv/objects/owned/by-a.txt')],
-    ['download-strategy, public bucket', EVERYONE, (c) => call(c, 'POST', '/api/storage/buckets/pub/objects/owned/by-a.txt/download-strategy', {})],
-    ['download-strategy, private bucket', OWNER_PRIVATE, (c) => call(c, 'POST', '/api/storage/buckets/priv/objects/owned/by-a.txt/download-strategy', {})],
+    [
+      'GET an object, public bucket',
+      EVERYONE,
+      (c) => call(c, 'GET', '/api/storage/buckets/pub/objects/owned/by-a.txt'),
+    ],
+    [
+      'GET an object, private bucket',
+      OWNER_PRIVATE,
+      (c) => call(c, 'GET', '/api/storage/buckets/priv/objects/owned/by-a.txt'),
+    ],
+    [
+      'download-strategy, public bucket',
+      EVERYONE,
+      (c) => call(c, 'POST', '/api/storage/buckets/pub/objects/owned/by-a.txt/download-strategy', {}),
+    ],
+    [
+      'download-strategy, private bucket',
+      OWNER_PRIVATE,
+      (c) => call(c, 'POST', '/api/storage/buckets/priv/objects/owned/by-a.txt/download-strategy', {}),
+    ],
     [
       'confirm-upload of an object of A',
       { none: 401, anon: 403, userA: 200, userB: 404, admin: 200 },
@@ -110,7 +138,12 @@ describe.each(backends())('storage access (%s)', (backend) => {
       got[c] = r.status;
       if (r.status >= 400) {
         const body = await r.json();
-        expect(body).toEqual({ statusCode: r.status, error: expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+        expect(body).toEqual({
+          statusCode: r.status,
+          error: expect.any(String),
+          message: expect.any(String),
+          nextActions: expect.any(String),
+        });
       } else {
         await r.arrayBuffer();
       }
@@ -119,7 +152,9 @@ describe.each(backends())('storage access (%s)', (backend) => {
   });
 
   it('a bad credential is a 401 even on a public object', async () => {
-    const r = await t.fetch('/api/storage/buckets/pub/objects/owned/by-a.txt', { headers: { authorization: 'Bearer not-a-jwt' } });
+    const r = await t.fetch('/api/storage/buckets/pub/objects/owned/by-a.txt', {
+      headers: { authorization: 'Bearer not-a-jwt' },
+    });
     expect(r.status).toBe(401);
   });
 
@@ -136,7 +171,8 @@ describe.each(backends())('storage access (%s)', (backend) => {
     const attempts = [
       () => t.upload('priv', { key, data: 'B bytes', headers: headers.userB }),
       () => t.upload('priv', { path: key, data: 'B bytes', headers: headers.userB }),
-      () => t.fetch(path, { method: 'PUT', headers: { ...headers.userB, 'content-type': 'text/plain' }, body: 'B bytes' }),
+      () =>
+        t.fetch(path, { method: 'PUT', headers: { ...headers.userB, 'content-type': 'text/plain' }, body: 'B bytes' }),
     ];
     for (const attempt of attempts) {
       const r = await attempt();
@@ -162,7 +198,9 @@ describe.each(backends())('storage access (%s)', (backend) => {
   describe('signed URLs of private objects (local driver)', () => {
     let url: URL;
     beforeAll(async () => {
-      const r = await call('userA', 'POST', '/api/storage/buckets/priv/objects/owned/by-a.txt/download-strategy', { expiresIn: 60 });
+      const r = await call('userA', 'POST', '/api/storage/buckets/priv/objects/owned/by-a.txt/download-strategy', {
+        expiresIn: 60,
+      });
       url = new URL((await r.json()).url);
     });
 
@@ -174,9 +212,26 @@ describe.each(backends())('storage access (%s)', (backend) => {
     });
 
     it.each([
-      ['a tampered signature', (u: URL) => u.searchParams.set('token', u.searchParams.get('token')!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')))],
-      ['a later expiry', (u: URL) => u.searchParams.set('token', u.searchParams.get('token')!.replace(/^\d+/, (e) => String(Number(e) + 1000)))],
-      ['an expired token', (u: URL) => u.searchParams.set('token', u.searchParams.get('token')!.replace(/^\d+/, '1000'))],
+      [
+        'a tampered signature',
+        (u: URL) =>
+          u.searchParams.set(
+            'token',
+            u.searchParams.get('token')!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+          ),
+      ],
+      [
+        'a later expiry',
+        (u: URL) =>
+          u.searchParams.set(
+            'token',
+            u.searchParams.get('token')!.replace(/^\d+/, (e) => String(Number(e) + 1000)),
+          ),
+      ],
+      [
+        'an expired token',
+        (u: URL) => u.searchParams.set('token', u.searchParams.get('token')!.replace(/^\d+/, '1000')),
+      ],
       ['another key', (u: URL) => (u.pathname = u.pathname.replace('by-a.txt', 'other.txt'))],
       ['another bucket', (u: URL) => (u.pathname = u.pathname.replace('/priv/', '/pub/'))],
       ['garbage', (u: URL) => u.searchParams.set('token', 'garbage')],
@@ -190,7 +245,8 @@ describe.each(backends())('storage access (%s)', (backend) => {
 
     it('stop working once the object is replaced, deleted or re-created by someone else', async () => {
       const path = '/api/storage/buckets/priv/objects/avatars/avatar.png';
-      const put = (caller: Caller, data: string) => t.fetch(path, { method: 'PUT', headers: { ...headers[caller], 'content-type': 'image/png' }, body: data });
+      const put = (caller: Caller, data: string) =>
+        t.fetch(path, { method: 'PUT', headers: { ...headers[caller], 'content-type': 'image/png' }, body: data });
       const link = async () => {
         const r = await call('userA', 'POST', `${path}/download-strategy`, { expiresIn: 604800 });
         expect(r.status).toBe(200);

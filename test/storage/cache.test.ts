@@ -11,9 +11,14 @@ import { startStorageApp, type StorageTestApp } from './helpers.js';
 describe.each(backends())('storage cache (%s)', (backend) => {
   let t: StorageTestApp;
   const sql = (query: string) => t.json('POST', '/api/database/sql', { query });
-  const get = (key: string, headers: Record<string, string> = {}) => t.fetch(`/api/storage/buckets/pub/objects/${key}`, { headers });
+  const get = (key: string, headers: Record<string, string> = {}) =>
+    t.fetch(`/api/storage/buckets/pub/objects/${key}`, { headers });
   const put = (key: string, data: string) =>
-    t.fetch(`/api/storage/buckets/pub/objects/${key}`, { method: 'PUT', headers: { ...t.admin, 'content-type': 'text/plain' }, body: data });
+    t.fetch(`/api/storage/buckets/pub/objects/${key}`, {
+      method: 'PUT',
+      headers: { ...t.admin, 'content-type': 'text/plain' },
+      body: data,
+    });
 
   beforeAll(async () => {
     t = await startStorageApp(backend, 'local');
@@ -41,9 +46,13 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     expect(await partial.text()).toBe('hre');
     const etag = (await get('rw.txt')).headers.get('etag')!;
     expect((await get('rw.txt', { 'if-none-match': etag })).status).toBe(304);
-    expect((await t.fetch('/api/storage/buckets/pub/objects/rw.txt', { method: 'HEAD' })).headers.get('content-length')).toBe('5');
+    expect(
+      (await t.fetch('/api/storage/buckets/pub/objects/rw.txt', { method: 'HEAD' })).headers.get('content-length'),
+    ).toBe('5');
     expect((await get('rw.txt', { range: 'bytes=9-' })).status).toBe(416);
-    expect((await t.fetch('/api/storage/buckets/pub/objects/rw.txt', { method: 'DELETE', headers: t.admin })).status).toBe(200);
+    expect(
+      (await t.fetch('/api/storage/buckets/pub/objects/rw.txt', { method: 'DELETE', headers: t.admin })).status,
+    ).toBe(200);
     expect((await get('rw.txt')).status).toBe(404);
   });
 
@@ -57,7 +66,9 @@ describe.each(backends())('storage cache (%s)', (backend) => {
       await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'quiet.txt'`);
       await until(async () => heard.length > 0, 3000, 'a notification');
       // Only the update by SQL, with the row's new version.
-      expect(heard.map((p) => JSON.parse(p))).toEqual([{ t: 'o', b: 'pub', k: 'quiet.txt', v: expect.stringContaining('|text/csv|') }]);
+      expect(heard.map((p) => JSON.parse(p))).toEqual([
+        { t: 'o', b: 'pub', k: 'quiet.txt', v: expect.stringContaining('|text/csv|') },
+      ]);
     } finally {
       await unlisten();
     }
@@ -66,8 +77,14 @@ describe.each(backends())('storage cache (%s)', (backend) => {
   it('sees a row changed, deleted or truncated by SQL', async () => {
     await put('sql.txt', 'hello');
     expect((await get('sql.txt')).headers.get('content-type')).toBe('text/plain');
-    expect((await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'sql.txt'`)).status).toBe(200);
-    await until(async () => (await get('sql.txt')).headers.get('content-type') === 'text/csv', 3000, 'the type changed by SQL');
+    expect(
+      (await sql(`update storage.objects set mime_type = 'text/csv' where bucket = 'pub' and key = 'sql.txt'`)).status,
+    ).toBe(200);
+    await until(
+      async () => (await get('sql.txt')).headers.get('content-type') === 'text/csv',
+      3000,
+      'the type changed by SQL',
+    );
 
     expect((await sql(`delete from storage.objects where bucket = 'pub' and key = 'sql.txt'`)).status).toBe(200);
     await until(async () => (await get('sql.txt')).status === 404, 3000, 'the row deleted by SQL');
@@ -100,14 +117,22 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     expect(await (await get('cut.txt')).text()).toBe('before');
     // Cut the listener, change the row while it is down, then wait for it to come back.
     // As the operator (the superuser): admin SQL may not end Plinth's own connections.
-    const cut = await t.deps.db.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
+    const cut = await t.deps.db.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`,
+    );
     expect(cut.rows.length).toBeGreaterThanOrEqual(1);
     await sql(`update storage.objects set mime_type = 'text/markdown' where bucket = 'pub' and key = 'cut.txt'`);
-    await until(async () => (await get('cut.txt')).headers.get('content-type') === 'text/markdown', 3000, 'the change made while the listener was down');
+    await until(
+      async () => (await get('cut.txt')).headers.get('content-type') === 'text/markdown',
+      3000,
+      'the change made while the listener was down',
+    );
     // Once listening again, a later change is heard too.
     await until(
       async () => {
-        const r = await sql(`select count(*)::int as n from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`);
+        const r = await sql(
+          `select count(*)::int as n from pg_stat_activity where application_name = 'plinth-listen' and datname = current_database()`,
+        );
         return ((await r.json()) as { rows: Array<{ n: number }> }).rows[0]!.n === 1;
       },
       3000,
@@ -115,7 +140,11 @@ describe.each(backends())('storage cache (%s)', (backend) => {
     );
     await get('cut.txt');
     await sql(`update storage.objects set mime_type = 'text/html' where bucket = 'pub' and key = 'cut.txt'`);
-    await until(async () => (await get('cut.txt')).headers.get('content-type') === 'text/html', 3000, 'a change after the listener came back');
+    await until(
+      async () => (await get('cut.txt')).headers.get('content-type') === 'text/html',
+      3000,
+      'a change after the listener came back',
+    );
   });
 
   it('ends many concurrent writes to one key on the row and the bytes of the last', async () => {
@@ -125,7 +154,9 @@ describe.each(backends())('storage cache (%s)', (backend) => {
       expect(answers.every((r) => r.status === 200)).toBe(true);
       const r = await get('race.txt');
       const text = await r.text();
-      const answer = (await (await sql(`select etag, size::int from storage.objects where bucket = 'pub' and key = 'race.txt'`)).json()) as { rows: Array<{ etag: string; size: number }> };
+      const answer = (await (
+        await sql(`select etag, size::int from storage.objects where bucket = 'pub' and key = 'race.txt'`)
+      ).json()) as { rows: Array<{ etag: string; size: number }> };
       const row = answer.rows[0]!;
       expect(r.headers.get('etag')).toBe(`"${row.etag}"`);
       expect(text.length).toBe(row.size);

@@ -61,7 +61,9 @@ async function keys(d: StorageDriver, bucket: string, prefix?: string): Promise<
   return out.sort();
 }
 
-const drivers: Array<[string, () => Promise<{ driver: StorageDriver; leftovers: () => string[]; stop: () => Promise<void> }>]> = [
+const drivers: Array<
+  [string, () => Promise<{ driver: StorageDriver; leftovers: () => string[]; stop: () => Promise<void> }>]
+> = [
   [
     'local',
     async () => {
@@ -187,9 +189,9 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
 
   it('leaves nothing behind when a new upload fails midway (small and multi-part)', async () => {
     for (const failAt of [100 * 1024, 10 * MiB]) {
-      await expect(d.put('fail', `new-${failAt}`, body(20 * MiB, { failAt }).stream, { contentType: 'text/plain' })).rejects.toThrow(
-        'client went away',
-      );
+      await expect(
+        d.put('fail', `new-${failAt}`, body(20 * MiB, { failAt }).stream, { contentType: 'text/plain' }),
+      ).rejects.toThrow('client went away');
       expect(await exists(d, 'fail', `new-${failAt}`)).toBe(false);
     }
     expect(await keys(d, 'fail')).toEqual([]);
@@ -197,13 +199,16 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
   });
 
   // S3 guarantees this; s3rver writes objects in place, so it is checked on the local driver only.
-  it.runIf(_name === 'local')('concurrent writes to one key leave one whole version, nothing half-written', async () => {
-    const versions = Array.from({ length: 5 }, (_, i) => Buffer.alloc(200_000 + i, 65 + i));
-    await Promise.all(versions.map((v) => d.put('race', 'same', Readable.from([v]), { contentType: 'text/plain' })));
-    const got = await readAll(await d.get('race', 'same'));
-    expect(versions.some((v) => v.equals(got))).toBe(true);
-    expect(leftovers()).toEqual([]);
-  });
+  it.runIf(_name === 'local')(
+    'concurrent writes to one key leave one whole version, nothing half-written',
+    async () => {
+      const versions = Array.from({ length: 5 }, (_, i) => Buffer.alloc(200_000 + i, 65 + i));
+      await Promise.all(versions.map((v) => d.put('race', 'same', Readable.from([v]), { contentType: 'text/plain' })));
+      const got = await readAll(await d.get('race', 'same'));
+      expect(versions.some((v) => v.equals(got))).toBe(true);
+      expect(leftovers()).toEqual([]);
+    },
+  );
 
   it('leaves no temp file behind for a body that failed before the write began', async () => {
     for (let i = 0; i < 20; i++) {
@@ -219,7 +224,9 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
 
   it('keeps the old object when its replacement fails midway', async () => {
     await d.put('fail', 'keep', Readable.from([Buffer.from('original')]), { contentType: 'text/plain' });
-    await expect(d.put('fail', 'keep', body(12 * MiB, { failAt: 9 * MiB }).stream, { contentType: 'text/plain' })).rejects.toThrow();
+    await expect(
+      d.put('fail', 'keep', body(12 * MiB, { failAt: 9 * MiB }).stream, { contentType: 'text/plain' }),
+    ).rejects.toThrow();
     expect((await readAll(await d.get('fail', 'keep'))).toString()).toBe('original');
   });
 });

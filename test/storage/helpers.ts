@@ -12,7 +12,17 @@ export interface StorageTestApp extends TestApp {
   json(method: string, p: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
   createBucket(name: string, isPublic?: boolean): Promise<void>;
   /** Multipart upload (POST without key, PUT with key). */
-  upload(bucket: string, o: { key?: string; path?: string; data: string | Uint8Array; type?: string; filename?: string; headers?: Record<string, string> }): Promise<Response>;
+  upload(
+    bucket: string,
+    o: {
+      key?: string;
+      path?: string;
+      data: string | Uint8Array;
+      type?: string;
+      filename?: string;
+      headers?: Record<string, string>;
+    },
+  ): Promise<Response>;
   /** Files of the local driver (not counting its temp folder), as relative paths. */
   localFiles(): string[];
   /** Temp files of the local driver. */
@@ -47,7 +57,11 @@ export async function startStorageApp(
       return [];
     }
     return entries.flatMap((e) =>
-      e.isDirectory() ? ((e.name === '.tmp' || e.name === '.tus') && !rel ? [] : walk(path.join(dir, e.name), `${rel}${e.name}/`)) : [`${rel}${e.name}`],
+      e.isDirectory()
+        ? (e.name === '.tmp' || e.name === '.tus') && !rel
+          ? []
+          : walk(path.join(dir, e.name), `${rel}${e.name}/`)
+        : [`${rel}${e.name}`],
     );
   };
   const json: StorageTestApp['json'] = (method, p, body, headers = admin) =>
@@ -69,7 +83,10 @@ export async function startStorageApp(
       const fd = new FormData();
       if (o.path !== undefined) fd.append('path', o.path);
       fd.append('file', new Blob([o.data as BlobPart], { type: o.type ?? 'text/plain' }), o.filename ?? 'file.txt');
-      const url = o.key === undefined ? `/api/storage/buckets/${bucket}/objects` : `/api/storage/buckets/${bucket}/objects/${encodeKey(o.key)}`;
+      const url =
+        o.key === undefined
+          ? `/api/storage/buckets/${bucket}/objects`
+          : `/api/storage/buckets/${bucket}/objects/${encodeKey(o.key)}`;
       return t.fetch(url, { method: o.key === undefined ? 'POST' : 'PUT', headers: o.headers ?? admin, body: fd });
     },
     localFiles: () => walk(root),

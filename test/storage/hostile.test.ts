@@ -18,7 +18,14 @@ interface RawResponse {
 }
 
 /** A request with the path exactly as given (fetch would normalise "..") and an optional body. */
-function raw(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: Buffer | string, agent?: http.Agent): Promise<RawResponse> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | number> = {},
+  body?: Buffer | string,
+  agent?: http.Agent,
+): Promise<RawResponse> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: u.hostname, port: u.port, method, path, headers, agent }, (res) => {
@@ -32,11 +39,19 @@ function raw(base: string, method: string, path: string, headers: Record<string,
   });
 }
 
-function form(boundary: string, parts: Array<{ name: string; filename?: string; type?: string; data: string | Buffer }>, close = true): Buffer {
+function form(
+  boundary: string,
+  parts: Array<{ name: string; filename?: string; type?: string; data: string | Buffer }>,
+  close = true,
+): Buffer {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     const disp = `form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disp}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`));
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: ${disp}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`,
+      ),
+    );
     chunks.push(Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data));
     chunks.push(Buffer.from('\r\n'));
   }
@@ -53,7 +68,9 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   let base: string;
 
   const stored = async () => {
-    const { rows } = await t.deps.db.query<{ key: string }>(`select key from storage.objects where bucket = 'h' order by key`);
+    const { rows } = await t.deps.db.query<{ key: string }>(
+      `select key from storage.objects where bucket = 'h' order by key`,
+    );
     return { keys: rows.map((r) => r.key), files: t.localFiles(), temp: t.localTemp() };
   };
   let before: Awaited<ReturnType<typeof stored>>;
@@ -66,7 +83,12 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   const expectError = (r: RawResponse, status: number, code?: string) => {
     expect(r.status).toBe(status);
     const body = JSON.parse(r.body);
-    expect(body).toEqual({ statusCode: status, error: code ?? expect.any(String), message: expect.any(String), nextActions: expect.any(String) });
+    expect(body).toEqual({
+      statusCode: status,
+      error: code ?? expect.any(String),
+      message: expect.any(String),
+      nextActions: expect.any(String),
+    });
   };
 
   /** Waits (up to 15 s) for `cond`, polling: the test waits for an event, never a set time. */
@@ -79,7 +101,13 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
    */
   const startUpload = async (bucket: string, key: string, size: number) => {
     const u = new URL(base);
-    const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: `/api/storage/buckets/${bucket}/objects/${key}`, headers: { ...admin, 'content-type': 'application/octet-stream', 'content-length': size } });
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      method: 'PUT',
+      path: `/api/storage/buckets/${bucket}/objects/${key}`,
+      headers: { ...admin, 'content-type': 'application/octet-stream', 'content-length': size },
+    });
     const answer = new Promise<RawResponse>((resolve, reject) => {
       req.on('response', (res) => {
         let data = '';
@@ -96,7 +124,12 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   const log = jsonLines();
 
   beforeAll(async () => {
-    t = await startStorageApp(backend, 'local', { MAX_UPLOAD_BYTES: String(LIMIT), LOG_LEVEL: 'info' }, { logStream: log.stream });
+    t = await startStorageApp(
+      backend,
+      'local',
+      { MAX_UPLOAD_BYTES: String(LIMIT), LOG_LEVEL: 'info' },
+      { logStream: log.stream },
+    );
     admin = t.admin;
     base = t.url;
     await t.createBucket('h');
@@ -140,23 +173,47 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       await expectNothingStored();
     });
 
-    it.each(['../../escape.txt', '/abs.txt', 'a\\b', 'nul\u0000.txt', '.'])('the multipart path field %j is refused', async (p) => {
-      const r = await raw(base, 'POST', '/api/storage/buckets/h/objects', { ...admin, ...MP }, form(B, [{ name: 'path', data: p }, { name: 'file', filename: 'f.txt', data: 'evil' }]));
-      expectError(r, 400, 'INVALID_KEY');
-      await expectNothingStored();
-    });
+    it.each(['../../escape.txt', '/abs.txt', 'a\\b', 'nul\u0000.txt', '.'])(
+      'the multipart path field %j is refused',
+      async (p) => {
+        const r = await raw(
+          base,
+          'POST',
+          '/api/storage/buckets/h/objects',
+          { ...admin, ...MP },
+          form(B, [
+            { name: 'path', data: p },
+            { name: 'file', filename: 'f.txt', data: 'evil' },
+          ]),
+        );
+        expectError(r, 400, 'INVALID_KEY');
+        await expectNothingStored();
+      },
+    );
   });
 
   describe('size limit (MAX_UPLOAD_BYTES)', () => {
     it('accepts exactly the limit', async () => {
-      const r = await raw(base, 'PUT', '/api/storage/buckets/h/objects/exact.bin', { ...admin, 'content-type': 'application/octet-stream' }, Buffer.alloc(LIMIT, 1));
+      const r = await raw(
+        base,
+        'PUT',
+        '/api/storage/buckets/h/objects/exact.bin',
+        { ...admin, 'content-type': 'application/octet-stream' },
+        Buffer.alloc(LIMIT, 1),
+      );
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body).size).toBe(LIMIT);
       await t.json('DELETE', '/api/storage/buckets/h/objects/exact.bin');
     });
 
     it('refuses a declared Content-Length over the limit before reading', async () => {
-      const r = await raw(base, 'PUT', '/api/storage/buckets/h/objects/big.bin', { ...admin, 'content-type': 'application/octet-stream' }, Buffer.alloc(LIMIT + 1));
+      const r = await raw(
+        base,
+        'PUT',
+        '/api/storage/buckets/h/objects/big.bin',
+        { ...admin, 'content-type': 'application/octet-stream' },
+        Buffer.alloc(LIMIT + 1),
+      );
       expectError(r, 413, 'PAYLOAD_TOO_LARGE');
       await expectNothingStored();
     });
@@ -167,7 +224,14 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
         const r = await new Promise<RawResponse>((resolve, reject) => {
           const u = new URL(base);
           const req = http.request(
-            { host: u.hostname, port: u.port, method: 'PUT', path: '/api/storage/buckets/h/objects/chunked.bin', headers: { ...admin, 'content-type': 'application/octet-stream' }, agent },
+            {
+              host: u.hostname,
+              port: u.port,
+              method: 'PUT',
+              path: '/api/storage/buckets/h/objects/chunked.bin',
+              headers: { ...admin, 'content-type': 'application/octet-stream' },
+              agent,
+            },
             (res) => {
               let data = '';
               res.on('data', (d) => (data += d));
@@ -196,7 +260,14 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       let status = 0;
       let sent = 0;
       await new Promise<void>((resolve) => {
-        const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: '/api/storage/buckets/h/objects/endless.bin', headers: { ...admin, 'content-type': 'application/octet-stream' }, agent });
+        const req = http.request({
+          host: u.hostname,
+          port: u.port,
+          method: 'PUT',
+          path: '/api/storage/buckets/h/objects/endless.bin',
+          headers: { ...admin, 'content-type': 'application/octet-stream' },
+          agent,
+        });
         req.on('response', (res) => {
           status = res.statusCode!;
           res.resume();
@@ -244,11 +315,45 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       ['no boundary', { 'content-type': 'multipart/form-data' }, 'whatever', 'INVALID_MULTIPART'],
       ['garbage body', MP, 'this is not a multipart body at all', 'INVALID_MULTIPART'],
       ['no file field', MP, form(B, [{ name: 'path', data: 'x.txt' }]), 'INVALID_MULTIPART'],
-      ['file in another field', MP, form(B, [{ name: 'upload', filename: 'x.txt', data: 'data' }]), 'INVALID_MULTIPART'],
-      ['truncated file part', MP, form(B, [{ name: 'file', filename: 'x.txt', data: 'partial data' }], false).subarray(0, 120), 'INVALID_MULTIPART'],
-      ['path after file', MP, form(B, [{ name: 'file', filename: 'x.txt', data: 'data' }, { name: 'path', data: 'late.txt' }]), 'INVALID_MULTIPART'],
-      ['too many parts', MP, form(B, Array.from({ length: 60 }, (_, i) => ({ name: `f${i}`, data: 'v' }))), 'INVALID_MULTIPART'],
-      ['a huge text field', MP, form(B, [{ name: 'path', data: 'p'.repeat(100_000) }, { name: 'file', filename: 'x.txt', data: 'd' }]), 'INVALID_MULTIPART'],
+      [
+        'file in another field',
+        MP,
+        form(B, [{ name: 'upload', filename: 'x.txt', data: 'data' }]),
+        'INVALID_MULTIPART',
+      ],
+      [
+        'truncated file part',
+        MP,
+        form(B, [{ name: 'file', filename: 'x.txt', data: 'partial data' }], false).subarray(0, 120),
+        'INVALID_MULTIPART',
+      ],
+      [
+        'path after file',
+        MP,
+        form(B, [
+          { name: 'file', filename: 'x.txt', data: 'data' },
+          { name: 'path', data: 'late.txt' },
+        ]),
+        'INVALID_MULTIPART',
+      ],
+      [
+        'too many parts',
+        MP,
+        form(
+          B,
+          Array.from({ length: 60 }, (_, i) => ({ name: `f${i}`, data: 'v' })),
+        ),
+        'INVALID_MULTIPART',
+      ],
+      [
+        'a huge text field',
+        MP,
+        form(B, [
+          { name: 'path', data: 'p'.repeat(100_000) },
+          { name: 'file', filename: 'x.txt', data: 'd' },
+        ]),
+        'INVALID_MULTIPART',
+      ],
       ['JSON instead of a form', { 'content-type': 'application/json' }, '{"file":"x"}', 'UNSUPPORTED_MEDIA_TYPE'],
     ])('POST with %s is refused', async (_name, headers, body, code) => {
       const r = await raw(base, 'POST', '/api/storage/buckets/h/objects', { ...admin, ...headers }, body);
@@ -257,7 +362,11 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
     });
 
     it('PUT with a truncated file part stores nothing and keeps the old object', async () => {
-      const body = form(B, [{ name: 'file', filename: 'x.txt', data: 'replacement that never completes' }], false).subarray(0, 150);
+      const body = form(
+        B,
+        [{ name: 'file', filename: 'x.txt', data: 'replacement that never completes' }],
+        false,
+      ).subarray(0, 150);
       const r = await raw(base, 'PUT', '/api/storage/buckets/h/objects/existing.txt', { ...admin, ...MP }, body);
       expectError(r, 400, 'INVALID_MULTIPART');
       await expectNothingStored();
@@ -268,7 +377,13 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   it('an upload the client abandons midway leaves nothing behind', async () => {
     const u = new URL(base);
     await new Promise<void>((resolve) => {
-      const req = http.request({ host: u.hostname, port: u.port, method: 'PUT', path: '/api/storage/buckets/h/objects/abandoned.bin', headers: { ...admin, 'content-type': 'application/octet-stream', 'content-length': String(LIMIT) } });
+      const req = http.request({
+        host: u.hostname,
+        port: u.port,
+        method: 'PUT',
+        path: '/api/storage/buckets/h/objects/abandoned.bin',
+        headers: { ...admin, 'content-type': 'application/octet-stream', 'content-length': String(LIMIT) },
+      });
       req.on('error', () => resolve());
       req.write(Buffer.alloc(64 * 1024));
       setTimeout(() => {
@@ -300,10 +415,14 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       `PUT /api/storage/buckets/h/objects/broken.bin HTTP/1.1\r\nHost: x\r\nx-api-key: ${admin['x-api-key']}\r\nx-request-id: ${id}\r\n` +
         'Content-Type: application/octet-stream\r\nContent-Length: 1000\r\n\r\nabc',
     );
-    await until(() => t.localTemp().length > 0);
+    // The server has the request before the client breaks off. (Waiting for a temp file here
+    // waited its whole 15 s each time: a 3-byte start of a body makes none.)
+    const arrived = () => log.lines.some((l) => l.reqId === id && l.msg === 'incoming request');
+    await until(arrived);
+    expect(arrived()).toBe(true);
     sock.end();
     await closed;
-    expect(answer).toMatch(/^HTTP\/1\.1 400 [^]*"MALFORMED_REQUEST"/);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"MALFORMED_REQUEST"/);
     // The request's own log line about its failure (anything but "incoming request").
     const about = () => log.lines.filter((l) => l.reqId === id && l.msg !== 'incoming request');
     await until(() => about().length > 0);
@@ -312,16 +431,19 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   });
 
   describe('a bucket deleted while an upload into it streams', () => {
-    it.each([false, true])('answers 404, removes the bytes and leaves nothing of the bucket on disk (replacing an object: %s)', async (replacing) => {
-      await t.createBucket('del_x');
-      if (replacing) expect((await t.upload('del_x', { key: 'slow.bin', data: 'old' })).status).toBe(200);
-      const upload = await startUpload('del_x', 'slow.bin', 200_000);
-      expect((await t.json('DELETE', '/api/storage/buckets/del_x')).status).toBe(200);
-      expectError(await upload.finish(), 404, 'BUCKET_NOT_FOUND');
-      await expectNothingStored();
-      expect(existsSync(path.join(t.dataDir, 'storage', 'del_x'))).toBe(false);
-      expect((await t.deps.db.query(`select 1 from storage.objects where bucket = 'del_x'`)).rows).toEqual([]);
-    });
+    it.each([false, true])(
+      'answers 404, removes the bytes and leaves nothing of the bucket on disk (replacing an object: %s)',
+      async (replacing) => {
+        await t.createBucket('del_x');
+        if (replacing) expect((await t.upload('del_x', { key: 'slow.bin', data: 'old' })).status).toBe(200);
+        const upload = await startUpload('del_x', 'slow.bin', 200_000);
+        expect((await t.json('DELETE', '/api/storage/buckets/del_x')).status).toBe(200);
+        expectError(await upload.finish(), 404, 'BUCKET_NOT_FOUND');
+        await expectNothingStored();
+        expect(existsSync(path.join(t.dataDir, 'storage', 'del_x'))).toBe(false);
+        expect((await t.deps.db.query(`select 1 from storage.objects where bucket = 'del_x'`)).rows).toEqual([]);
+      },
+    );
 
     it('a bucket re-created under the same name meanwhile takes the upload and keeps its own objects', async () => {
       await t.createBucket('del_y');
@@ -332,7 +454,12 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
       const r = await upload.finish();
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body)).toMatchObject({ bucket: 'del_y', key: 'slow.bin', size: 200_000 });
-      expect(t.localFiles().filter((f) => f.startsWith('del_y/')).sort()).toEqual(['del_y/new.txt', 'del_y/slow.bin']);
+      expect(
+        t
+          .localFiles()
+          .filter((f) => f.startsWith('del_y/'))
+          .sort(),
+      ).toEqual(['del_y/new.txt', 'del_y/slow.bin']);
       expect(await (await t.fetch('/api/storage/buckets/del_y/objects/new.txt')).text()).toBe('new bucket');
       expect((await t.json('DELETE', '/api/storage/buckets/del_y')).status).toBe(200);
     });
@@ -358,20 +485,34 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
     ['PUT', '/api/storage/buckets/nope/objects/x.txt'],
     ['POST', '/api/storage/buckets/nope/objects'],
   ])('%s into a missing bucket is 404 and stores nothing', async (method, path) => {
-    const r = await raw(base, method, path, { ...admin, ...MP }, form(B, [{ name: 'file', filename: 'x.txt', data: 'data' }]));
+    const r = await raw(
+      base,
+      method,
+      path,
+      { ...admin, ...MP },
+      form(B, [{ name: 'file', filename: 'x.txt', data: 'data' }]),
+    );
     expectError(r, 404, 'BUCKET_NOT_FOUND');
     expect(t.localFiles().filter((f) => f.startsWith('nope/'))).toEqual([]);
   });
 
   it('without PUBLIC_URL, a Host header that is not a plain host[:port] builds no link (400); a plain one is used as is', async () => {
     const strategy = (host: string) =>
-      raw(base, 'POST', '/api/storage/buckets/h/upload-strategy', { ...admin, host, 'content-type': 'application/json' }, '{"filename":"a.txt"}');
+      raw(
+        base,
+        'POST',
+        '/api/storage/buckets/h/upload-strategy',
+        { ...admin, host, 'content-type': 'application/json' },
+        '{"filename":"a.txt"}',
+      );
     for (const host of ['evil.example/phish?', 'user@evil.example', 'a b', 'evil.example#x', '[::1']) {
       expectError(await strategy(host), 400, 'INVALID_INPUT');
     }
     const plain = await strategy('files.example:8443');
     expect(plain.status).toBe(200);
-    expect(JSON.parse(plain.body).uploadUrl).toMatch(/^http:\/\/files\.example:8443\/api\/storage\/buckets\/h\/objects\//);
+    expect(JSON.parse(plain.body).uploadUrl).toMatch(
+      /^http:\/\/files\.example:8443\/api\/storage\/buckets\/h\/objects\//,
+    );
     await expectNothingStored();
   });
 
@@ -387,15 +528,45 @@ describe.each(backends())('storage hostile input (%s)', (backend) => {
   });
 
   it('confirm-upload of an object never uploaded is 404, of a wrong size 400', async () => {
-    let r = await raw(base, 'POST', '/api/storage/buckets/h/objects/never.txt/confirm-upload', { ...admin, 'content-type': 'application/json' }, '{"size":5}');
+    let r = await raw(
+      base,
+      'POST',
+      '/api/storage/buckets/h/objects/never.txt/confirm-upload',
+      { ...admin, 'content-type': 'application/json' },
+      '{"size":5}',
+    );
     expectError(r, 404, 'UPLOAD_NOT_FOUND');
-    r = await raw(base, 'POST', '/api/storage/buckets/h/objects/existing.txt/confirm-upload', { ...admin, 'content-type': 'application/json' }, '{"size":999}');
+    r = await raw(
+      base,
+      'POST',
+      '/api/storage/buckets/h/objects/existing.txt/confirm-upload',
+      { ...admin, 'content-type': 'application/json' },
+      '{"size":999}',
+    );
     expectError(r, 400, 'UPLOAD_MISMATCH');
-    r = await raw(base, 'POST', '/api/storage/buckets/h/objects/existing.txt/confirm-upload', { ...admin, 'content-type': 'application/json' }, '{"size":"many"}');
+    r = await raw(
+      base,
+      'POST',
+      '/api/storage/buckets/h/objects/existing.txt/confirm-upload',
+      { ...admin, 'content-type': 'application/json' },
+      '{"size":"many"}',
+    );
     expectError(r, 400, 'INVALID_INPUT');
-    r = await raw(base, 'POST', '/api/storage/buckets/h/objects/existing.txt/confirm-upload', { ...admin, 'content-type': 'application/json' }, '{}');
+    r = await raw(
+      base,
+      'POST',
+      '/api/storage/buckets/h/objects/existing.txt/confirm-upload',
+      { ...admin, 'content-type': 'application/json' },
+      '{}',
+    );
     expectError(r, 400, 'INVALID_INPUT');
-    r = await raw(base, 'POST', '/api/storage/buckets/h/objects/existing.txt/something-else', { ...admin, 'content-type': 'application/json' }, '{}');
+    r = await raw(
+      base,
+      'POST',
+      '/api/storage/buckets/h/objects/existing.txt/something-else',
+      { ...admin, 'content-type': 'application/json' },
+      '{}',
+    );
     expectError(r, 404);
     await expectNothingStored();
   });

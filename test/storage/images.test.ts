@@ -14,7 +14,9 @@ const cases = backends().flatMap((b) => (['local', 's3'] as DriverKind[]).map((d
 async function photo(w: number, h: number): Promise<Buffer> {
   const raw = Buffer.alloc(w * h * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = ((i % (w * 3)) * 255) / (w * 3) + ((i * 7919) % 23);
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .jpeg({ quality: 85 })
+    .toBuffer();
 }
 
 /** A PNG of side×side black pixels: a few KiB that decode to side² bytes (a decompression bomb). */
@@ -32,7 +34,12 @@ function bomb(side: number): Buffer {
   ihdr.writeUInt32BE(side, 4);
   ihdr[8] = 8; // bit depth; colour type 0 (grey), no interlace
   const rows = deflateSync(Buffer.alloc((side + 1) * side), { level: 9 });
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', rows), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', rows),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function crc32(b: Buffer): number {
@@ -48,8 +55,18 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
   let t: StorageTestApp;
   let user: Awaited<ReturnType<typeof createTestUser>>;
   let jpeg: Buffer;
-  const put = async (bucket: string, key: string, body: Buffer | string, type: string, headers: Record<string, string> = t.admin) => {
-    const r = await t.fetch(`/api/storage/buckets/${bucket}/objects/${key}`, { method: 'PUT', headers: { ...headers, 'content-type': type }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  const put = async (
+    bucket: string,
+    key: string,
+    body: Buffer | string,
+    type: string,
+    headers: Record<string, string> = t.admin,
+  ) => {
+    const r = await t.fetch(`/api/storage/buckets/${bucket}/objects/${key}`, {
+      method: 'PUT',
+      headers: { ...headers, 'content-type': type },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     expect(r.status).toBe(200);
   };
   const get = (p: string, headers: Record<string, string> = {}) => t.fetch(p, { headers });
@@ -84,7 +101,9 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
     expect(await dims(r)).toEqual({ width: 300, height: 300, format: 'jpeg' });
     r = await get('/api/storage/buckets/pics/objects/a/photo.jpg?width=400&height=200&resize=contain&format=png');
     expect(await dims(r)).toEqual({ width: 400, height: 200, format: 'png' });
-    r = await get('/api/storage/buckets/pics/objects/a/photo.jpg?width=400&height=100&resize=fill&format=jpeg&quality=40');
+    r = await get(
+      '/api/storage/buckets/pics/objects/a/photo.jpg?width=400&height=100&resize=fill&format=jpeg&quality=40',
+    );
     expect(await dims(r)).toEqual({ width: 400, height: 100, format: 'jpeg' });
     // Never enlarged; HEAD describes the same rendition.
     r = await get('/api/storage/buckets/pics/objects/a/photo.jpg?width=3000&format=webp');
@@ -115,7 +134,12 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
     expect((await get('/api/storage/buckets/private/objects/me.jpg?width=50&format=png')).status).toBe(401);
     let r = await get('/api/storage/buckets/private/objects/me.jpg?width=50&format=png', user.auth);
     expect(await dims(r)).toEqual({ width: 50, height: 50, format: 'png' });
-    r = await t.json('POST', '/api/storage/buckets/private/objects/me.jpg/download-strategy', { expiresIn: 60, width: 120, format: 'webp' }, user.auth);
+    r = await t.json(
+      'POST',
+      '/api/storage/buckets/private/objects/me.jpg/download-strategy',
+      { expiresIn: 60, width: 120, format: 'webp' },
+      user.auth,
+    );
     const s = await r.json();
     expect(s.method).toBe('direct'); // also on S3: a presigned S3 link cannot transform
     expect(s.url).toMatch(/\?width=120&format=webp&token=/);
@@ -128,7 +152,10 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
       expect((await other.json()).error).toBe('INVALID_SIGNED_URL');
     }
     // The InsForge SDK's GET form takes the same parameters.
-    r = await get('/api/storage/buckets/private/download-strategy/objects/me.jpg?expiresIn=60&height=30&format=jpeg', user.auth);
+    r = await get(
+      '/api/storage/buckets/private/download-strategy/objects/me.jpg?expiresIn=60&height=30&format=jpeg',
+      user.auth,
+    );
     const g = await r.json();
     expect(await dims(await fetch(g.url))).toEqual({ width: 30, height: 30, format: 'jpeg' });
   });
@@ -153,7 +180,12 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
       const started = Date.now();
       const r = await get(`/api/storage/buckets/pics/objects/${p}`);
       expect([p, r.status]).toEqual([p, status]);
-      expect(await r.json()).toMatchObject({ statusCode: status, error: code, message: expect.any(String), nextActions: expect.any(String) });
+      expect(await r.json()).toMatchObject({
+        statusCode: status,
+        error: code,
+        message: expect.any(String),
+        nextActions: expect.any(String),
+      });
       expect(Date.now() - started).toBeLessThan(2000); // refused from the header, never decoded
     }
     // The objects themselves are still served as they are.

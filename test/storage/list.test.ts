@@ -23,7 +23,13 @@ describe.each(backends())('storage listing of readable objects (%s)', (backend) 
     await t.createBucket('pub', true);
     await t.createBucket('priv', false);
     for (const bucket of ['pub', 'priv']) {
-      for (const [key, headers] of [['a/1.txt', a], ['a/2.txt', a], ['a/3.txt', a], ['b/1.txt', b], ['admin.txt', t.admin]] as const) {
+      for (const [key, headers] of [
+        ['a/1.txt', a],
+        ['a/2.txt', a],
+        ['a/3.txt', a],
+        ['b/1.txt', b],
+        ['admin.txt', t.admin],
+      ] as const) {
         expect((await t.upload(bucket, { key, data: key, headers })).status).toBe(200);
       }
     }
@@ -40,7 +46,8 @@ describe.each(backends())('storage listing of readable objects (%s)', (backend) 
     expect(keys((await list('priv', b)).body)).toEqual(['b/1.txt']);
     expect(keys((await list('priv', t.admin)).body)).toEqual(['a/1.txt', 'a/2.txt', 'a/3.txt', 'admin.txt', 'b/1.txt']);
     // Every listed object is one the caller can download.
-    for (const o of mine.body.objects) expect((await t.fetch(`/api/storage/buckets/priv/objects/${o.key}`, { headers: a })).status).toBe(200);
+    for (const o of mine.body.objects)
+      expect((await t.fetch(`/api/storage/buckets/priv/objects/${o.key}`, { headers: a })).status).toBe(200);
   });
 
   it('private bucket: anon is 403 and no credential 401, as for a download', async () => {

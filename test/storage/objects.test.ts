@@ -169,7 +169,9 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       const r = await t.fetch('/api/storage/buckets/objs/objects/range.txt');
       const etag = r.headers.get('etag')!;
       await r.arrayBuffer();
-      const again = await t.fetch('/api/storage/buckets/objs/objects/range.txt', { headers: { 'if-none-match': etag } });
+      const again = await t.fetch('/api/storage/buckets/objs/objects/range.txt', {
+        headers: { 'if-none-match': etag },
+      });
       expect(again.status).toBe(304);
     });
 
@@ -195,12 +197,24 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
 
     it('lists with prefix, search, limit, offset and the total', async () => {
       await t.createBucket('listing');
-      for (const k of ['a/1.txt', 'a/2.txt', 'a/3.log', 'b/1.txt', 'c_100%.txt']) await t.upload('listing', { key: k, data: k });
+      for (const k of ['a/1.txt', 'a/2.txt', 'a/3.log', 'b/1.txt', 'c_100%.txt'])
+        await t.upload('listing', { key: k, data: k });
       let r = await t.json('GET', '/api/storage/buckets/listing/objects');
       let body = await r.json();
       expect(body.pagination).toEqual({ offset: 0, limit: 100, total: 5 });
-      expect(body.data.map((o: { key: string }) => o.key)).toEqual(['a/1.txt', 'a/2.txt', 'a/3.log', 'b/1.txt', 'c_100%.txt']);
-      expect(body.data[0]).toMatchObject({ bucket: 'listing', size: 7, mimeType: 'text/plain', url: expect.stringContaining('/objects/a/1.txt') });
+      expect(body.data.map((o: { key: string }) => o.key)).toEqual([
+        'a/1.txt',
+        'a/2.txt',
+        'a/3.log',
+        'b/1.txt',
+        'c_100%.txt',
+      ]);
+      expect(body.data[0]).toMatchObject({
+        bucket: 'listing',
+        size: 7,
+        mimeType: 'text/plain',
+        url: expect.stringContaining('/objects/a/1.txt'),
+      });
       r = await t.json('GET', '/api/storage/buckets/listing/objects?prefix=a/&limit=2&offset=1');
       body = await r.json();
       expect(body.data.map((o: { key: string }) => o.key)).toEqual(['a/2.txt', 'a/3.log']);
@@ -243,7 +257,10 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       await t.createBucket('priv', false);
       await t.upload('priv', { key: 'dl/secret file.txt', data: 'private bytes' });
       const before = Date.now();
-      r = await t.json('POST', `/api/storage/buckets/priv/objects/${encodeKey('dl/secret file.txt')}/download-strategy`);
+      r = await t.json(
+        'POST',
+        `/api/storage/buckets/priv/objects/${encodeKey('dl/secret file.txt')}/download-strategy`,
+      );
       s = await r.json();
       expect(s.method).toBe(driver === 's3' ? 'presigned' : 'direct');
       const ttl = new Date(s.expiresAt).getTime() - before;
@@ -253,30 +270,50 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       r = await fetch(s.url);
       expect(r.status).toBe(200);
       expect(await r.text()).toBe('private bytes');
-      r = await t.json('POST', `/api/storage/buckets/priv/objects/${encodeKey('dl/secret file.txt')}/download-strategy`, { expiresIn: 0 });
+      r = await t.json(
+        'POST',
+        `/api/storage/buckets/priv/objects/${encodeKey('dl/secret file.txt')}/download-strategy`,
+        { expiresIn: 0 },
+      );
       expect(r.status).toBe(400);
       r = await t.json('POST', '/api/storage/buckets/priv/objects/missing.txt/download-strategy', { expiresIn: 60 });
       expect(r.status).toBe(404);
     });
 
     it('upload-strategy describes how to upload, with every field', async () => {
-      const r = await t.json('POST', '/api/storage/buckets/objs/upload-strategy', { filename: 'report final.pdf', contentType: 'application/pdf', size: 1234 });
+      const r = await t.json('POST', '/api/storage/buckets/objs/upload-strategy', {
+        filename: 'report final.pdf',
+        contentType: 'application/pdf',
+        size: 1234,
+      });
       expect(r.status).toBe(200);
       const s = await r.json();
       expect(s.key).toMatch(/^report-final-\d+-[0-9a-f]{8}\.pdf$/);
       expect(s.confirmUrl).toBe(`/api/storage/buckets/objs/objects/${s.key}/confirm-upload`);
       expect(new Date(s.expiresAt).getTime()).toBeGreaterThan(Date.now() + 3500_000);
       if (driver === 'local') {
-        expect(s).toMatchObject({ method: 'direct', fields: {}, confirmRequired: false, uploadUrl: `${t.url}/api/storage/buckets/objs/objects/${s.key}` });
+        expect(s).toMatchObject({
+          method: 'direct',
+          fields: {},
+          confirmRequired: false,
+          uploadUrl: `${t.url}/api/storage/buckets/objs/objects/${s.key}`,
+        });
       } else {
         expect(s).toMatchObject({ method: 'presigned', confirmRequired: true });
-        expect(s.fields).toMatchObject({ key: `objs/${s.key}`, 'Content-Type': 'application/pdf', Policy: expect.any(String) });
+        expect(s.fields).toMatchObject({
+          key: `objs/${s.key}`,
+          'Content-Type': 'application/pdf',
+          Policy: expect.any(String),
+        });
         const policy = JSON.parse(Buffer.from(s.fields.Policy, 'base64').toString());
         expect(policy.conditions).toContainEqual(['content-length-range', 0, 100 * 1024 * 1024]);
         expect(policy.conditions).toContainEqual(['eq', '$Content-Type', 'application/pdf']);
         expect(new Date(policy.expiration).getTime() - Date.now()).toBeGreaterThan(3500_000);
       }
-      const big = await t.json('POST', '/api/storage/buckets/objs/upload-strategy', { filename: 'x.bin', size: 100 * 1024 * 1024 + 1 });
+      const big = await t.json('POST', '/api/storage/buckets/objs/upload-strategy', {
+        filename: 'x.bin',
+        size: 100 * 1024 * 1024 + 1,
+      });
       expect(big.status).toBe(413);
       const none = await t.json('POST', '/api/storage/buckets/objs/upload-strategy', {});
       expect(none.status).toBe(400);
@@ -286,8 +323,14 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
 
     if (driver === 'local') {
       it('local: the direct strategy flow works end to end (PUT to uploadUrl, optional confirm)', async () => {
-        const s = await (await t.json('POST', '/api/storage/buckets/objs/upload-strategy', { filename: 'direct.txt' })).json();
-        let r = await fetch(s.uploadUrl, { method: 'PUT', headers: { ...t.admin, 'content-type': 'text/plain' }, body: 'direct upload' });
+        const s = await (
+          await t.json('POST', '/api/storage/buckets/objs/upload-strategy', { filename: 'direct.txt' })
+        ).json();
+        let r = await fetch(s.uploadUrl, {
+          method: 'PUT',
+          headers: { ...t.admin, 'content-type': 'text/plain' },
+          body: 'direct upload',
+        });
         expect(r.status).toBe(200);
         r = await t.json('POST', s.confirmUrl, { size: 13 });
         expect(r.status).toBe(200);

@@ -8,7 +8,10 @@ import { bytesAt, tusUpload } from './tus.js';
 const cases = backends().flatMap((b) => (['local', 's3'] as DriverKind[]).map((d) => [b, d] as const));
 const PATH = '/api/storage/upload/resumable';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const meta = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => `${k} ${b64(v)}`).join(',');
+const meta = (m: Record<string, string>) =>
+  Object.entries(m)
+    .map(([k, v]) => `${k} ${b64(v)}`)
+    .join(',');
 
 describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
   let t: StorageTestApp;
@@ -25,11 +28,23 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
 
   /** Starts an upload by hand (POST), answering the upload URL. */
   const create = async (size: number, m: Record<string, string>, headers: Record<string, string> = user.auth) => {
-    const r = await t.fetch(PATH, { method: 'POST', headers: { ...headers, 'tus-resumable': '1.0.0', 'upload-length': String(size), 'upload-metadata': meta(m) } });
+    const r = await t.fetch(PATH, {
+      method: 'POST',
+      headers: { ...headers, 'tus-resumable': '1.0.0', 'upload-length': String(size), 'upload-metadata': meta(m) },
+    });
     return r;
   };
   const patch = (url: string, offset: number, body: Buffer, headers: Record<string, string> = user.auth) =>
-    fetch(url, { method: 'PATCH', headers: { ...headers, 'tus-resumable': '1.0.0', 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, body: new Uint8Array(body) });
+    fetch(url, {
+      method: 'PATCH',
+      headers: {
+        ...headers,
+        'tus-resumable': '1.0.0',
+        'upload-offset': String(offset),
+        'content-type': 'application/offset+octet-stream',
+      },
+      body: new Uint8Array(body),
+    });
 
   it('uploads 20 MiB in 5 MiB chunks into an ordinary object (row, bytes, type, listing)', async () => {
     const data = bytesAt(1, 0, 20 * 1024 * 1024);
@@ -44,8 +59,12 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     expect(r.headers.get('content-type')).toBe('video/mp4');
     expect(Buffer.from(await r.arrayBuffer()).equals(data)).toBe(true);
     const list = await (await t.json('GET', '/api/storage/buckets/media/objects?prefix=videos/')).json();
-    expect(list.data).toEqual([expect.objectContaining({ key: 'videos/clip.bin', size: data.length, mimeType: 'video/mp4' })]);
-    const row = await t.deps.db.query<{ uploaded_by: string }>(`select uploaded_by from storage.objects where bucket = 'media' and key = 'videos/clip.bin'`);
+    expect(list.data).toEqual([
+      expect.objectContaining({ key: 'videos/clip.bin', size: data.length, mimeType: 'video/mp4' }),
+    ]);
+    const row = await t.deps.db.query<{ uploaded_by: string }>(
+      `select uploaded_by from storage.objects where bucket = 'media' and key = 'videos/clip.bin'`,
+    );
     expect(row.rows[0]!.uploaded_by).toBe(user.userId);
     // The upload itself is gone once it became the object.
     const head = await fetch(run.upload.url!, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
@@ -53,11 +72,17 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     if (driver === 'local') expect(t.localFiles()).toContain('media/videos~/clip.bin');
   });
 
-  it('creation-with-upload: a small file in the POST itself; replaces the uploader\'s own object', async () => {
+  it("creation-with-upload: a small file in the POST itself; replaces the uploader's own object", async () => {
     for (const text of ['first', 'second version']) {
       const r = await t.fetch(PATH, {
         method: 'POST',
-        headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-length': String(text.length), 'upload-metadata': meta({ bucketName: 'vault', objectName: 'note.txt', contentType: 'text/plain' }), 'content-type': 'application/offset+octet-stream' },
+        headers: {
+          ...user.auth,
+          'tus-resumable': '1.0.0',
+          'upload-length': String(text.length),
+          'upload-metadata': meta({ bucketName: 'vault', objectName: 'note.txt', contentType: 'text/plain' }),
+          'content-type': 'application/offset+octet-stream',
+        },
         body: text,
       });
       expect(r.status).toBe(201);
@@ -77,7 +102,9 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     expect((await patch(url, 0, Buffer.alloc(400))).status).toBe(204);
     const d = await fetch(url, { method: 'DELETE', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
     expect(d.status).toBe(204);
-    expect((await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } })).status).toBe(404);
+    expect((await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } })).status).toBe(
+      404,
+    );
     expect((await t.fetch('/api/storage/buckets/media/objects/gone.bin')).status).toBe(404);
   });
 
@@ -85,16 +112,33 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     const expectError = async (r: Response, status: number, code: string) => {
       expect(r.status).toBe(status);
       const body = JSON.parse(await r.text());
-      expect(body).toMatchObject({ statusCode: status, error: code, message: expect.any(String), nextActions: expect.any(String) });
+      expect(body).toMatchObject({
+        statusCode: status,
+        error: code,
+        message: expect.any(String),
+        nextActions: expect.any(String),
+      });
     };
     await expectError(await create(10, { objectName: 'a.txt' }), 400, 'INVALID_INPUT');
     await expectError(await create(10, { bucketName: 'media', objectName: '../x' }), 400, 'INVALID_KEY');
     await expectError(await create(10, { bucketName: 'nope', objectName: 'a.txt' }), 404, 'BUCKET_NOT_FOUND');
-    await expectError(await create(65 * 1024 * 1024, { bucketName: 'media', objectName: 'big.bin' }), 413, 'PAYLOAD_TOO_LARGE');
+    await expectError(
+      await create(65 * 1024 * 1024, { bucketName: 'media', objectName: 'big.bin' }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     await expectError(await create(10, { bucketName: 'media', objectName: 'a.txt' }, {}), 401, 'UNAUTHORIZED');
-    await expectError(await create(10, { bucketName: 'media', objectName: 'a.txt' }, { 'x-api-key': t.anonKey }), 403, 'FORBIDDEN');
+    await expectError(
+      await create(10, { bucketName: 'media', objectName: 'a.txt' }, { 'x-api-key': t.anonKey }),
+      403,
+      'FORBIDDEN',
+    );
     // Someone else's object: refused at creation, as PUT would be.
-    await expectError(await create(10, { bucketName: 'media', objectName: 'videos/clip.bin' }, other.auth), 403, 'FORBIDDEN');
+    await expectError(
+      await create(10, { bucketName: 'media', objectName: 'videos/clip.bin' }, other.auth),
+      403,
+      'FORBIDDEN',
+    );
 
     const r = await create(100, { bucketName: 'media', objectName: 'half.bin' });
     const url = r.headers.get('location')!;
@@ -104,12 +148,41 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     // Another user cannot see, resume or end it.
     await expectError(await patch(url, 40, Buffer.alloc(10), other.auth), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
     // Protocol errors keep tus's status, in the envelope.
-    await expectError(await fetch(url, { method: 'PATCH', headers: { ...user.auth, 'upload-offset': '40', 'content-type': 'application/offset+octet-stream' }, body: 'x' }), 412, 'TUS_VERSION_UNSUPPORTED');
-    await expectError(await fetch(url, { method: 'PATCH', headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '40', 'content-type': 'text/plain' }, body: 'x' }), 400, 'INVALID_INPUT');
+    await expectError(
+      await fetch(url, {
+        method: 'PATCH',
+        headers: { ...user.auth, 'upload-offset': '40', 'content-type': 'application/offset+octet-stream' },
+        body: 'x',
+      }),
+      412,
+      'TUS_VERSION_UNSUPPORTED',
+    );
+    await expectError(
+      await fetch(url, {
+        method: 'PATCH',
+        headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '40', 'content-type': 'text/plain' },
+        body: 'x',
+      }),
+      400,
+      'INVALID_INPUT',
+    );
     const h = await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
     expect(h.headers.get('upload-offset')).toBe('40');
     expect((await t.fetch('/api/storage/buckets/media/objects/half.bin')).status).toBe(404);
-    await expectError(await fetch(`${t.url}${PATH}/tus.00000000000000000000000000000000`, { method: 'PATCH', headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'x' }), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
+    await expectError(
+      await fetch(`${t.url}${PATH}/tus.00000000000000000000000000000000`, {
+        method: 'PATCH',
+        headers: {
+          ...user.auth,
+          'tus-resumable': '1.0.0',
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+        },
+        body: 'x',
+      }),
+      404,
+      'RESUMABLE_UPLOAD_NOT_FOUND',
+    );
   });
 
   it('the end checks again: a key taken meanwhile, a bucket deleted meanwhile; the upload goes, nothing is written', async () => {
@@ -118,7 +191,11 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     let r = await create(10, { bucketName: 'media', objectName: 'race.txt' });
     let url = r.headers.get('location')!;
     expect((await patch(url, 0, Buffer.from('12345'))).status).toBe(204);
-    const put = await t.fetch('/api/storage/buckets/media/objects/race.txt', { method: 'PUT', headers: { ...other.auth, 'content-type': 'text/plain' }, body: 'theirs' });
+    const put = await t.fetch('/api/storage/buckets/media/objects/race.txt', {
+      method: 'PUT',
+      headers: { ...other.auth, 'content-type': 'text/plain' },
+      body: 'theirs',
+    });
     expect(put.status).toBe(200);
     r = await patch(url, 5, Buffer.from('67890'));
     expect([r.status, (await r.json()).error]).toEqual([403, 'FORBIDDEN']);

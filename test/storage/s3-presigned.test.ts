@@ -43,7 +43,9 @@ async function pipelined(base: string, requests: string[]): Promise<RawResponse[
     const end = buf.indexOf('\r\n\r\n');
     if (end < 0) throw new Error(`unframed bytes: ${JSON.stringify(buf.toString('latin1'))}`);
     const [statusLine, ...lines] = buf.subarray(0, end).toString('latin1').split('\r\n');
-    const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const headers = Object.fromEntries(
+      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+    );
     let rest = buf.subarray(end + 4);
     let body: Buffer;
     if (headers['transfer-encoding'] === 'chunked') {
@@ -72,7 +74,11 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
   let a: Record<string, string>;
   let b: Record<string, string>;
   const as = (h: Record<string, string>, method: string, path: string, body?: unknown) =>
-    t.fetch(path, { method, headers: { ...h, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    t.fetch(path, {
+      method,
+      headers: { ...h, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const strategy = async (h: Record<string, string>, body: object): Promise<UploadStrategy> => {
     const r = await as(h, 'POST', '/api/storage/buckets/up/upload-strategy', body);
     expect(r.status).toBe(200);
@@ -92,7 +98,11 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     const s = await strategy(a, { filename: 'holiday photo.png', contentType: 'image/png', size: data.length });
     expect(s).toMatchObject({ method: 'presigned', confirmRequired: true });
     expect(s.uploadUrl.startsWith(t.s3!.endpoint)).toBe(true);
-    expect(s.fields).toMatchObject({ key: `up/${s.key}`, 'Content-Type': 'image/png', 'X-Amz-Signature': expect.any(String) });
+    expect(s.fields).toMatchObject({
+      key: `up/${s.key}`,
+      'Content-Type': 'image/png',
+      'X-Amz-Signature': expect.any(String),
+    });
 
     const up = await postForm(s, data, 'image/png');
     expect(up.status).toBe(204);
@@ -112,7 +122,11 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
 
     // Through Plinth: the uploader yes, another user no.
     r = await t.fetch(`/api/storage/buckets/up/objects/${s.key}`, { headers: a });
-    expect(createHash('sha256').update(Buffer.from(await r.arrayBuffer())).digest('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await r.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(createHash('sha256').update(data).digest('hex'));
     expect((await t.fetch(`/api/storage/buckets/up/objects/${s.key}`, { headers: b })).status).toBe(404);
 
     // Presigned download, default and custom expiry.
@@ -147,7 +161,10 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     r = await as(a, 'POST', s.confirmUrl, { size: 5 });
     expect(r.status).toBe(404);
     expect((await r.json()).error).toBe('UPLOAD_NOT_FOUND');
-    const { rows } = await t.deps.db.query('select 1 from storage.objects where bucket = $1 and key = $2', ['up', s.key]);
+    const { rows } = await t.deps.db.query('select 1 from storage.objects where bucket = $1 and key = $2', [
+      'up',
+      s.key,
+    ]);
     expect(rows).toEqual([]);
   });
 
@@ -166,7 +183,9 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     expect(s3Etag).not.toBe(`"${recorded.etag}"`);
 
     const path = `/api/storage/buckets/up/objects/${s.key}`;
-    const auth = Object.entries(a).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const auth = Object.entries(a)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     const got = await pipelined(t.url, [
       `GET ${path} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`,
       'GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
@@ -198,10 +217,16 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     for (let round = 0; round < 5; round++) {
       const s = await strategy(a, { filename: `race-${round}.txt`, contentType: 'text/plain' });
       expect((await postForm(s, Buffer.from('hello'), 'text/plain')).status).toBe(204);
-      const [right, wrong] = await Promise.all([as(a, 'POST', s.confirmUrl, { size: 5 }), as(a, 'POST', s.confirmUrl, { size: 9 })]);
+      const [right, wrong] = await Promise.all([
+        as(a, 'POST', s.confirmUrl, { size: 5 }),
+        as(a, 'POST', s.confirmUrl, { size: 9 }),
+      ]);
       const wrongBody = await wrong.json();
       const read = await t.fetch(`/api/storage/buckets/up/objects/${s.key}`, { headers: a });
-      const { rows } = await t.deps.db.query('select 1 from storage.objects where bucket = $1 and key = $2', ['up', s.key]);
+      const { rows } = await t.deps.db.query('select 1 from storage.objects where bucket = $1 and key = $2', [
+        'up',
+        s.key,
+      ]);
       if (right.status === 200) {
         // The right one went first: the object is recorded and whole; the other removed nothing.
         expect(read.status).toBe(200);

@@ -11,7 +11,14 @@ export interface TestS3 {
   /** Env for startApp that selects the S3 driver against this server. */
   env: Record<string, string>;
   /** The same as a parsed config section. */
-  config: { bucket: string; endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; forcePathStyle: boolean };
+  config: {
+    bucket: string;
+    endpoint: string;
+    region: string;
+    accessKeyId: string;
+    secretAccessKey: string;
+    forcePathStyle: boolean;
+  };
   stop(): Promise<void>;
 }
 
@@ -42,7 +49,13 @@ export async function startS3(opts: { separate?: boolean } = {}): Promise<TestS3
       }
     };
   } else {
-    const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+    const server = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory,
+      configureBuckets: [{ name: bucket }],
+    });
     ({ port } = await server.run());
     stopServer = async () => {
       server.httpServer.closeAllConnections();
@@ -51,7 +64,14 @@ export async function startS3(opts: { separate?: boolean } = {}): Promise<TestS3
   }
   const endpoint = `http://127.0.0.1:${port}`;
   // s3rver's built-in account.
-  const config = { bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true };
+  const config = {
+    bucket,
+    endpoint,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+  };
   return {
     endpoint,
     bucket,

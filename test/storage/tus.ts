@@ -51,7 +51,13 @@ export interface TusRun {
 export function tusUpload(
   endpoint: string,
   file: Buffer | { seed: number; size: number },
-  o: { headers: Record<string, string>; metadata: Record<string, string>; uploadUrl?: string; chunkSize?: number; onProgress?: (sent: number, total: number) => void },
+  o: {
+    headers: Record<string, string>;
+    metadata: Record<string, string>;
+    uploadUrl?: string;
+    chunkSize?: number;
+    onProgress?: (sent: number, total: number) => void;
+  },
 ): TusRun {
   let upload!: tus.Upload;
   const done = new Promise<void>((resolve, reject) => {

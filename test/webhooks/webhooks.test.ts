@@ -42,16 +42,33 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
   const admin = () => ({ 'x-api-key': t.adminKey });
   const sql = (query: string) => call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } });
   const hook = (body: unknown) => call(t, 'POST', '/api/database/webhooks', { headers: admin(), body });
-  const deliveries = async (id: string) => (await call(t, 'GET', `/api/database/webhooks/${id}/deliveries?limit=500`, { headers: admin() })).body as any[];
+  const deliveries = async (id: string) =>
+    (await call(t, 'GET', `/api/database/webhooks/${id}/deliveries?limit=500`, { headers: admin() })).body as any[];
 
   beforeAll(async () => {
     rx = await receiver();
-    t = await startApp(backend, { OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_MAX_PAYLOAD_BYTES: '4096', WEBHOOK_TIMEOUT_MS: '1000' });
+    t = await startApp(backend, {
+      OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}`,
+      WEBHOOK_RETRY_DELAY_SECONDS: '1',
+      WEBHOOK_MAX_ATTEMPTS: '4',
+      WEBHOOK_MAX_PAYLOAD_BYTES: '4096',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    });
     await call(t, 'POST', '/api/database/tables', {
       headers: admin(),
-      body: { tableName: 'notes', rlsEnabled: true, columns: [{ name: 'owner', type: 'uuid', nullable: true }, { name: 'body', type: 'string', nullable: true }, { name: 'tag', type: 'string', nullable: true }] },
+      body: {
+        tableName: 'notes',
+        rlsEnabled: true,
+        columns: [
+          { name: 'owner', type: 'uuid', nullable: true },
+          { name: 'body', type: 'string', nullable: true },
+          { name: 'tag', type: 'string', nullable: true },
+        ],
+      },
     });
-    await sql(`create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`);
+    await sql(
+      `create policy own on public.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid())`,
+    );
   });
   afterAll(async () => {
     await t?.close();
@@ -59,21 +76,33 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
   });
   // Each test starts with no hooks and an empty inbox, whatever the one before left.
   beforeEach(async () => {
-    for (const h of (await call(t, 'GET', '/api/database/webhooks', { headers: admin() })).body) await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
+    for (const h of (await call(t, 'GET', '/api/database/webhooks', { headers: admin() })).body)
+      await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
     rx.got.length = 0;
     rx.state.status = 200;
     rx.state.hang = false;
   });
 
-  it('delivers every change, whoever made it, in Supabase\'s shape with a valid Standard Webhooks signature', async () => {
+  it("delivers every change, whoever made it, in Supabase's shape with a valid Standard Webhooks signature", async () => {
     const created = await hook({ name: 'notes', table: 'notes', events: ['INSERT', 'UPDATE', 'DELETE'], url: rx.url });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: expect.any(String), table: 'notes', events: ['INSERT', 'UPDATE', 'DELETE'], enabled: true });
+    expect(created.body).toMatchObject({
+      id: expect.any(String),
+      table: 'notes',
+      events: ['INSERT', 'UPDATE', 'DELETE'],
+      enabled: true,
+    });
     expect(created.body.secret).toMatch(/^whsec_/);
-    expect((await call(t, 'GET', `/api/database/webhooks/${created.body.id}`, { headers: admin() })).body.secret).toBeUndefined();
+    expect(
+      (await call(t, 'GET', `/api/database/webhooks/${created.body.id}`, { headers: admin() })).body.secret,
+    ).toBeUndefined();
     const user = await createTestUser(t);
     // Through the records API as a user (RLS), and through admin SQL.
-    const ins = await call(t, 'POST', '/api/database/records/notes', { token: user.token, body: [{ owner: user.userId, body: 'from api' }], headers: { prefer: 'return=representation' } });
+    const ins = await call(t, 'POST', '/api/database/records/notes', {
+      token: user.token,
+      body: [{ owner: user.userId, body: 'from api' }],
+      headers: { prefer: 'return=representation' },
+    });
     expect(ins.status).toBeLessThan(300);
     await sql(`update public.notes set body = 'edited' where body = 'from api'`);
     await sql(`delete from public.notes where body = 'edited'`);
@@ -81,12 +110,23 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     // Deliveries run in parallel: no order between them.
     const byType = (type: string) => rx.got.find((g) => g.body.type === type);
     const [a, b, c] = [byType('INSERT'), byType('UPDATE'), byType('DELETE')];
-    expect(a!.body).toMatchObject({ type: 'INSERT', table: 'notes', schema: 'public', record: { body: 'from api', owner: user.userId }, old_record: null });
+    expect(a!.body).toMatchObject({
+      type: 'INSERT',
+      table: 'notes',
+      schema: 'public',
+      record: { body: 'from api', owner: user.userId },
+      old_record: null,
+    });
     expect(b!.body).toMatchObject({ type: 'UPDATE', record: { body: 'edited' }, old_record: { body: 'from api' } });
     expect(c!.body).toMatchObject({ type: 'DELETE', record: null, old_record: { body: 'edited' } });
     const wh = new Webhook(created.body.secret);
     for (const g of rx.got) expect(() => wh.verify(g.raw, g.headers as Record<string, string>)).not.toThrow();
-    expect(() => new Webhook(`whsec_${Buffer.from('wrong-secret-wrong-secret').toString('base64')}`).verify(a!.raw, a!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('wrong-secret-wrong-secret').toString('base64')}`).verify(
+        a!.raw,
+        a!.headers as Record<string, string>,
+      ),
+    ).toThrow();
     const log = await deliveries(created.body.id);
     expect(log).toHaveLength(3);
     expect(log[0]).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, responseBody: 'thanks' });
@@ -111,12 +151,16 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     expect(await deliveries(b.id)).toHaveLength(5);
     // The last hook gone, the table has no webhook trigger left.
     for (const h of [a, b]) await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
-    const left = await sql(`select tgname from pg_trigger where tgrelid = 'public.notes'::regclass and tgname like 'plinth_webhooks%'`);
+    const left = await sql(
+      `select tgname from pg_trigger where tgrelid = 'public.notes'::regclass and tgname like 'plinth_webhooks%'`,
+    );
     expect(left.body.rows ?? left.body).toHaveLength(0);
   });
 
   it('fires UPDATE only when a filtered column changed, truncates a huge record, and refuses bad input', async () => {
-    const h = (await hook({ name: 'tags', table: 'notes', events: ['UPDATE', 'INSERT'], columns: ['tag'], url: rx.url })).body;
+    const h = (
+      await hook({ name: 'tags', table: 'notes', events: ['UPDATE', 'INSERT'], columns: ['tag'], url: rx.url })
+    ).body;
     await sql(`insert into public.notes (body, tag) values ('x', 'a')`);
     await sql(`update public.notes set body = 'y' where tag = 'a'`);
     await sql(`update public.notes set tag = 'b' where tag = 'a'`);
@@ -149,10 +193,19 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     const h = (await hook({ name: 'retry', table: 'notes', events: ['INSERT'], url: rx.url })).body;
     rx.state.status = 503;
     for (let i = 0; i < 20; i++) await sql(`insert into public.notes (body) values ('r${i}')`);
-    await until(async () => (await deliveries(h.id)).filter((d) => d.attempts >= 2).length === 20, 15_000, 'second attempts');
+    await until(
+      async () => (await deliveries(h.id)).filter((d) => d.attempts >= 2).length === 20,
+      15_000,
+      'second attempts',
+    );
     rx.state.status = 200;
     await until(async () => new Set(rx.got.map((g) => g.body.record.body)).size === 20, 20_000, 'all 20 delivered');
-    expect((await deliveries(h.id)).every((d) => d.status === 'succeeded')).toBe(true);
+    // The receiver answers before the worker records the answer: wait for the last record.
+    await until(
+      async () => (await deliveries(h.id)).every((d) => d.status === 'succeeded'),
+      10_000,
+      'every delivery marked succeeded',
+    );
     // A receiver that stays down: failed after WEBHOOK_MAX_ATTEMPTS (4), with the last answer kept.
     rx.state.status = 500;
     await sql(`insert into public.notes (body) values ('doomed')`);
@@ -160,21 +213,29 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     const failed = (await deliveries(h.id)).find((d) => d.status === 'failed')!;
     expect(failed).toMatchObject({ attempts: 4, responseStatus: 500, error: expect.stringMatching(/500/) });
     rx.state.status = 200;
-    const again = await call(t, 'POST', `/api/database/webhooks/${h.id}/deliveries/${failed.id}/redeliver`, { headers: admin() });
+    const again = await call(t, 'POST', `/api/database/webhooks/${h.id}/deliveries/${failed.id}/redeliver`, {
+      headers: admin(),
+    });
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ redeliveryOf: failed.id, status: 'pending' });
     await until(async () => rx.got.some((g) => g.body.record.body === 'doomed'), 10_000, 'the redelivery');
     // A disabled hook: no redelivery.
     await call(t, 'PATCH', `/api/database/webhooks/${h.id}`, { headers: admin(), body: { enabled: false } });
-    const refused = await call(t, 'POST', `/api/database/webhooks/${h.id}/deliveries/${failed.id}/redeliver`, { headers: admin() });
+    const refused = await call(t, 'POST', `/api/database/webhooks/${h.id}/deliveries/${failed.id}/redeliver`, {
+      headers: admin(),
+    });
     expect([refused.status, refused.body.error]).toEqual([409, 'WEBHOOK_DISABLED']);
     await call(t, 'DELETE', `/api/database/webhooks/${h.id}`, { headers: admin() });
     rx.got.length = 0;
   }, 90_000);
 
   it('delivers to a function by slug, called as the admin with the signed payload', async () => {
-    const code = 'export default async (req) => new Response(req.headers.get("x-plinth-role") + " " + req.headers.get("webhook-id") + " " + JSON.parse(await req.text()).record.body)';
-    expect((await call(t, 'POST', '/api/functions', { headers: admin(), body: { name: 'On note', slug: 'on-note', code } })).status).toBe(201);
+    const code =
+      'export default async (req) => new Response(req.headers.get("x-plinth-role") + " " + req.headers.get("webhook-id") + " " + JSON.parse(await req.text()).record.body)';
+    expect(
+      (await call(t, 'POST', '/api/functions', { headers: admin(), body: { name: 'On note', slug: 'on-note', code } }))
+        .status,
+    ).toBe(201);
     const h = (await hook({ name: 'fn', table: 'notes', events: ['INSERT'], functionSlug: 'on-note' })).body;
     await sql(`insert into public.notes (body) values ('to a function')`);
     await until(async () => (await deliveries(h.id))[0]?.status === 'succeeded', 30_000, 'the function delivery');
@@ -190,7 +251,11 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     const started = Date.now();
     expect((await call(t, 'GET', '/api/health')).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(500);
-    expect((await deliveries(h.id))[0]).toMatchObject({ status: 'pending', responseStatus: null, error: expect.stringMatching(/timeout|abort|time/i) });
+    expect((await deliveries(h.id))[0]).toMatchObject({
+      status: 'pending',
+      responseStatus: null,
+      error: expect.stringMatching(/timeout|abort|time/i),
+    });
   });
 
   it('loses no change committed while Plinth is stopped: the next instance delivers it from the outbox', async () => {
@@ -200,13 +265,30 @@ describe.each(backends())('database webhooks (%s)', (backend) => {
     await t.deps.webhooks.stop();
     await t.deps.jobs!.stop({ graceful: false });
     for (let i = 0; i < 30; i++) await t.deps.db.query(`insert into public.notes (body) values ($1)`, [`k${i}`]);
-    expect((await t.deps.db.query<{ n: number }>('select count(*)::int as n from webhooks.outbox')).rows[0]!.n).toBe(30);
-    const url = new URL(backend === 'embedded' ? process.env.PLINTH_TEST_EMBEDDED_URL! : process.env.TEST_DATABASE_URL!);
+    expect((await t.deps.db.query<{ n: number }>('select count(*)::int as n from webhooks.outbox')).rows[0]!.n).toBe(
+      30,
+    );
+    const url = new URL(
+      backend === 'embedded' ? process.env.PLINTH_TEST_EMBEDDED_URL! : process.env.TEST_DATABASE_URL!,
+    );
     url.pathname = `/${rows[0]!.name}`;
     const db = await openPostgres(url.toString(), { max: 3 });
-    const next = await buildDeps(loadConfig({ DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', ADMIN_API_KEY: t.adminKey, PORT: '0', OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}` }), { db });
+    const next = await buildDeps(
+      loadConfig({
+        DATA_DIR: t.dataDir,
+        LOG_LEVEL: 'silent',
+        ADMIN_API_KEY: t.adminKey,
+        PORT: '0',
+        OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${rx.port}`,
+      }),
+      { db },
+    );
     try {
-      await until(async () => new Set(rx.got.map((g) => g.body.record.body)).size === 30, 15_000, 'all 30 delivered by the next instance');
+      await until(
+        async () => new Set(rx.got.map((g) => g.body.record.body)).size === 30,
+        15_000,
+        'all 30 delivered by the next instance',
+      );
       expect((await deliveries(h.id)).length).toBe(30);
     } finally {
       await next.close();

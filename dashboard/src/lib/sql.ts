@@ -6,7 +6,10 @@ const IDENT = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
 /** A double-quoted identifier; throws on a name Postgres would not take as typed. */
 export function ident(name: string): string {
-  if (!IDENT.test(name)) throw new Error(`"${name}" is not a valid name: use letters, digits and _ (not first a digit), up to 63 characters.`);
+  if (!IDENT.test(name))
+    throw new Error(
+      `"${name}" is not a valid name: use letters, digits and _ (not first a digit), up to 63 characters.`,
+    );
   return `"${name}"`;
 }
 
@@ -27,15 +30,22 @@ export const PG_TYPE: Record<string, string> = {
 const PG_TYPE_NAME = /^[a-z_][a-z0-9_]*( [a-z]+)*(\(\d+(,\d+)?\))?(\[\])?$/i;
 export function pgType(t: string): string {
   if (PG_TYPE[t]) return PG_TYPE[t]!;
-  if (!PG_TYPE_NAME.test(t.trim())) throw new Error(`"${t}" is not a type name: use one of ${Object.keys(PG_TYPE).join(', ')} or a Postgres type such as numeric(10,2).`);
+  if (!PG_TYPE_NAME.test(t.trim()))
+    throw new Error(
+      `"${t}" is not a type name: use one of ${Object.keys(PG_TYPE).join(', ')} or a Postgres type such as numeric(10,2).`,
+    );
   return t.trim();
 }
 
 /** Runs SQL through the admin SQL endpoint (one transaction). */
 export const runSql = <T = Record<string, unknown>>(query: string, params: unknown[] = []) =>
-  api<{ rows: T[]; rowCount: number }>('/api/database/sql', { method: 'POST', body: params.length ? { query, params } : { query } });
+  api<{ rows: T[]; rowCount: number }>('/api/database/sql', {
+    method: 'POST',
+    body: params.length ? { query, params } : { query },
+  });
 
-export const rlsSql = (t: string, on: boolean) => `alter table ${table(t)} ${on ? 'enable' : 'disable'} row level security;`;
+export const rlsSql = (t: string, on: boolean) =>
+  `alter table ${table(t)} ${on ? 'enable' : 'disable'} row level security;`;
 
 export interface PolicyDraft {
   template: string;
@@ -48,7 +58,10 @@ export const TEMPLATES: Record<string, { label: string; note: string }> = {
   owner: { label: 'Owner only', note: 'signed-in users see and change only the rows whose owner column is their id' },
   public_read: { label: 'Public read', note: 'anyone, with or without a session, can read every row' },
   auth_read: { label: 'Authenticated read', note: 'any signed-in user can read every row' },
-  column_owner: { label: 'Per-column ownership', note: 'users change rows only where the chosen column holds their id; everyone signed in reads' },
+  column_owner: {
+    label: 'Per-column ownership',
+    note: 'users change rows only where the chosen column holds their id; everyone signed in reads',
+  },
 };
 
 /** The CREATE POLICY statement(s) of a template. */
@@ -63,13 +76,13 @@ export function policySql(t: string, p: PolicyDraft): string {
       return `create policy ${name} on ${on}\n  for select to authenticated\n  using (true);`;
     case 'column_owner':
       return [
-        `create policy ${ident(p.name + '_read')} on ${on}\n  for select to authenticated\n  using (true);`,
-        `create policy ${ident(p.name + '_write')} on ${on}\n  for update to authenticated\n  using (${col} = auth.uid())\n  with check (${col} = auth.uid());`,
+        `create policy ${ident(`${p.name}_read`)} on ${on}\n  for select to authenticated\n  using (true);`,
+        `create policy ${ident(`${p.name}_write`)} on ${on}\n  for update to authenticated\n  using (${col} = (select auth.uid()))\n  with check (${col} = (select auth.uid()));`,
       ].join('\n');
     default: {
       const cmd = p.command || 'all';
-      const using = cmd === 'insert' ? '' : `\n  using (${col} = auth.uid())`;
-      const check = cmd === 'select' || cmd === 'delete' ? '' : `\n  with check (${col} = auth.uid())`;
+      const using = cmd === 'insert' ? '' : `\n  using (${col} = (select auth.uid()))`;
+      const check = cmd === 'select' || cmd === 'delete' ? '' : `\n  with check (${col} = (select auth.uid()))`;
       return `create policy ${name} on ${on}\n  for ${cmd} to authenticated${using}${check};`;
     }
   }

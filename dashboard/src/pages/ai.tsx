@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
-import { ApiError, api } from '../api';
+import { api } from '../api';
+import { Sparkles } from '../components/icons';
+import { aiStatus } from '../lib/ai-status';
 import { Grid } from '../grid/grid';
-import { ErrorBox, useLoad } from '../ui';
+import { Card, EmptyState, ErrorBox, PageHeader, SkeletonLines, useLoad } from '../ui';
 
 interface Day {
   day: string;
@@ -14,10 +16,17 @@ interface Day {
   images: number;
 }
 
-const COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
+/** Series colours: classes c0…c5 (pages.css), from the theme's chart tokens. */
+const colour = (j: number) => `c${j % 6}`;
 
 /** Stacked bars: one bar per day, one colour per series; an SVG with a table beside it for screen readers. */
-export function StackedBars(props: { title: string; days: string[]; series: string[]; value: (day: string, s: string) => number; tick?: (day: string) => string }) {
+export function StackedBars(props: {
+  title: string;
+  days: string[];
+  series: string[];
+  value: (day: string, s: string) => number;
+  tick?: (day: string) => string;
+}) {
   const { days, series, value } = props;
   const totals = days.map((d) => series.reduce((n, s) => n + value(d, s), 0));
   const max = Math.max(1, ...totals);
@@ -27,10 +36,18 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
   return (
     <figure class="chart">
       <figcaption>{props.title}</figcaption>
-      <svg viewBox={`0 0 ${w} ${h + 30}`} role="img" aria-label={`${props.title}: ${days.map((d, i) => `${d} ${totals[i]}`).join(', ')}`}>
+      <svg
+        viewBox={`0 0 ${w} ${h + 30}`}
+        role="img"
+        aria-label={`${props.title}: ${days.map((d, i) => `${d} ${totals[i]}`).join(', ')}`}
+      >
         <line x1="30" y1={h} x2={w} y2={h} class="axis" />
-        <text x="0" y="12" class="tick">{max}</text>
-        <text x="0" y={h} class="tick">0</text>
+        <text x="0" y="12" class="tick">
+          {max}
+        </text>
+        <text x="0" y={h} class="tick">
+          0
+        </text>
         {days.map((d, i) => {
           let y = h;
           const x = 36 + i * (bw + 6);
@@ -41,12 +58,16 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
                 const bh = (v / max) * (h - 10);
                 y -= bh;
                 return v ? (
-                  <rect key={s} x={x} y={y} width={bw} height={bh} fill={COLORS[j % COLORS.length]}>
+                  <rect key={s} x={x} y={y} width={bw} height={bh} class={colour(j)}>
                     <title>{`${d} · ${s}: ${v}`}</title>
                   </rect>
                 ) : null;
               })}
-              {i % Math.ceil(days.length / 12) === 0 && <text x={x} y={h + 14} class="tick">{props.tick ? props.tick(d) : d.slice(5)}</text>}
+              {i % Math.ceil(days.length / 12) === 0 && (
+                <text x={x} y={h + 14} class="tick">
+                  {props.tick ? props.tick(d) : d.slice(5)}
+                </text>
+              )}
             </g>
           );
         })}
@@ -54,7 +75,7 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
       <ul class="legend">
         {series.map((s, j) => (
           <li key={s}>
-            <span class="swatch" style={{ background: COLORS[j % COLORS.length] }} /> {s}
+            <span class={`swatch ${colour(j)}`} /> {s}
           </li>
         ))}
       </ul>
@@ -64,49 +85,77 @@ export function StackedBars(props: { title: string; days: string[]; series: stri
 
 /** Why there is nothing to chart: AI not configured (and how to configure it), or no calls yet. */
 function NoCalls() {
-  // GET /api/ai/models answers AI_NOT_CONFIGURED (503) with what to set when the gateway is off.
-  const probe = useLoad(() => api('/api/ai/models').then(() => null, (e) => (e instanceof ApiError && e.code === 'AI_NOT_CONFIGURED' ? e : null)), []);
-  const off = probe.data;
-  if (off)
+  const status = useLoad(aiStatus, []);
+  const st = status.data;
+  if (st && !st.configured)
     return (
-      <div class="warn" role="status">
-        <p>
-          <strong>{off.message}</strong>
-        </p>
-        <p>{off.nextActions} Calls made then are charted here.</p>
-      </div>
+      <EmptyState icon={Sparkles} title="AI is not configured">
+        <span role="status">
+          {st.message} {st.nextActions} Calls made then are charted here.
+        </span>
+      </EmptyState>
     );
-  return <p class="muted">No AI calls in this period. Calls to /api/ai/* made with any key appear here.</p>;
+  return (
+    <EmptyState icon={Sparkles} title="No AI calls in this period">
+      Calls to /api/ai/* made with any key appear here, per day, model and user.
+    </EmptyState>
+  );
 }
 
 /** AI usage per day, model and user (the last N days). */
 export function Ai() {
   const [days, setDays] = useState(30);
   const from = new Date(Date.now() - days * 86400_000).toISOString();
-  const { data, error } = useLoad(() => api<{ days: Day[] }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`), [days]);
+  const { data, error } = useLoad(
+    () => api<{ days: Day[] }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`),
+    [days],
+  );
   const rows = data?.days ?? [];
   const dayList = [...new Set(rows.map((r) => r.day))];
   const models = [...new Set(rows.map((r) => r.model))];
   const who = (r: Day) => r.email ?? (r.caller === 'user' ? 'deleted user' : r.caller);
   const users = [...new Set(rows.map(who))];
-  const sum = (pick: (r: Day) => boolean, k: 'totalTokens' | 'requests') => rows.filter(pick).reduce((n, r) => n + r[k], 0);
+  const sum = (pick: (r: Day) => boolean, k: 'totalTokens' | 'requests') =>
+    rows.filter(pick).reduce((n, r) => n + r[k], 0);
   return (
-    <section class="stack">
-      <div class="row">
-        <h1>AI usage</h1>
-        <label for="ai-days">Period</label>
-        <select id="ai-days" value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-          <option value={7}>7 days</option>
-          <option value={30}>30 days</option>
-          <option value={90}>90 days</option>
-        </select>
-      </div>
+    <section class="stack loose">
+      <PageHeader
+        title="AI usage"
+        description="Tokens and requests of the AI gateway (/api/ai), per day, model and user."
+        actions={
+          <div class="inline">
+            <label for="ai-days">Period</label>
+            <select id="ai-days" value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+              <option value={7}>7 days</option>
+              <option value={30}>30 days</option>
+              <option value={90}>90 days</option>
+            </select>
+          </div>
+        }
+      />
       <ErrorBox error={error} />
+      {!data && !error && <SkeletonLines lines={5} label="Loading AI usage" />}
       {data && rows.length === 0 && <NoCalls />}
       {rows.length > 0 && (
         <>
-          <StackedBars title="Tokens per day, by model" days={dayList} series={models} value={(d, m) => sum((r) => r.day === d && r.model === m, 'totalTokens')} />
-          <StackedBars title="Requests per day, by user" days={dayList} series={users} value={(d, u) => sum((r) => r.day === d && who(r) === u, 'requests')} />
+          <div class="two">
+            <Card>
+              <StackedBars
+                title="Tokens per day, by model"
+                days={dayList}
+                series={models}
+                value={(d, m) => sum((r) => r.day === d && r.model === m, 'totalTokens')}
+              />
+            </Card>
+            <Card>
+              <StackedBars
+                title="Requests per day, by user"
+                days={dayList}
+                series={users}
+                value={(d, u) => sum((r) => r.day === d && who(r) === u, 'requests')}
+              />
+            </Card>
+          </div>
           <Grid
             label="Usage per day, model and user"
             rows={rows}

@@ -1,30 +1,21 @@
 // The API tab: ready-to-copy snippets for @insforge/sdk, postgrest-js and curl, for this table.
-import { useLoad, CopyButton } from '../ui';
 import { api } from '../api';
-import type { Schema } from './table';
-
-function Snippet({ title, code }: { title: string; code: string }) {
-  return (
-    <div class="stack">
-      <div class="row">
-        <h2>{title}</h2>
-        <CopyButton text={code} label={`Copy ${title}`} />
-      </div>
-      <pre class="snippet" tabIndex={0} aria-label={title}>{code}</pre>
-    </div>
-  );
-}
+import { Snippet } from '../components/snippet';
+import { useLoad } from '../ui';
+import type { Schema } from './table-types';
 
 export function ApiHelp({ schema }: { schema: Schema }) {
   const key = useLoad(() => api<{ anonKey: string }>('/api/keys/anon'), []);
   const t = schema.tableName;
   const base = location.origin;
   const anon = key.data?.anonKey ?? '<anon key>';
-  const sample = schema.columns.find((c) => c.type === 'string' && !c.isPrimaryKey)?.name ?? schema.columns[0]?.name ?? 'id';
+  const sample =
+    schema.columns.find((c) => c.type === 'string' && !c.isPrimaryKey)?.name ?? schema.columns[0]?.name ?? 'id';
   return (
     <div class="stack">
       <p class="muted">
-        Calls with the anon key act as anon; a signed-in user's access token makes them act as that user. Row-level security decides what each sees.
+        Calls with the anon key act as anon; a signed-in user's access token makes them act as that user. Row-level
+        security decides what each sees.
       </p>
       <Snippet
         title="@insforge/sdk"

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc, request } from '../api';
 import { Grid } from '../grid/grid';
-import { ErrorBox, useAction, useLoad } from '../ui';
+import { ConfirmDialog, ErrorBox, PageHeader, toast, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 interface Kept {
@@ -52,16 +52,20 @@ export function Backups() {
     return () => clearInterval(id);
   }, [running]);
   const create = () => act.run(() => api('/api/admin/backups', { method: 'POST' }).then(reload));
-  const download = (b: Kept) => act.run(async () => setDone(await save(await request(`/api/admin/backups/${enc(b.name)}`), b.name)));
-  const remove = (b: Kept) => confirm(`Delete the backup ${b.name}?`) && void act.run(() => api(`/api/admin/backups/${enc(b.name)}`, { method: 'DELETE' }).then(reload));
-  const direct = () => act.run(async () => setDone(await save(await request('/api/admin/backup', { method: 'POST' }), 'plinth-backup.tar.gz')));
+  const download = (b: Kept) =>
+    act.run(async () => setDone(await save(await request(`/api/admin/backups/${enc(b.name)}`), b.name)));
+  const [removing, setRemoving] = useState<Kept | null>(null);
+  const remove = (b: Kept) => setRemoving(b);
+  const direct = () =>
+    act.run(async () =>
+      setDone(await save(await request('/api/admin/backup', { method: 'POST' }), 'plinth-backup.tar.gz')),
+    );
   return (
     <section class="stack">
-      <h1>Backups</h1>
-      <p class="muted">
-        A backup of the running server: the embedded database and local storage as one .tar.gz. Backups made here are kept on the server (the newest BACKUP_KEEP of them, in BACKUP_DIR); a
-        direct download goes to this computer only.
-      </p>
+      <PageHeader
+        title="Backups"
+        description="A backup of the running server: the embedded database and local storage as one .tar.gz. Backups made here are kept on the server (the newest BACKUP_KEEP of them, in BACKUP_DIR); a direct download goes to this computer only."
+      />
       <LoadState error={error} what="Backups kept on the server" endpoint="GET /api/admin/backups">
         {data !== null && (
           <>
@@ -82,19 +86,35 @@ export function Backups() {
               empty="No backup on the server yet."
               columns={[
                 { key: 'name', label: 'Backup', cell: (b) => <code>{b.name}</code> },
-                { key: 'createdAt', label: 'Created', cell: (b) => new Date(b.createdAt).toLocaleString(), cellClass: () => 'nowrap' },
+                {
+                  key: 'createdAt',
+                  label: 'Created',
+                  cell: (b) => new Date(b.createdAt).toLocaleString(),
+                  cellClass: () => 'nowrap',
+                },
                 { key: 'size', label: 'Size', cell: (b) => mib(b.size), cellClass: () => 'num' },
                 { key: 'status', label: 'Status', cell: (b) => <Status b={b} /> },
               ]}
               actions={(b) => (
                 <>
                   {b.status === 'ready' && (
-                    <button type="button" aria-label={`Download ${b.name}`} disabled={act.busy} onClick={() => void download(b)}>
+                    <button
+                      type="button"
+                      aria-label={`Download ${b.name}`}
+                      disabled={act.busy}
+                      onClick={() => void download(b)}
+                    >
                       Download
                     </button>
                   )}
                   {b.status !== 'running' && (
-                    <button type="button" class="ghost danger" aria-label={`Delete ${b.name}`} disabled={act.busy} onClick={() => remove(b)}>
+                    <button
+                      type="button"
+                      class="ghost danger"
+                      aria-label={`Delete ${b.name}`}
+                      disabled={act.busy}
+                      onClick={() => remove(b)}
+                    >
                       Delete
                     </button>
                   )}
@@ -104,6 +124,24 @@ export function Backups() {
           </>
         )}
       </LoadState>
+      {removing && (
+        <ConfirmDialog
+          title="Delete backup"
+          confirmLabel="Delete"
+          danger
+          onClose={() => setRemoving(null)}
+          onConfirm={() =>
+            act.run(async () => {
+              await api(`/api/admin/backups/${enc(removing.name)}`, { method: 'DELETE' });
+              toast(`Deleted the backup ${removing.name}.`);
+              setRemoving(null);
+              reload();
+            })
+          }
+        >
+          This deletes the backup <strong>{removing.name}</strong> from the server; it cannot be undone.
+        </ConfirmDialog>
+      )}
     </section>
   );
 }

@@ -2,9 +2,9 @@
 // CSV / JSON export of the rows the filters select. papaparse loads only when used.
 import { useState } from 'preact/hooks';
 import { api, enc, request } from '../api';
-import { ErrorBox, Modal, useAction } from '../ui';
+import { ErrorBox, Modal, toast, useAction } from '../ui';
 import { fromText } from './rowpanel';
-import type { Column } from './table';
+import type { Column } from './table-types';
 
 const BATCH = 500;
 const PAGE = 1000;
@@ -24,7 +24,9 @@ function save(name: string, type: string, text: string) {
 async function allRows(table: string, query: string[]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (let offset = 0; ; offset += PAGE) {
-    const r = await request(`/api/database/records/${enc(table)}?${[...query, `limit=${PAGE}`, `offset=${offset}`].join('&')}`);
+    const r = await request(
+      `/api/database/records/${enc(table)}?${[...query, `limit=${PAGE}`, `offset=${offset}`].join('&')}`,
+    );
     const rows = (await r.json()) as Record<string, unknown>[];
     out.push(...rows);
     if (rows.length < PAGE) return out;
@@ -35,7 +37,11 @@ export async function exportRows(table: string, query: string[], format: 'csv' |
   const rows = await allRows(table, query);
   if (format === 'json') return save(`${table}.json`, 'application/json', JSON.stringify(rows, null, 2));
   const Papa = (await import('papaparse')).default;
-  const flat = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v])));
+  const flat = rows.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+    ),
+  );
   save(`${table}.csv`, 'text/csv', Papa.unparse(flat));
 }
 
@@ -56,7 +62,12 @@ function toRow(columns: Column[], rec: Record<string, string>): Record<string, u
 }
 
 /** Inserts a batch; when it fails, line by line to say which lines are wrong. */
-async function insert(table: string, columns: Column[], batch: Array<{ line: number; rec: Record<string, string> }>, out: Result) {
+async function insert(
+  table: string,
+  columns: Column[],
+  batch: Array<{ line: number; rec: Record<string, string> }>,
+  out: Result,
+) {
   const url = `/api/database/records/${enc(table)}`;
   const rows: Array<{ line: number; row: Record<string, unknown> }> = [];
   for (const b of batch) {
@@ -82,14 +93,22 @@ async function insert(table: string, columns: Column[], batch: Array<{ line: num
   }
 }
 
-async function importFile(table: string, columns: Column[], file: File, onProgress: (n: number) => void): Promise<Result> {
+/** Imports a CSV file in batches; `header` renames the file's column names (a new table's chosen names). */
+export async function importFile(
+  table: string,
+  columns: Column[],
+  file: File,
+  onProgress: (n: number) => void,
+  header?: (h: string) => string,
+): Promise<Result> {
   const Papa = (await import('papaparse')).default;
   const out: Result = { imported: 0, errors: [] };
   let line = 1;
-  let pending: Array<{ line: number; rec: Record<string, string> }> = [];
+  const pending: Array<{ line: number; rec: Record<string, string> }> = [];
   await new Promise<void>((resolve, reject) => {
     Papa.parse<Record<string, string>>(file, {
       header: true,
+      ...(header ? { transformHeader: header } : {}),
       skipEmptyLines: true,
       chunkSize: 256 * 1024,
       chunk: (res, parser) => {
@@ -123,14 +142,35 @@ export function CsvImport(props: { table: string; columns: Column[]; onClose: ()
     setFile(f);
     setResult(null);
     const Papa = (await import('papaparse')).default;
-    Papa.parse<string[]>(f, { preview: 6, skipEmptyLines: true, complete: (r) => setPreview({ fields: r.data[0] ?? [], rows: r.data.slice(1) }) });
+    Papa.parse<string[]>(f, {
+      preview: 6,
+      skipEmptyLines: true,
+      complete: (r) => setPreview({ fields: r.data[0] ?? [], rows: r.data.slice(1) }),
+    });
   };
-  const run = () => act.run(async () => setResult(await importFile(props.table, props.columns, file!, setProgress))).then(props.onDone);
+  const run = () =>
+    act
+      .run(async () => {
+        const r = await importFile(props.table, props.columns, file!, setProgress);
+        setResult(r);
+        toast(
+          `${r.imported} row(s) imported into ${props.table}${r.errors.length ? `; ${r.errors.length} line(s) with errors` : ''}.`,
+          {
+            kind: r.errors.length ? 'error' : 'success',
+          },
+        );
+      })
+      .then(props.onDone);
   return (
     <Modal title={`Import CSV into ${props.table}`} onClose={props.onClose}>
       <div class="stack">
         <label for="csv-file">CSV file (first line: column names)</label>
-        <input id="csv-file" type="file" accept=".csv,text/csv" onChange={(e) => void pick(e.currentTarget.files?.[0])} />
+        <input
+          id="csv-file"
+          type="file"
+          accept=".csv,text/csv"
+          onChange={(e) => void pick(e.currentTarget.files?.[0])}
+        />
         {preview && (
           <>
             <p>
@@ -139,11 +179,21 @@ export function CsvImport(props: { table: string; columns: Column[]; onClose: ()
             <div class="grid-wrap" tabIndex={0} role="region" aria-label="Preview">
               <table class="grid">
                 <thead>
-                  <tr>{preview.fields.map((f) => <th key={f} scope="col">{f}</th>)}</tr>
+                  <tr>
+                    {preview.fields.map((f) => (
+                      <th key={f} scope="col">
+                        {f}
+                      </th>
+                    ))}
+                  </tr>
                 </thead>
                 <tbody>
                   {preview.rows.map((r, i) => (
-                    <tr key={i}>{r.map((v, j) => <td key={j}>{v}</td>)}</tr>
+                    <tr key={i}>
+                      {r.map((v, j) => (
+                        <td key={j}>{v}</td>
+                      ))}
+                    </tr>
                   ))}
                 </tbody>
               </table>

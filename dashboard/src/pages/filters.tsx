@@ -1,7 +1,8 @@
 // The rows page's filters (every operator of the records API) and value parsing.
 import { useState } from 'preact/hooks';
 import { enc } from '../api';
-import type { Column } from './table';
+import { Icon, X } from '../components/icons';
+import type { Column } from './table-types';
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is'];
 
@@ -31,7 +32,8 @@ export function initialFilters(): Filter[] {
   const out: Filter[] = [];
   new URLSearchParams(location.search).forEach((v, k) => {
     const dot = v.indexOf('.');
-    if (dot > 0 && OPERATORS.includes(v.slice(0, dot))) out.push({ column: k, op: v.slice(0, dot), value: v.slice(dot + 1) });
+    if (dot > 0 && OPERATORS.includes(v.slice(0, dot)))
+      out.push({ column: k, op: v.slice(0, dot), value: v.slice(dot + 1) });
   });
   return out;
 }
@@ -61,14 +63,26 @@ export function FilterBar(props: { columns: Column[]; filters: Filter[]; onChang
         ))}
       </select>
       <label for="f-value">Value</label>
-      <input id="f-value" value={draft.value} placeholder={draft.op === 'in' ? 'a,b,c' : draft.op === 'is' ? 'null' : ''} onInput={(e) => setDraft({ ...draft, value: e.currentTarget.value })} />
-      <button type="submit">Add filter</button>
+      <input
+        id="f-value"
+        value={draft.value}
+        placeholder={draft.op === 'in' ? 'a,b,c' : draft.op === 'is' ? 'null' : 'value'}
+        onInput={(e) => setDraft({ ...draft, value: e.currentTarget.value })}
+      />
+      <button type="submit" class="sm">
+        Add filter
+      </button>
       {props.filters.map((f, i) => (
-        <button key={i} type="button" class="chip" aria-label={`Remove filter ${f.column} ${f.op} ${f.value}`} onClick={() => props.onChange(props.filters.filter((_, j) => j !== i))}>
-          {f.column} {f.op} {f.value} ✕
+        <button
+          key={i}
+          type="button"
+          class="chip"
+          aria-label={`Remove filter ${f.column} ${f.op} ${f.value}`}
+          onClick={() => props.onChange(props.filters.filter((_, j) => j !== i))}
+        >
+          {f.column} {f.op} {f.value} <Icon icon={X} />
         </button>
       ))}
     </form>
   );
 }
-

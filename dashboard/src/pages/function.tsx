@@ -1,15 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, enc } from '../api';
-import { link, navigate } from '../router';
-import { ErrorBox, useAction, useLoad } from '../ui';
+import { Save } from '../components/icons';
+import { navigate } from '../router';
+import { Badge, Button, Card, ErrorBox, Field, PageHeader, SkeletonLines, toast, useAction, useLoad } from '../ui';
 import { useEditor } from '../useEditor';
-
-const STARTER = `export default async function (req: Request): Promise<Response> {
-  const name = new URL(req.url).searchParams.get('name') ?? 'world';
-  console.log('hello called for', name);
-  return Response.json({ hello: name });
-}
-`;
+import { TEMPLATES } from './function-templates';
 
 interface LogLine {
   id: number;
@@ -35,7 +30,9 @@ function Logs({ slug }: { slug: string }) {
     let live = true;
     const poll = async () => {
       try {
-        const { logs } = await api<{ logs: LogLine[] }>(`/api/functions/${enc(slug)}/logs?limit=200${last === null ? '' : `&after=${last}`}`);
+        const { logs } = await api<{ logs: LogLine[] }>(
+          `/api/functions/${enc(slug)}/logs?limit=200${last === null ? '' : `&after=${last}`}`,
+        );
         if (!live) return;
         if (logs.length) {
           last = logs[logs.length - 1]!.id;
@@ -59,7 +56,9 @@ function Logs({ slug }: { slug: string }) {
       <h2>Logs</h2>
       <ErrorBox error={error} />
       <pre class="logs" role="log" aria-live="polite" aria-label="Function logs" tabIndex={0}>
-        {lines.length ? lines.map((l) => `${l.timestamp.slice(11, 19)} ${l.level.padEnd(5)} ${l.message}`).join('\n') : 'No output yet.'}
+        {lines.length
+          ? lines.map((l) => `${l.timestamp.slice(11, 19)} ${l.level.padEnd(5)} ${l.message}`).join('\n')
+          : 'No output yet.'}
       </pre>
     </div>
   );
@@ -79,7 +78,11 @@ function Invoke({ slug }: { slug: string }) {
     }
     const body = String(f.get('body') ?? '');
     await act.run(async () => {
-      const r = await fetch(`/functions/${enc(slug)}${String(f.get('query') ?? '')}`, { method, headers, body: method === 'GET' || method === 'DELETE' || !body ? undefined : body });
+      const r = await fetch(`/functions/${enc(slug)}${String(f.get('query') ?? '')}`, {
+        method,
+        headers,
+        body: method === 'GET' || method === 'DELETE' || !body ? undefined : body,
+      });
       const hs = [...r.headers].map(([k, v]) => `${k}: ${v}`).join('\n');
       setOut({ status: r.status, headers: hs, body: await r.text() });
     });
@@ -128,77 +131,125 @@ interface Fn {
 
 /** Create or edit a function: code in CodeMirror (TypeScript), status, and for saved ones invoke and logs. */
 export function FunctionEditor({ slug }: { slug: string | null }) {
-  const { data, error } = useLoad(() => (slug ? api<Fn>(`/api/functions/${enc(slug)}`) : Promise.resolve(null)), [slug]);
+  const { data, error } = useLoad(
+    () => (slug ? api<Fn>(`/api/functions/${enc(slug)}`) : Promise.resolve(null)),
+    [slug],
+  );
   const ready = slug === null || data !== null;
   return (
     <section class="stack">
-      <p class="crumbs">
-        <a {...link('/functions')}>Functions</a> / {slug ?? 'new'}
-      </p>
       <ErrorBox error={error} />
+      {!ready && !error && <SkeletonLines lines={8} label="Loading the function" />}
       {ready && <Form key={slug ?? 'new'} fn={data} />}
       {slug && data && (
         <div class="two">
-          <Invoke slug={slug} />
-          <Logs slug={slug} />
+          <Card>
+            <Invoke slug={slug} />
+          </Card>
+          <Card>
+            <Logs slug={slug} />
+          </Card>
         </div>
       )}
     </section>
   );
 }
 
+/** The template a new function starts from (?template=<id>), else the first. */
+function startCode(): string {
+  const id = new URLSearchParams(location.search).get('template');
+  return (TEMPLATES.find((t) => t.id === id) ?? TEMPLATES[0]!).code;
+}
+
 function Form({ fn }: { fn: Fn | null }) {
   const act = useAction();
-  const [saved, setSaved] = useState('');
-  const { ref, editor } = useEditor({ doc: fn?.code ?? STARTER, lang: 'typescript', label: 'Function code' });
+  const { ref, editor } = useEditor({ doc: fn?.code ?? startCode(), lang: 'typescript', label: 'Function code' });
   const submit = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget as HTMLFormElement);
-    const body = { name: String(f.get('name')), description: String(f.get('description') ?? ''), status: String(f.get('status')), code: editor?.value() ?? '' };
-    setSaved('');
-    const ok = await act.run(async () => {
-      if (fn) await api(`/api/functions/${enc(fn.slug)}`, { method: 'PUT', body });
-      else {
-        const slug = String(f.get('slug') ?? '').trim();
-        const r = await api<{ function: Fn }>('/api/functions', { method: 'POST', body: { ...body, ...(slug ? { slug } : {}) } });
-        navigate(`/functions/${enc(r.function.slug)}`);
+    const body = {
+      name: String(f.get('name')),
+      description: String(f.get('description') ?? ''),
+      status: String(f.get('status')),
+      code: editor?.value() ?? '',
+    };
+    await act.run(async () => {
+      if (fn) {
+        await api(`/api/functions/${enc(fn.slug)}`, { method: 'PUT', body });
+        toast(`Saved ${fn.name} (${body.status}).`);
+        return;
       }
+      const slug = String(f.get('slug') ?? '').trim();
+      const r = await api<{ function: Fn }>('/api/functions', {
+        method: 'POST',
+        body: { ...body, ...(slug ? { slug } : {}) },
+      });
+      toast(`Created ${r.function.name}: it answers at /functions/${r.function.slug}.`);
+      navigate(`/functions/${enc(r.function.slug)}`, { replace: true });
     });
-    if (ok) setSaved(`Saved (${body.status}).`);
   };
   const pos = positionOf(act.error);
   return (
     <form class="stack" aria-label="Function" onSubmit={submit}>
-      <h1>{fn ? fn.name : 'New function'}</h1>
-      <div class="inline">
-        <label for="fn-name">Name</label>
-        <input id="fn-name" name="name" required defaultValue={fn?.name ?? ''} />
+      <PageHeader
+        crumbs={[['Functions', '/functions']]}
+        title={fn ? fn.name : 'New function'}
+        extra={fn && <Badge tone={fn.status === 'active' ? 'success' : 'warning'}>{fn.status}</Badge>}
+        description={
+          fn ? (
+            <code>/functions/{fn.slug}</code>
+          ) : (
+            'TypeScript on Deno: export a default function that takes a Request and returns a Response. Import packages (npm:@insforge/sdk, npm:zod, jsr:…); InsForge and Supabase forms (module.exports, Deno.serve) run too.'
+          )
+        }
+        actions={
+          <Button type="submit" variant="primary" icon={Save} disabled={act.busy || !editor}>
+            {fn ? 'Save' : 'Create function'}
+          </Button>
+        }
+      />
+      <div class="fields">
+        <Field id="fn-name" label="Name">
+          <input id="fn-name" name="name" required defaultValue={fn?.name ?? ''} />
+        </Field>
         {!fn && (
-          <>
-            <label for="fn-slug">Slug</label>
+          <Field id="fn-slug" label="Slug">
             <input id="fn-slug" name="slug" placeholder="from the name" pattern="[a-z0-9][a-z0-9\-]*" />
-          </>
+          </Field>
         )}
-        <label for="fn-status">Status</label>
-        <select id="fn-status" name="status" defaultValue={fn?.status === 'draft' ? 'draft' : 'active'}>
-          <option value="active">active</option>
-          <option value="draft">draft</option>
-        </select>
+        <Field id="fn-status" label="Status">
+          <select id="fn-status" name="status" defaultValue={fn?.status === 'draft' ? 'draft' : 'active'}>
+            <option value="active">active</option>
+            <option value="draft">draft</option>
+          </select>
+        </Field>
+        {!fn && (
+          <Field id="fn-template" label="Start from">
+            <select
+              id="fn-template"
+              defaultValue={new URLSearchParams(location.search).get('template') ?? TEMPLATES[0]!.id}
+              onChange={(e) => editor?.set(TEMPLATES.find((t) => t.id === e.currentTarget.value)!.code)}
+            >
+              {TEMPLATES.map((t) => (
+                <option key={t.id} value={t.id}>
+                  {t.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
+        <Field id="fn-desc" label="Description">
+          <input id="fn-desc" name="description" defaultValue={fn?.description ?? ''} />
+        </Field>
       </div>
-      <label for="fn-desc">Description</label>
-      <input id="fn-desc" name="description" defaultValue={fn?.description ?? ''} />
       <div ref={ref} class="editor code" />
-      <div class="row">
-        <button type="submit" class="primary" disabled={act.busy || !editor}>
-          {fn ? 'Save' : 'Create function'}
-        </button>
-        {pos && (
-          <button type="button" class="ghost" onClick={() => editor?.goTo(pos.line, pos.column)}>
+      {pos && (
+        <div>
+          <Button variant="ghost" onClick={() => editor?.goTo(pos.line, pos.column)}>
             Go to line {pos.line}, column {pos.column}
-          </button>
-        )}
-        {saved && <span role="status">{saved}</span>}
-      </div>
+          </Button>
+        </div>
+      )}
       <ErrorBox error={act.error} />
     </form>
   );

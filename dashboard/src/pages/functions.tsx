@@ -1,8 +1,13 @@
+// Functions: the list with each one's status and path; with none yet, the templates to start
+// from. /functions/new and /functions/<slug> edit, invoke and show logs.
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api';
+import { Icon, Plus, SquareFunction, Trash2 } from '../components/icons';
+import { Grid } from '../grid/grid';
 import { link } from '../router';
-import { Confirm, ErrorBox, Modal, useAction, useLoad } from '../ui';
+import { Badge, Button, Card, Confirm, EmptyState, ErrorBox, PageHeader, useLoad } from '../ui';
 import { FunctionEditor } from './function';
+import { TEMPLATES } from './function-templates';
 
 interface Fn {
   slug: string;
@@ -13,92 +18,105 @@ interface Fn {
   deployed_at: string | null;
 }
 
-interface Secret {
-  name: string;
-  preview: string;
-  functions: string[] | null;
-}
-
-function Secrets() {
-  const { data, error, reload } = useLoad(() => api<Secret[]>('/api/secrets'), []);
-  const [adding, setAdding] = useState(false);
-  const act = useAction();
+/** The templates a new function starts from, each one link. */
+function Templates() {
   return (
-    <div class="stack">
-      <div class="row">
-        <h2>Secrets</h2>
-        <button type="button" onClick={() => setAdding(true)}>
-          New secret
-        </button>
-      </div>
-      <p class="muted">Functions read them as environment variables (Deno.env.get). Values are never shown again.</p>
-      <ErrorBox error={error ?? act.error} />
-      <ul class="list">
-        {data?.map((s) => (
-          <li key={s.name} class="row">
-            <code>{s.name}</code> <span class="muted">{s.preview}</span> <span>{s.functions ? `only ${s.functions.join(', ')}` : 'every function'}</span>
-            <button type="button" class="ghost danger" aria-label={`Delete secret ${s.name}`} onClick={() => void act.run(() => api(`/api/secrets/${enc(s.name)}`, { method: 'DELETE' }).then(reload))}>
-              Delete
-            </button>
-          </li>
-        ))}
-      </ul>
-      {adding && (
-        <Modal title="New secret" onClose={() => setAdding(false)}>
-          <form
-            class="stack"
-            onSubmit={async (e) => {
-              e.preventDefault();
-              const f = new FormData(e.currentTarget as HTMLFormElement);
-              const only = String(f.get('functions') ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-              const body = { value: String(f.get('value')), ...(only.length ? { functions: only } : {}) };
-              if (await act.run(() => api(`/api/secrets/${enc(String(f.get('name')))}`, { method: 'PUT', body }))) (setAdding(false), reload());
-            }}
-          >
-            <label for="s-name">Name</label>
-            <input id="s-name" name="name" required pattern="[A-Z_][A-Z0-9_]*" placeholder="STRIPE_KEY" />
-            <label for="s-value">Value</label>
-            <input id="s-value" name="value" type="password" required autocomplete="off" />
-            <label for="s-fns">Only these functions (comma-separated slugs, empty: all)</label>
-            <input id="s-fns" name="functions" />
-            <ErrorBox error={act.error} />
-            <button type="submit" class="primary">
-              Save secret
-            </button>
-          </form>
-        </Modal>
-      )}
+    <div class="cards">
+      {TEMPLATES.map((t) => (
+        <a key={t.id} class="card stat" {...link(`/functions/new?template=${t.id}`)}>
+          <span class="label">Template</span>
+          <strong>{t.name}</strong>
+          <span class="muted">{t.description}</span>
+        </a>
+      ))}
     </div>
   );
 }
 
 function FunctionList() {
-  const { data, error, reload } = useLoad(() => api<Fn[]>('/api/functions'), []);
+  const { data, error, reload, loading } = useLoad(() => api<Fn[]>('/api/functions'), []);
   const [deleting, setDeleting] = useState<string | null>(null);
+  const newButton = (
+    <a class="button primary" {...link('/functions/new')}>
+      <Icon icon={Plus} /> New function
+    </a>
+  );
   return (
     <section class="stack">
-      <div class="row">
-        <h1>Functions</h1>
-        <a class="button primary" {...link('/functions/new')}>
-          New function
-        </a>
-      </div>
+      <PageHeader
+        title="Functions"
+        description={
+          <>
+            TypeScript on Deno, served at <code>/functions/&lt;slug&gt;</code>. Secrets reach them as environment
+            variables.
+          </>
+        }
+        actions={newButton}
+      />
       <ErrorBox error={error} />
-      {data?.length === 0 && <p class="muted">No functions yet.</p>}
-      <ul class="list">
-        {data?.map((f) => (
-          <li key={f.slug} class="row">
-            <a {...link(`/functions/${enc(f.slug)}`)}>{f.name}</a>
-            <code>/functions/{f.slug}</code>
-            <span class={`badge ${f.status}`}>{f.status}</span>
-            <button type="button" class="ghost danger" aria-label={`Delete function ${f.slug}`} onClick={() => setDeleting(f.slug)}>
+      {data?.length === 0 ? (
+        <>
+          <EmptyState
+            icon={SquareFunction}
+            title="No functions yet"
+            action={
+              <a class="button primary" {...link('/functions/new')}>
+                <Icon icon={Plus} /> Create your first function
+              </a>
+            }
+          >
+            Start from a template below: each runs as is, and shows how to read the request, call this project and log.
+          </EmptyState>
+          <Templates />
+        </>
+      ) : (
+        <Grid<Fn>
+          label="Functions"
+          rows={data ?? []}
+          loading={loading}
+          rowKey={(f) => f.slug}
+          columns={[
+            { key: 'name', label: 'Function', cell: (f) => <a {...link(`/functions/${enc(f.slug)}`)}>{f.name}</a> },
+            { key: 'path', label: 'Path', cell: (f) => <code>/functions/{f.slug}</code> },
+            {
+              key: 'status',
+              label: 'Status',
+              cell: (f) => <Badge tone={f.status === 'active' ? 'success' : 'warning'}>{f.status}</Badge>,
+            },
+            { key: 'description', label: 'Description', cell: (f) => <span class="muted">{f.description}</span> },
+            {
+              key: 'updated',
+              label: 'Updated',
+              cell: (f) => new Date(f.updated_at).toLocaleString(),
+              cellClass: () => 'nowrap',
+            },
+          ]}
+          actions={(f) => (
+            <Button
+              variant="ghost danger"
+              size="sm"
+              icon={Trash2}
+              aria-label={`Delete function ${f.slug}`}
+              onClick={() => setDeleting(f.slug)}
+            >
               Delete
-            </button>
-          </li>
-        ))}
-      </ul>
-      <Secrets />
-      {deleting && <Confirm what="function" name={deleting} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/functions/${enc(deleting)}`, { method: 'DELETE' }).then(reload)} />}
+            </Button>
+          )}
+        />
+      )}
+      {data && data.length > 0 && (
+        <Card title="Start from a template">
+          <Templates />
+        </Card>
+      )}
+      {deleting && (
+        <Confirm
+          what="function"
+          name={deleting}
+          onClose={() => setDeleting(null)}
+          onConfirm={() => api(`/api/functions/${enc(deleting)}`, { method: 'DELETE' }).then(reload)}
+        />
+      )}
     </section>
   );
 }

@@ -2,7 +2,7 @@
 // function calls and errors, AI tokens, over a range the admin picks.
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { useLoad } from '../ui';
+import { Card, SkeletonLines, useLoad } from '../ui';
 import { Lines } from './lines';
 import { LoadState } from './notavailable';
 import { bytes } from './tables';
@@ -30,7 +30,12 @@ function duration(s: number): string {
 }
 
 const time = (at: string, range: Range) =>
-  new Date(at).toLocaleString(undefined, range === '1h' || range === '24h' ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  new Date(at).toLocaleString(
+    undefined,
+    range === '1h' || range === '24h'
+      ? { hour: '2-digit', minute: '2-digit' }
+      : { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' },
+  );
 
 /** The four charts once there are two points; before that, when the first sample was taken and the next is due. */
 function Charts({ h, range }: { h: History; range: Range }) {
@@ -39,7 +44,8 @@ function Charts({ h, range }: { h: History; range: Range }) {
     const first = s[0] ? `the first sample is at ${time(s[0].at, '30d')}` : 'no sample has been taken yet';
     return (
       <p class="muted" role="status">
-        Collecting usage over time: {first}. One is taken every {duration(h.intervalSeconds)}; the charts appear with the second.
+        Collecting usage over time: {first}. One is taken every {duration(h.intervalSeconds)}; the charts appear with
+        the second.
       </p>
     );
   }
@@ -49,8 +55,20 @@ function Charts({ h, range }: { h: History; range: Range }) {
   const counted = s.some((p) => p.functionCalls !== null);
   return (
     <div class="two">
-      <Lines title="Database size" xs={xs} at={at} format={bytes} series={[{ name: 'database', values: s.map((p) => p.databaseBytes), cls: 's0' }]} />
-      <Lines title="Storage size" xs={xs} at={at} format={bytes} series={[{ name: 'stored objects', values: s.map((p) => p.storageBytes), cls: 's0' }]} />
+      <Lines
+        title="Database size"
+        xs={xs}
+        at={at}
+        format={bytes}
+        series={[{ name: 'database', values: s.map((p) => p.databaseBytes), cls: 's0' }]}
+      />
+      <Lines
+        title="Storage size"
+        xs={xs}
+        at={at}
+        format={bytes}
+        series={[{ name: 'stored objects', values: s.map((p) => p.storageBytes), cls: 's0' }]}
+      />
       {counted ? (
         <Lines
           title={`Function calls ${per}`}
@@ -62,9 +80,16 @@ function Charts({ h, range }: { h: History; range: Range }) {
           ]}
         />
       ) : (
-        <p class="muted">Function calls are counted from the log store, which is off on this server (LOGS_STORE=false).</p>
+        <p class="muted">
+          Function calls are counted from the log store, which is off on this server (LOGS_STORE=false).
+        </p>
       )}
-      <Lines title={`AI tokens ${per}`} xs={xs} at={at} series={[{ name: 'tokens', values: s.map((p) => p.aiTokens), cls: 's0' }]} />
+      <Lines
+        title={`AI tokens ${per}`}
+        xs={xs}
+        at={at}
+        series={[{ name: 'tokens', values: s.map((p) => p.aiTokens), cls: 's0' }]}
+      />
     </div>
   );
 }
@@ -74,21 +99,29 @@ export function UsageHistory() {
   const [range, setRange] = useState<Range>('24h');
   const history = useLoad(() => api<History>(`/api/metrics/history?range=${range}`), [range]);
   return (
-    <>
-      <div class="row">
-        <h2>Usage over time</h2>
-        <label for="usage-range">Range</label>
-        <select id="usage-range" value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
-          {Object.entries(RANGES).map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </div>
+    <Card
+      title="Usage over time"
+      label="Usage over time"
+      actions={
+        <div class="inline">
+          <label for="usage-range">Range</label>
+          <select id="usage-range" value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
+            {Object.entries(RANGES).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+      }
+    >
       <LoadState error={history.error} what="Usage over time" endpoint="GET /api/metrics/history">
-        {history.data && <Charts h={history.data} range={range} />}
+        {history.data ? (
+          <Charts h={history.data} range={range} />
+        ) : (
+          !history.error && <SkeletonLines lines={4} label="Loading usage over time" />
+        )}
       </LoadState>
-    </>
+    </Card>
   );
 }

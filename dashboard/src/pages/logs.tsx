@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { Grid } from '../grid/grid';
-import { ErrorBox, cellText, useLoad } from '../ui';
+import { cellText, ErrorBox, PageHeader, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 interface Line {
@@ -66,7 +66,14 @@ function useLogRun(query: string) {
     await guarded(async (gen) => {
       const p = await page(current.current?.cursor);
       if (gen !== generation.current) return;
-      setRun((r) => r && { lines: [...r.lines, ...p.logs.filter((l) => !r.lines.length || newer(r.lines.at(-1)!.id, l.id))], cursor: p.nextCursor, total: p.total });
+      setRun(
+        (r) =>
+          r && {
+            lines: [...r.lines, ...p.logs.filter((l) => !r.lines.length || newer(r.lines.at(-1)!.id, l.id))],
+            cursor: p.nextCursor,
+            total: p.total,
+          },
+      );
     });
     setBusy(false);
   };
@@ -85,7 +92,14 @@ function useLogRun(query: string) {
         p = await page(p.nextCursor);
       }
       if (gen !== generation.current) return;
-      setRun((r) => r && { ...r, lines: [...fresh.filter((l) => !r.lines.length || newer(l.id, r.lines[0]!.id)), ...r.lines], total: p.total });
+      setRun(
+        (r) =>
+          r && {
+            ...r,
+            lines: [...fresh.filter((l) => !r.lines.length || newer(l.id, r.lines[0]!.id)), ...r.lines],
+            total: p.total,
+          },
+      );
     });
   };
   return { run, error, busy, older, tail };
@@ -97,7 +111,9 @@ export function Logs() {
   const [level, setLevel] = useState('info');
   const [q, setQ] = useState('');
   const [live, setLive] = useState(false);
-  const { run, error, busy, older, tail } = useLogRun(`/api/logs/${enc(source)}?limit=${PAGE}&level=${level}${q ? `&q=${enc(q)}` : ''}`);
+  const { run, error, busy, older, tail } = useLogRun(
+    `/api/logs/${enc(source)}?limit=${PAGE}&level=${level}${q ? `&q=${enc(q)}` : ''}`,
+  );
   const tailRef = useRef(tail);
   tailRef.current = tail;
   useEffect(() => {
@@ -108,16 +124,29 @@ export function Logs() {
   const names = sources.data?.sources.map((x) => x.name) ?? ['api'];
   return (
     <section class="stack">
-      <h1>Logs</h1>
+      <PageHeader
+        title="Logs"
+        description="What the server wrote: API requests, functions, jobs. Filter by source, level and text; follow new lines live."
+      />
       <LoadState error={sources.error} what="The logs explorer" endpoint="GET /api/logs/sources">
-        <form class="inline" role="search" onSubmit={(e) => (e.preventDefault(), setQ(String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? '')))}>
+        <form
+          class="inline"
+          role="search"
+          onSubmit={(e) => (
+            e.preventDefault(), setQ(String(new FormData(e.currentTarget as HTMLFormElement).get('q') ?? ''))
+          )}
+        >
           <label for="log-source">Source</label>
           <select id="log-source" value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-            {names.map((n) => <option key={n}>{n}</option>)}
+            {names.map((n) => (
+              <option key={n}>{n}</option>
+            ))}
           </select>
           <label for="log-level">Level</label>
           <select id="log-level" value={level} onChange={(e) => setLevel(e.currentTarget.value)}>
-            {LEVELS.map((n) => <option key={n}>{n}</option>)}
+            {LEVELS.map((n) => (
+              <option key={n}>{n}</option>
+            ))}
           </select>
           <label for="log-q">Contains</label>
           <input id="log-q" name="q" type="search" />
@@ -135,14 +164,23 @@ export function Logs() {
               rowKey={(r) => r.id}
               empty="No lines match."
               columns={[
-                { key: 'timestamp', label: 'Time', cell: (r) => new Date(r.timestamp).toLocaleString(), cellClass: () => 'nowrap' },
+                {
+                  key: 'timestamp',
+                  label: 'Time',
+                  cell: (r) => new Date(r.timestamp).toLocaleString(),
+                  cellClass: () => 'nowrap',
+                },
                 { key: 'level', label: 'Level', cell: (r) => r.level },
                 { key: 'message', label: 'Message', cell: (r) => cellText(r.eventMessage), cellClass: () => 'json' },
               ]}
             />
             <div class="pager">
               <span aria-live="polite">{`${run.lines.length} of ${run.total} lines`}</span>
-              {run.cursor && <button type="button" disabled={busy} onClick={() => void older()}>Load older</button>}
+              {run.cursor && (
+                <button type="button" disabled={busy} onClick={() => void older()}>
+                  Load older
+                </button>
+              )}
             </div>
           </>
         )}

@@ -20,7 +20,17 @@ export function NotAvailable({ what, endpoint }: { what: string; endpoint: strin
 }
 
 /** The error of a load, or the not-available state when the endpoint does not exist. */
-export function LoadState({ error, what, endpoint, children }: { error: unknown; what: string; endpoint: string; children?: ComponentChildren }) {
+export function LoadState({
+  error,
+  what,
+  endpoint,
+  children,
+}: {
+  error: unknown;
+  what: string;
+  endpoint: string;
+  children?: ComponentChildren;
+}) {
   if (isMissing(error)) return <NotAvailable what={what} endpoint={endpoint} />;
   return (
     <>

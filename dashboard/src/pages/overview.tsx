@@ -4,19 +4,54 @@
 import { api } from '../api';
 import { runSql } from '../lib/sql';
 import { link } from '../router';
-import { ErrorBox, useLoad } from '../ui';
+import {
+  Activity,
+  Database,
+  HardDrive,
+  HeartPulse,
+  Icon,
+  type IconNode,
+  Sparkles,
+  Table2,
+  Users,
+} from '../components/icons';
+import { Card, ErrorBox, PageHeader, Skeleton, useLoad } from '../ui';
+import { GettingStarted } from './getting-started';
 import { StackedBars } from './ai';
 import { UsageHistory } from './history';
 import { Lines } from './lines';
 import { LoadState } from './notavailable';
 import { bytes } from './tables';
 
-function Card({ label, value, href }: { label: string; value: string; href?: string }) {
-  return (
-    <div class="card">
-      <span class="big">{value}</span>
-      {href ? <a {...link(href)}>{label}</a> : label}
-    </div>
+/** One number of the project, linking to where it lives. */
+function StatCard({
+  label,
+  value,
+  href,
+  icon,
+  tone,
+}: {
+  label: string;
+  value: string;
+  href?: string;
+  icon: IconNode;
+  tone?: 'success' | 'danger';
+}) {
+  const body = (
+    <>
+      <span class="label">
+        <Icon icon={icon} />
+        {label}
+      </span>
+      <span class={tone ? `big ${tone}` : 'big'}>{value}</span>
+    </>
+  );
+  return href ? (
+    <a class="card stat" {...link(href)}>
+      {body}
+    </a>
+  ) : (
+    <div class="card stat">{body}</div>
   );
 }
 
@@ -43,8 +78,21 @@ function Traffic({ stats }: { stats: Stat[] }) {
   if (!minutes.length) return <p class="muted">No API requests in the last hour.</p>;
   return (
     <div class="two">
-      <StackedBars title="Requests per minute (5xx in the second colour)" days={minutes} series={['ok', '5xx']} tick={label} value={(m, s) => (s === 'ok' ? sum(m, 'count') - sum(m, 'errors') : sum(m, 'errors'))} />
-      <Lines title="Latency per minute, ms" xs={minutes.map(label)} series={[{ name: 'p50 (weighted)', values: minutes.map(p50), cls: 's0' }, { name: 'p99 (worst route)', values: minutes.map(p99), cls: 's1' }]} />
+      <StackedBars
+        title="Requests per minute (5xx in the second colour)"
+        days={minutes}
+        series={['ok', '5xx']}
+        tick={label}
+        value={(m, s) => (s === 'ok' ? sum(m, 'count') - sum(m, 'errors') : sum(m, 'errors'))}
+      />
+      <Lines
+        title="Latency per minute, ms"
+        xs={minutes.map(label)}
+        series={[
+          { name: 'p50 (weighted)', values: minutes.map(p50), cls: 's0' },
+          { name: 'p99 (worst route)', values: minutes.map(p99), cls: 's1' },
+        ]}
+      />
     </div>
   );
 }
@@ -61,38 +109,88 @@ export function Overview() {
       fetch('/api/health?checks=true').then((r) => r.json() as Promise<{ status: string }>),
     ]);
     const r = db.rows[0]!;
-    return { db: Number(r.db), tables: Number(r.tables), storage: Number(r.storage), objects: Number(r.objects), users: users.pagination.total, health: health.status };
+    return {
+      db: Number(r.db),
+      tables: Number(r.tables),
+      storage: Number(r.storage),
+      objects: Number(r.objects),
+      users: users.pagination.total,
+      health: health.status,
+    };
   }, []);
   const from = new Date(Date.now() - 14 * 86400_000).toISOString();
-  const ai = useLoad(() => api<{ days: Array<{ day: string; model: string; totalTokens: number }> }>(`/api/ai/usage/daily?from=${encodeURIComponent(from)}`), []);
+  const ai = useLoad(
+    () =>
+      api<{ days: Array<{ day: string; model: string; totalTokens: number }> }>(
+        `/api/ai/usage/daily?from=${encodeURIComponent(from)}`,
+      ),
+    [],
+  );
   const traffic = useLoad(() => api<{ stats: Stat[] }>('/api/logs/stats'), []);
   const s = stats.data;
   const days = [...new Set(ai.data?.days.map((d) => d.day) ?? [])];
   const models = [...new Set(ai.data?.days.map((d) => d.model) ?? [])];
   return (
-    <section class="stack">
-      <h1>Overview</h1>
+    <section class="stack loose">
+      <PageHeader
+        title="Overview"
+        description={`This project at ${location.host}: its data, its traffic and what it used.`}
+      />
       <ErrorBox error={stats.error} />
-      {s && (
-        <div class="cards">
-          <Card label="Health" value={s.health} href="/health" />
-          <Card label="Database size" value={bytes(s.db)} />
-          <Card label="Tables" value={String(s.tables)} href="/tables" />
-          <Card label="Users" value={String(s.users)} href="/users" />
-          <Card label={`Storage (${s.objects} objects)`} value={bytes(s.storage)} href="/storage" />
-        </div>
-      )}
-      <h2>Requests, errors and latency</h2>
-      <LoadState error={traffic.error} what="Request charts" endpoint="GET /api/logs/stats">
-        {traffic.data && <Traffic stats={traffic.data.stats} />}
-      </LoadState>
+      {s && <GettingStarted counts={s} />}
+      <div class="cards">
+        {s ? (
+          <>
+            <StatCard
+              icon={HeartPulse}
+              label="Health"
+              value={s.health === 'ok' ? 'Healthy' : s.health}
+              href="/health"
+              tone={s.health === 'ok' ? 'success' : 'danger'}
+            />
+            <StatCard icon={Database} label="Database size" value={bytes(s.db)} />
+            <StatCard icon={Table2} label="Tables" value={String(s.tables)} href="/tables" />
+            <StatCard icon={Users} label="Users" value={String(s.users)} href="/users" />
+            <StatCard
+              icon={HardDrive}
+              label={`Storage (${s.objects} objects)`}
+              value={bytes(s.storage)}
+              href="/storage"
+            />
+          </>
+        ) : (
+          [0, 1, 2, 3, 4].map((i) => (
+            <div key={i} class="card stat" aria-hidden="true">
+              <Skeleton width="50%" />
+              <Skeleton class="title" />
+            </div>
+          ))
+        )}
+      </div>
+      <Card
+        title="Requests, errors and latency"
+        label="Requests, errors and latency"
+        actions={<Icon icon={Activity} />}
+      >
+        <LoadState error={traffic.error} what="Request charts" endpoint="GET /api/logs/stats">
+          {traffic.data && <Traffic stats={traffic.data.stats} />}
+        </LoadState>
+      </Card>
       <UsageHistory />
-      <h2>AI tokens, last 14 days</h2>
-      <ErrorBox error={ai.error} />
-      {ai.data && days.length === 0 && <p class="muted">No AI calls in the last 14 days.</p>}
-      {days.length > 0 && (
-        <StackedBars title="AI tokens per day, by model" days={days} series={models} value={(d, m) => (ai.data?.days ?? []).filter((x) => x.day === d && x.model === m).reduce((n, x) => n + x.totalTokens, 0)} />
-      )}
+      <Card title="AI tokens, last 14 days" label="AI tokens" actions={<Icon icon={Sparkles} />}>
+        <ErrorBox error={ai.error} />
+        {ai.data && days.length === 0 && <p class="muted">No AI calls in the last 14 days.</p>}
+        {days.length > 0 && (
+          <StackedBars
+            title="AI tokens per day, by model"
+            days={days}
+            series={models}
+            value={(d, m) =>
+              (ai.data?.days ?? []).filter((x) => x.day === d && x.model === m).reduce((n, x) => n + x.totalTokens, 0)
+            }
+          />
+        )}
+      </Card>
     </section>
   );
 }

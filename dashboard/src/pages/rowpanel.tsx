@@ -3,8 +3,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { literal, runSql } from '../lib/sql';
-import { ErrorBox, useAction, useLoad } from '../ui';
-import type { Column } from './table';
+import { Icon, X } from '../components/icons';
+import { fromText, inputType, toText } from '../lib/values';
+import { ErrorBox, toast, useAction, useLoad } from '../ui';
+import { searchReferenced } from './cell';
+import type { Column } from './table-types';
 
 const AUTO = new Set(['id', 'created_at', 'updated_at']);
 const KNOWN = new Set(['string', 'integer', 'float', 'boolean', 'uuid', 'datetime', 'date', 'json']);
@@ -22,44 +25,13 @@ export function useEnums(columns: Column[]) {
   return data ?? {};
 }
 
-/** A value as its input shows it. */
-function toText(c: Column, v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (c.type === 'json') return JSON.stringify(v, null, 2);
-  if (c.type === 'datetime') {
-    const d = new Date(String(v));
-    return isNaN(d.getTime()) ? String(v) : new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
-  }
-  return String(v);
-}
-
-/** An input's text → the JSON value for the column (empty is null, or left out on insert). */
-export function fromText(c: Column, text: string): unknown {
-  if (text === '' || text === 'NULL') return null;
-  if (c.type === 'integer' || c.type === 'float') return Number(text);
-  if (c.type === 'boolean') return text === 'true';
-  if (c.type === 'datetime') return new Date(text).toISOString();
-  if (c.type === 'json') {
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new Error(`${c.name}: not valid JSON (${(e as Error).message}).`);
-    }
-  }
-  return text;
-}
+export { fromText } from '../lib/values';
 
 /** Searches the referenced table by its first text column (or its key) and picks a row. */
 function FkPicker({ col, value, onPick }: { col: Column; value: string; onPick: (v: string) => void }) {
   const fk = col.foreignKey!;
   const [term, setTerm] = useState('');
-  const { data, error } = useLoad(async () => {
-    const schema = await api<{ columns: Column[] }>(`/api/database/tables/${enc(fk.table)}/schema`);
-    const label = schema.columns.find((c) => c.type === 'string')?.name;
-    const q = term ? (label ? `&${enc(label)}=ilike.${enc(`%${term}%`)}` : `&${enc(fk.column)}=eq.${enc(term)}`) : '';
-    const rows = await api<Record<string, unknown>[]>(`/api/database/records/${enc(fk.table)}?limit=8${q}`);
-    return rows.map((r) => ({ key: String(r[fk.column]), label: label ? String(r[label] ?? '') : '' }));
-  }, [term]);
+  const { data, error } = useLoad(() => searchReferenced(fk, term), [term]);
   return (
     <div class="fk">
       <label for={`fk-search-${col.name}`}>Search {fk.table}</label>
@@ -68,7 +40,12 @@ function FkPicker({ col, value, onPick }: { col: Column; value: string; onPick: 
       <ul class="picks" aria-label={`Rows of ${fk.table}`}>
         {data?.map((r) => (
           <li key={r.key}>
-            <button type="button" class={r.key === value ? 'chip on' : 'chip'} aria-pressed={r.key === value} onClick={() => onPick(r.key)}>
+            <button
+              type="button"
+              class={r.key === value ? 'chip on' : 'chip'}
+              aria-pressed={r.key === value}
+              onClick={() => onPick(r.key)}
+            >
               {r.label ? `${r.label} · ` : ''}
               <code>{r.key.slice(0, 8)}</code>
             </button>
@@ -79,7 +56,19 @@ function FkPicker({ col, value, onPick }: { col: Column; value: string; onPick: 
   );
 }
 
-function Field({ c, id, value, set, enums }: { c: Column; id: string; value: string; set: (v: string) => void; enums: Record<string, string[]> }) {
+function Field({
+  c,
+  id,
+  value,
+  set,
+  enums,
+}: {
+  c: Column;
+  id: string;
+  value: string;
+  set: (v: string) => void;
+  enums: Record<string, string[]>;
+}) {
   const onInput = (e: Event) => set((e.currentTarget as HTMLInputElement).value);
   const labels = enums[c.type];
   if (c.type === 'boolean' || labels)
@@ -91,16 +80,35 @@ function Field({ c, id, value, set, enums }: { c: Column; id: string; value: str
         ))}
       </select>
     );
-  if (c.type === 'json') return <textarea id={id} class="mono" rows={5} value={value} onInput={onInput} spellcheck={false} />;
-  const type = (({ integer: 'number', float: 'number', date: 'date', datetime: 'datetime-local' }) as Record<string, 'number' | 'date' | 'datetime-local'>)[c.type] ?? 'text';
-  return <input id={id} type={type} step={type === 'datetime-local' ? 1 : 'any'} value={value} placeholder={c.default ?? ''} onInput={onInput} />;
+  if (c.type === 'json')
+    return <textarea id={id} class="mono" rows={5} value={value} onInput={onInput} spellcheck={false} />;
+  const type = inputType(c.type);
+  return (
+    <input
+      id={id}
+      type={type as 'text'}
+      step={type === 'datetime-local' ? 1 : 'any'}
+      value={value}
+      placeholder={c.default ?? ''}
+      onInput={onInput}
+    />
+  );
 }
 
 /** Inserts (row null) or edits a row in a panel at the side of the page. */
-export function RowPanel(props: { table: string; columns: Column[]; pk: string; row: Record<string, unknown> | null; onClose: () => void; onDone: () => void }) {
+export function RowPanel(props: {
+  table: string;
+  columns: Column[];
+  pk: string;
+  row: Record<string, unknown> | null;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const { row, columns } = props;
   const cols = row ? columns.filter((c) => !c.isPrimaryKey) : columns.filter((c) => !AUTO.has(c.name));
-  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(cols.map((c) => [c.name, row ? toText(c, row[c.name]) : ''])));
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(cols.map((c) => [c.name, row ? toText(c, row[c.name]) : ''])),
+  );
   const enums = useEnums(columns);
   const act = useAction();
   const ref = useRef<HTMLDialogElement>(null);
@@ -116,36 +124,61 @@ export function RowPanel(props: { table: string; columns: Column[]; pk: string; 
         if (!row && text === '' && c.type !== 'string') continue;
         body[c.name] = c.type === 'string' && text !== 'NULL' ? text : fromText(c, text);
       }
-      if (row) await api(`/api/database/records/${enc(props.table)}?${enc(props.pk)}=eq.${enc(String(row[props.pk]))}`, { method: 'PATCH', body });
+      if (row)
+        await api(`/api/database/records/${enc(props.table)}?${enc(props.pk)}=eq.${enc(String(row[props.pk]))}`, {
+          method: 'PATCH',
+          body,
+        });
       else await api(`/api/database/records/${enc(props.table)}`, { method: 'POST', body: [body] });
     });
-    if (ok) props.onDone();
+    if (ok) {
+      toast(row ? `Saved row ${String(row[props.pk])}.` : `Inserted a row into ${props.table}.`);
+      props.onDone();
+    }
   };
   return (
-    <dialog ref={ref} class="side" aria-label={row ? 'Edit row' : 'Insert row'} onClose={props.onClose} onCancel={props.onClose}>
+    <dialog
+      ref={ref}
+      class="side"
+      aria-label={row ? 'Edit row' : 'Insert row'}
+      onClose={props.onClose}
+      onCancel={props.onClose}
+    >
       <header class="row">
         <h2>{row ? `Edit row ${String(row[props.pk])}` : 'Insert row'}</h2>
-        <button type="button" class="ghost" aria-label="Close" onClick={props.onClose}>
-          ✕
+        <button type="button" class="ghost icon-only sm" aria-label="Close" title="Close" onClick={props.onClose}>
+          <Icon icon={X} />
         </button>
       </header>
       <form class="stack" onSubmit={submit}>
         {cols.map((c) => (
           <div key={c.name} class="field">
             <label for={`${prefix}-${c.name}`}>
-              {c.name} <span class="muted">{c.type}{c.nullable ? '' : ', required'}</span>
+              {c.name}{' '}
+              <span class="muted">
+                {c.type}
+                {c.nullable ? '' : ', required'}
+              </span>
             </label>
-            <Field c={c} id={`${prefix}-${c.name}`} value={values[c.name] ?? ''} enums={enums} set={(v) => setValues({ ...values, [c.name]: v })} />
-            {c.foreignKey && <FkPicker col={c} value={values[c.name] ?? ''} onPick={(v) => setValues({ ...values, [c.name]: v })} />}
+            <Field
+              c={c}
+              id={`${prefix}-${c.name}`}
+              value={values[c.name] ?? ''}
+              enums={enums}
+              set={(v) => setValues({ ...values, [c.name]: v })}
+            />
+            {c.foreignKey && (
+              <FkPicker col={c} value={values[c.name] ?? ''} onPick={(v) => setValues({ ...values, [c.name]: v })} />
+            )}
           </div>
         ))}
         <ErrorBox error={act.error} />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={act.busy}>
-            {row ? 'Save row' : 'Insert'}
-          </button>
+        <div class="footer">
           <button type="button" class="ghost" onClick={props.onClose}>
             Cancel
+          </button>
+          <button type="submit" class="primary" disabled={act.busy}>
+            {row ? 'Save row' : 'Insert'}
           </button>
         </div>
       </form>

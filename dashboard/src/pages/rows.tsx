@@ -1,70 +1,69 @@
-// A page of rows in the grid: sort, filters, inline and side-panel editing, insert, delete,
-// CSV import, CSV/JSON export. Never loads the whole table to show it.
+// A page of rows in the grid: sort, filters, typed in-place editing, the side panel for whole
+// rows, insert, select and delete (confirmed), CSV import, CSV/JSON export. Never loads the
+// whole table to show it.
 import { useState } from 'preact/hooks';
-import { api, enc, request } from '../api';
+import { enc, request } from '../api';
+import { Download, FileUp, Icon, Pencil, Plus, Table2, Trash2 } from '../components/icons';
 import { Grid, type GridColumn } from '../grid/grid';
-import { link } from '../router';
-import { ErrorBox, Pager, cellText, useAction, useLoad } from '../ui';
+import { Button, ConfirmDialog, EmptyState, ErrorBox, Pager, cellText, toast, useAction, useLoad } from '../ui';
+import { Cell } from './cell';
 import { CsvImport, exportRows } from './csv';
-import { FilterBar, filterQuery, initialFilters, parseValue, type Filter } from './filters';
-import { RowPanel } from './rowpanel';
-import type { Column } from './table';
+import { type Filter, FilterBar, filterQuery, initialFilters } from './filters';
+import { RowPanel, useEnums } from './rowpanel';
+import type { Column } from './table-types';
 
 export { OPERATORS, parseValue } from './filters';
 const LIMIT = 50;
 type Row = Record<string, unknown>;
 
-/** A cell: the whole cell is its edit button; a foreign key also links to the row it references. */
-function Cell(props: { table: string; col: Column; row: Row; pk: string; onSaved: () => void }) {
-  const { col, row } = props;
-  const [editing, setEditing] = useState(false);
+/** A list of keys as the records API's `in` filter takes them (each quoted). */
+const inList = (keys: string[]) => `in.(${keys.map((k) => `"${k.replace(/["\\]/g, '\\$&')}"`).join(',')})`;
+
+function DeleteRows(props: { table: string; pk: string; keys: string[]; onClose: () => void; onDone: () => void }) {
   const act = useAction();
-  const v = row[col.name];
-  if (editing) {
-    const text = v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-    const save = async (e: Event) => {
-      e.preventDefault();
-      const input = (e.currentTarget as HTMLFormElement).elements.namedItem('v') as HTMLInputElement;
-      const url = `/api/database/records/${enc(props.table)}?${enc(props.pk)}=eq.${enc(String(row[props.pk]))}`;
-      if (await act.run(() => api(url, { method: 'PATCH', body: { [col.name]: parseValue(col, input.value) } }))) {
-        setEditing(false);
-        props.onSaved();
-      }
-    };
-    return (
-      <form onSubmit={save}>
-        <input name="v" aria-label={`New value of ${col.name}`} defaultValue={text} autoFocus onKeyDown={(e) => e.key === 'Escape' && setEditing(false)} />
-        <ErrorBox error={act.error} />
-      </form>
-    );
-  }
-  const fk = col.foreignKey;
+  const n = props.keys.length;
+  const what = n === 1 ? `row ${props.keys[0]}` : `${n} rows`;
   return (
-    <div class="cellbox">
-      <button type="button" class="cell" aria-label={`Edit ${col.name}: ${cellText(v)}`} onClick={() => setEditing(true)}>
-        {cellText(v)}
-      </button>
-      {fk && v !== null && (
-        <a class="fklink" {...link(`/tables/${enc(fk.table)}?${enc(fk.column)}=eq.${enc(String(v))}`)} aria-label={`Open the ${fk.table} row ${cellText(v)}`}>
-          ↗
-        </a>
-      )}
-    </div>
+    <ConfirmDialog
+      title={n === 1 ? 'Delete row' : `Delete ${n} rows`}
+      confirmLabel={n === 1 ? 'Delete row' : `Delete ${n} rows`}
+      danger
+      error={<ErrorBox error={act.error} />}
+      onClose={props.onClose}
+      onConfirm={async () => {
+        const url = `/api/database/records/${enc(props.table)}?${enc(props.pk)}=${enc(inList(props.keys))}`;
+        if (await act.run(() => request(url, { method: 'DELETE' }))) {
+          toast(`Deleted ${what} of ${props.table}.`);
+          props.onDone();
+        }
+      }}
+    >
+      <p>
+        This deletes {what} of <strong>{props.table}</strong> and cannot be undone.
+      </p>
+    </ConfirmDialog>
   );
 }
 
 export function Rows({ table, columns }: { table: string; columns: Column[] }) {
   const [offset, setOffset] = useState(0);
   // Rows keep their place while edited: by creation time when the table has it.
-  const [order, setOrder] = useState<string | null>(columns.some((c) => c.name === 'created_at') ? 'created_at.asc' : null);
+  const [order, setOrder] = useState<string | null>(
+    columns.some((c) => c.name === 'created_at') ? 'created_at.asc' : null,
+  );
   const [filters, setFilters] = useState<Filter[]>(initialFilters);
   const [panel, setPanel] = useState<Row | 'new' | null>(null);
   const [importing, setImporting] = useState(false);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [deleting, setDeleting] = useState<string[] | null>(null);
+  const enums = useEnums(columns);
   const act = useAction();
   const pk = columns.find((c) => c.isPrimaryKey)?.name ?? 'id';
   const query = [...(order ? [`order=${order}`] : []), ...filterQuery(filters)];
-  const { data, error, reload } = useLoad(async () => {
-    const r = await request(`/api/database/records/${enc(table)}?${[`limit=${LIMIT}`, `offset=${offset}`, ...query].join('&')}`);
+  const { data, error, reload, loading } = useLoad(async () => {
+    const r = await request(
+      `/api/database/records/${enc(table)}?${[`limit=${LIMIT}`, `offset=${offset}`, ...query].join('&')}`,
+    );
     return { rows: (await r.json()) as Row[], total: Number(r.headers.get('x-total-count') ?? 0) };
   }, [table, offset, order, JSON.stringify(filters)]);
   const sortBy = (c: string) => {
@@ -75,52 +74,125 @@ export function Rows({ table, columns }: { table: string; columns: Column[] }) {
     key: c.name,
     label: c.name,
     type: c.foreignKey ? `${c.type} → ${c.foreignKey.table}` : c.type,
-    cellClass: (r) => (r[c.name] === null ? 'null' : c.type === 'json' ? 'json' : c.type === 'uuid' || c.type === 'datetime' ? 'nowrap' : undefined),
-    cell: (r) => <Cell table={table} col={c} row={r} pk={pk} onSaved={reload} />,
+    cellClass: (r) =>
+      r[c.name] === null
+        ? 'null'
+        : c.type === 'json'
+          ? 'json'
+          : c.type === 'uuid'
+            ? 'clip'
+            : c.type === 'datetime'
+              ? 'nowrap'
+              : undefined,
+    cell: (r) => <Cell table={table} col={c} row={r} pk={pk} enums={enums} onSaved={reload} />,
   }));
-  const del = (r: Row) =>
-    confirm(`Delete row ${String(r[pk])}?`) && void act.run(() => request(`/api/database/records/${enc(table)}?${enc(pk)}=eq.${enc(String(r[pk]))}`, { method: 'DELETE' })).then(reload);
+  const key = (r: Row) => String(r[pk]);
+  const filtered = filters.length > 0;
   return (
     <div class="stack">
-      <div class="row">
+      <div class="toolbar">
         <FilterBar columns={columns} filters={filters} onChange={(f) => (setFilters(f), setOffset(0))} />
-        <button type="button" class="primary" onClick={() => setPanel('new')}>
-          Insert row
-        </button>
-      </div>
-      <div class="row">
-        <button type="button" onClick={() => setImporting(true)}>
+        <Button size="sm" icon={FileUp} onClick={() => setImporting(true)}>
           Import CSV
-        </button>
-        <button type="button" onClick={() => void act.run(() => exportRows(table, query, 'csv'))}>
+        </Button>
+        <Button size="sm" icon={Download} onClick={() => void act.run(() => exportRows(table, query, 'csv'))}>
           Export CSV
-        </button>
-        <button type="button" onClick={() => void act.run(() => exportRows(table, query, 'json'))}>
+        </Button>
+        <Button size="sm" icon={Download} onClick={() => void act.run(() => exportRows(table, query, 'json'))}>
           Export JSON
-        </button>
+        </Button>
+        <Button variant="primary" size="sm" icon={Plus} onClick={() => setPanel('new')}>
+          Insert row
+        </Button>
       </div>
+      {selected.size > 0 && (
+        <div class="selection-bar" role="region" aria-label="Selected rows">
+          <span>{selected.size === 1 ? '1 row selected' : `${selected.size} rows selected`}</span>
+          <div class="actions">
+            <Button variant="danger" size="sm" icon={Trash2} onClick={() => setDeleting([...selected])}>
+              Delete selected
+            </Button>
+            <Button variant="ghost" size="sm" onClick={() => setSelected(new Set())}>
+              Clear selection
+            </Button>
+          </div>
+        </div>
+      )}
       <ErrorBox error={error ?? act.error} />
       <Grid
         label={`Rows of ${table}`}
         columns={gridColumns}
         rows={data?.rows ?? []}
-        rowKey={(r) => String(r[pk])}
+        loading={loading}
+        rowKey={key}
         order={order}
         onSort={sortBy}
+        selection={{ selected, onChange: setSelected, name: (r) => `row ${key(r)}` }}
+        empty={
+          <EmptyState
+            icon={Table2}
+            title={filtered ? 'No row matches these filters' : `${table} has no rows yet`}
+            action={
+              filtered ? (
+                <Button onClick={() => setFilters([])}>Clear the filters</Button>
+              ) : (
+                <Button variant="primary" icon={Plus} onClick={() => setPanel('new')}>
+                  Insert the first row
+                </Button>
+              )
+            }
+          >
+            {filtered
+              ? 'Change or remove a filter to see more rows.'
+              : 'Insert one here, import a CSV file, or write to it from your app with the snippets on the API tab.'}
+          </EmptyState>
+        }
         actions={(r) => (
           <>
-            <button type="button" class="ghost" aria-label={`Edit row ${String(r[pk])}`} onClick={() => setPanel(r)}>
+            <Button
+              variant="ghost"
+              size="sm"
+              icon={Pencil}
+              aria-label={`Edit row ${key(r)}`}
+              onClick={() => setPanel(r)}
+            >
               Edit
-            </button>
-            <button type="button" class="ghost danger" aria-label={`Delete row ${String(r[pk])}`} onClick={() => del(r)}>
+            </Button>
+            <Button
+              variant="ghost danger"
+              size="sm"
+              icon={Trash2}
+              aria-label={`Delete row ${key(r)}`}
+              onClick={() => setDeleting([key(r)])}
+            >
               Delete
-            </button>
+            </Button>
           </>
         )}
       />
       {data && <Pager offset={offset} limit={LIMIT} total={data.total} onOffset={setOffset} />}
-      {panel && <RowPanel table={table} columns={columns} pk={pk} row={panel === 'new' ? null : panel} onClose={() => setPanel(null)} onDone={() => (setPanel(null), reload())} />}
+      {panel && (
+        <RowPanel
+          table={table}
+          columns={columns}
+          pk={pk}
+          row={panel === 'new' ? null : panel}
+          onClose={() => setPanel(null)}
+          onDone={() => (setPanel(null), reload())}
+        />
+      )}
       {importing && <CsvImport table={table} columns={columns} onClose={() => setImporting(false)} onDone={reload} />}
+      {deleting && (
+        <DeleteRows
+          table={table}
+          pk={pk}
+          keys={deleting}
+          onClose={() => setDeleting(null)}
+          onDone={() => (setDeleting(null), setSelected(new Set()), reload())}
+        />
+      )}
     </div>
   );
 }
+
+export { cellText, Icon };

@@ -5,8 +5,9 @@ import { Cron } from 'croner';
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { Grid } from '../grid/grid';
-import { ErrorBox, Modal, cellText, useAction, useLoad } from '../ui';
+import { Button, cellText, Confirm, EmptyState, ErrorBox, Modal, PageHeader, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
+import { CalendarClock, Plus } from '../components/icons';
 
 interface Schedule {
   id: string;
@@ -19,26 +20,49 @@ interface Schedule {
   sql?: string | null;
 }
 
-const PRESETS: Array<[string, string]> = [['every minute', '* * * * *'], ['every 15 minutes', '*/15 * * * *'], ['hourly', '0 * * * *'], ['daily at 03:00', '0 3 * * *'], ['Mondays at 09:00', '0 9 * * 1']];
+const PRESETS: Array<[string, string]> = [
+  ['every minute', '* * * * *'],
+  ['every 15 minutes', '*/15 * * * *'],
+  ['hourly', '0 * * * *'],
+  ['daily at 03:00', '0 3 * * *'],
+  ['Mondays at 09:00', '0 9 * * 1'],
+];
 
 /** The next runs of a cron expression, or why it is not one. */
 export function nextRuns(expr: string, timezone: string, n = 5): { runs: string[]; error: string | null } {
   if (/^\d+ seconds?$/.test(expr.trim())) return { runs: [], error: null };
   try {
     const runs = new Cron(expr, { timezone: timezone || 'UTC' }).nextRuns(n);
-    return { runs: runs.map((d) => d.toLocaleString(undefined, { timeZone: timezone || 'UTC', dateStyle: 'medium', timeStyle: 'short' })), error: null };
+    return {
+      runs: runs.map((d) =>
+        d.toLocaleString(undefined, { timeZone: timezone || 'UTC', dateStyle: 'medium', timeStyle: 'short' }),
+      ),
+      error: null,
+    };
   } catch (e) {
     return { runs: [], error: (e as Error).message };
   }
 }
 
 function CreateSchedule({ onClose, onDone }: { onClose: () => void; onDone: () => void }) {
-  const [f, setF] = useState({ name: '', cronSchedule: '*/15 * * * *', timezone: 'UTC', target: 'functionSlug', value: '' });
+  const [f, setF] = useState({
+    name: '',
+    cronSchedule: '*/15 * * * *',
+    timezone: 'UTC',
+    target: 'functionSlug',
+    value: '',
+  });
   const act = useAction();
   const next = nextRuns(f.cronSchedule, f.timezone);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = { name: f.name, cronSchedule: f.cronSchedule, timezone: f.timezone, enabled: true, [f.target]: f.value };
+    const body = {
+      name: f.name,
+      cronSchedule: f.cronSchedule,
+      timezone: f.timezone,
+      enabled: true,
+      [f.target]: f.value,
+    };
     if (await act.run(() => api('/api/schedules', { method: 'POST', body }))) onDone();
   };
   return (
@@ -47,16 +71,31 @@ function CreateSchedule({ onClose, onDone }: { onClose: () => void; onDone: () =
         <label for="s-name">Name</label>
         <input id="s-name" required value={f.name} onInput={(e) => setF({ ...f, name: e.currentTarget.value })} />
         <label for="s-cron">Cron expression</label>
-        <input id="s-cron" required class="mono" value={f.cronSchedule} onInput={(e) => setF({ ...f, cronSchedule: e.currentTarget.value })} aria-describedby="s-next" />
+        <input
+          id="s-cron"
+          required
+          class="mono"
+          value={f.cronSchedule}
+          onInput={(e) => setF({ ...f, cronSchedule: e.currentTarget.value })}
+          aria-describedby="s-next"
+        />
         <div class="actions">
           {PRESETS.map(([label, expr]) => (
-            <button key={expr} type="button" class="chip" onClick={() => setF({ ...f, cronSchedule: expr })}>{label}</button>
+            <button key={expr} type="button" class="chip" onClick={() => setF({ ...f, cronSchedule: expr })}>
+              {label}
+            </button>
           ))}
         </div>
         <label for="s-tz">Time zone (IANA)</label>
         <input id="s-tz" value={f.timezone} onInput={(e) => setF({ ...f, timezone: e.currentTarget.value })} />
         <div id="s-next" role="status">
-          {next.error ? <span class="error">Not a cron expression: {next.error}</span> : next.runs.length ? <>Next runs: {next.runs.join(' · ')}</> : 'Runs every few seconds.'}
+          {next.error ? (
+            <span class="error">Not a cron expression: {next.error}</span>
+          ) : next.runs.length ? (
+            <>Next runs: {next.runs.join(' · ')}</>
+          ) : (
+            'Runs every few seconds.'
+          )}
         </div>
         <label for="s-target">Runs</label>
         <select id="s-target" value={f.target} onChange={(e) => setF({ ...f, target: e.currentTarget.value })}>
@@ -64,11 +103,15 @@ function CreateSchedule({ onClose, onDone }: { onClose: () => void; onDone: () =
           <option value="functionUrl">an HTTP request (URL)</option>
           <option value="sql">a SQL statement</option>
         </select>
-        <label for="s-value">{f.target === 'functionSlug' ? 'Function slug' : f.target === 'sql' ? 'SQL' : 'URL'}</label>
+        <label for="s-value">
+          {f.target === 'functionSlug' ? 'Function slug' : f.target === 'sql' ? 'SQL' : 'URL'}
+        </label>
         <input id="s-value" required value={f.value} onInput={(e) => setF({ ...f, value: e.currentTarget.value })} />
         <ErrorBox error={act.error} />
         <div class="actions">
-          <button type="submit" class="primary" disabled={act.busy || !!next.error}>Create schedule</button>
+          <button type="submit" class="primary" disabled={act.busy || !!next.error}>
+            Create schedule
+          </button>
         </div>
       </form>
     </Modal>
@@ -77,7 +120,9 @@ function CreateSchedule({ onClose, onDone }: { onClose: () => void; onDone: () =
 
 function Runs({ schedule, onClose }: { schedule: Schedule; onClose: () => void }) {
   const { data, error } = useLoad(() => api(`/api/schedules/${enc(schedule.id)}/runs`), [schedule.id]);
-  const rows = (Array.isArray(data) ? data : ((data as { data?: unknown[] })?.data ?? [])) as Array<Record<string, unknown>>;
+  const rows = (Array.isArray(data) ? data : ((data as { data?: unknown[] })?.data ?? [])) as Array<
+    Record<string, unknown>
+  >;
   return (
     <Modal title={`Runs of ${schedule.name}`} onClose={onClose}>
       <ErrorBox error={error} />
@@ -86,7 +131,11 @@ function Runs({ schedule, onClose }: { schedule: Schedule; onClose: () => void }
         rows={rows}
         rowKey={(r, i) => String(r.id ?? i)}
         empty="No runs yet."
-        columns={['startedAt', 'status', 'durationMs', 'error'].map((k) => ({ key: k, label: k, cell: (r) => cellText(r[k] ?? '') }))}
+        columns={['startedAt', 'status', 'durationMs', 'error'].map((k) => ({
+          key: k,
+          label: k,
+          cell: (r) => cellText(r[k] ?? ''),
+        }))}
       />
     </Modal>
   );
@@ -96,33 +145,73 @@ export function Schedules() {
   const { data, error, reload } = useLoad(() => api<Schedule[] | { data: Schedule[] }>('/api/schedules'), []);
   const [creating, setCreating] = useState(false);
   const [runs, setRuns] = useState<Schedule | null>(null);
+  const [deleting, setDeleting] = useState<Schedule | null>(null);
   const act = useAction();
   const list = Array.isArray(data) ? data : (data?.data ?? []);
   return (
     <section class="stack">
-      <div class="row">
-        <h1>Schedules</h1>
-        {!error && <button type="button" class="primary" onClick={() => setCreating(true)}>New schedule</button>}
-      </div>
+      <PageHeader
+        title="Schedules"
+        description="Run a function, call a URL or run SQL on a cron schedule, in the time zone you choose."
+        actions={
+          !error && (
+            <Button variant="primary" icon={Plus} onClick={() => setCreating(true)}>
+              New schedule
+            </Button>
+          )
+        }
+      />
       <LoadState error={error ?? act.error} what="Schedules" endpoint="GET /api/schedules">
         {data !== null && (
           <Grid
             label="Schedules"
             rows={list}
             rowKey={(s) => s.id}
-            empty="No schedules yet."
+            empty={
+              <EmptyState
+                icon={CalendarClock}
+                title="No schedules yet"
+                action={
+                  <Button variant="primary" icon={Plus} onClick={() => setCreating(true)}>
+                    Create a schedule
+                  </Button>
+                }
+              >
+                Clean up old rows every night, send a digest every Monday, or call a function every 15 minutes.
+              </EmptyState>
+            }
             columns={[
               { key: 'name', label: 'Name', cell: (s) => s.name },
               { key: 'cron', label: 'Cron', cell: (s) => <code>{s.cronSchedule}</code> },
-              { key: 'next', label: 'Next run', cell: (s) => nextRuns(s.cronSchedule, s.timezone ?? 'UTC', 1).runs[0] ?? '' },
+              {
+                key: 'next',
+                label: 'Next run',
+                cell: (s) => nextRuns(s.cronSchedule, s.timezone ?? 'UTC', 1).runs[0] ?? '',
+              },
               { key: 'target', label: 'Runs', cell: (s) => s.functionSlug ?? s.functionUrl ?? s.sql ?? '' },
               { key: 'enabled', label: 'Enabled', cell: (s) => (s.enabled === false ? 'no' : 'yes') },
             ]}
             actions={(s) => (
               <>
-                <button type="button" class="ghost" aria-label={`Run now: ${s.name}`} onClick={() => void act.run(() => api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' }))}>Run now</button>
-                <button type="button" class="ghost" aria-label={`History of ${s.name}`} onClick={() => setRuns(s)}>History</button>
-                <button type="button" class="ghost danger" aria-label={`Delete schedule ${s.name}`} onClick={() => confirm(`Delete ${s.name}?`) && void act.run(() => api(`/api/schedules/${enc(s.id)}`, { method: 'DELETE' }).then(reload))}>Delete</button>
+                <button
+                  type="button"
+                  class="ghost"
+                  aria-label={`Run now: ${s.name}`}
+                  onClick={() => void act.run(() => api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' }))}
+                >
+                  Run now
+                </button>
+                <button type="button" class="ghost" aria-label={`History of ${s.name}`} onClick={() => setRuns(s)}>
+                  History
+                </button>
+                <button
+                  type="button"
+                  class="ghost danger"
+                  aria-label={`Delete schedule ${s.name}`}
+                  onClick={() => setDeleting(s)}
+                >
+                  Delete
+                </button>
               </>
             )}
           />
@@ -130,6 +219,14 @@ export function Schedules() {
       </LoadState>
       {creating && <CreateSchedule onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
       {runs && <Runs schedule={runs} onClose={() => setRuns(null)} />}
+      {deleting && (
+        <Confirm
+          what="schedule"
+          name={deleting.name}
+          onClose={() => setDeleting(null)}
+          onConfirm={() => api(`/api/schedules/${enc(deleting.id)}`, { method: 'DELETE' }).then(reload)}
+        />
+      )}
     </section>
   );
 }

@@ -3,9 +3,10 @@
 // disagree; auth's public configuration and whether AI is configured.
 import { useState } from 'preact/hooks';
 import readme from '../../../README.md?raw';
-import { ApiError, api } from '../api';
+import { api } from '../api';
+import { aiStatus } from '../lib/ai-status';
 import { Grid } from '../grid/grid';
-import { ErrorBox, cellText, useLoad } from '../ui';
+import { Badge, Card, ErrorBox, PageHeader, SkeletonLines, cellText, useLoad } from '../ui';
 
 interface EnvVar {
   name: string;
@@ -18,7 +19,12 @@ export function envVars(md: string): EnvVar[] {
   const out: EnvVar[] = [];
   for (const line of md.split('\n')) {
     const m = /^\| (`[A-Z][A-Z0-9_<>]*`(?:, `[A-Z][A-Z0-9_<>]*`)*) \| ([^|]*) \| (.*) \|$/.exec(line);
-    if (m) out.push({ name: m[1]!.replace(/`/g, ''), def: m[2]!.replace(/`/g, '').trim(), what: m[3]!.replace(/`|\[([^\]]*)\]\([^)]*\)/g, '$1').trim() });
+    if (m)
+      out.push({
+        name: m[1]!.replace(/`/g, ''),
+        def: m[2]!.replace(/`/g, '').trim(),
+        what: m[3]!.replace(/`|\[([^\]]*)\]\([^)]*\)/g, '$1').trim(),
+      });
   }
   return out;
 }
@@ -36,7 +42,11 @@ interface ConfigVariable {
 /** A variable's README row; OAUTH_ACME_CLIENT_ID reads the row of OAUTH_<NAME>_CLIENT_ID. */
 function readmeRows(vars: EnvVar[]): (name: string) => EnvVar | undefined {
   const rows = new Map(vars.flatMap((v) => v.name.split(', ').map((n) => [n, v] as const)));
-  return (name) => rows.get(name) ?? rows.get(name.replace(/^OAUTH_[A-Z0-9_]+?_(ISSUER|CLIENT_ID|CLIENT_SECRET|SCOPES|ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1'));
+  return (name) =>
+    rows.get(name) ??
+    rows.get(
+      name.replace(/^OAUTH_[A-Z0-9_]+?_(ISSUER|CLIENT_ID|CLIENT_SECRET|SCOPES|ID_TOKEN_AUDIENCES)$/, 'OAUTH_<NAME>_$1'),
+    );
 }
 
 /** The value as shown: a secret only as set or not; an unset variable with what that means ("not set: counters in memory"). */
@@ -49,17 +59,24 @@ function shownValue(v: ConfigVariable, row: EnvVar | undefined): string {
 /** The effective configuration: every variable with its value and source, then the derived facts. */
 function EffectiveConfig({ vars }: { vars: EnvVar[] }) {
   const config = useLoad(() => api<{ variables: ConfigVariable[] }>('/api/admin/config'), []);
-  const [filter, setFilter] = useState('');
+  // ?q= starts the filter (the Email page links to /settings?q=SMTP).
+  const [filter, setFilter] = useState(() => new URLSearchParams(location.search).get('q') ?? '');
   const readme = readmeRows(vars);
   const rows = (config.data?.variables ?? []).filter((v) => v.name.toLowerCase().includes(filter.trim().toLowerCase()));
   return (
-    <>
-      <h2>Effective configuration</h2>
-      <p class="muted">What this server runs with: each variable's value and whether it came from the environment or its default, then facts derived from them. Secrets show only whether they are set.</p>
-      <form class="inline" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label for="config-filter">Filter variables</label>
-        <input id="config-filter" type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
-      </form>
+    <Card
+      title="Effective configuration"
+      actions={
+        <form class="inline" role="search" onSubmit={(e) => e.preventDefault()}>
+          <label for="config-filter">Filter variables</label>
+          <input id="config-filter" type="search" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+        </form>
+      }
+    >
+      <p class="muted">
+        What this server runs with: each variable's value and whether it came from the environment or its default, then
+        facts derived from them. Secrets show only whether they are set.
+      </p>
       <ErrorBox error={config.error} />
       {config.data && (
         <Grid<ConfigVariable>
@@ -69,39 +86,67 @@ function EffectiveConfig({ vars }: { vars: EnvVar[] }) {
           empty="No variable matches."
           columns={[
             { key: 'name', label: 'Variable', cell: (v) => <code>{v.name}</code> },
-            { key: 'value', label: 'Value', cell: (v) => shownValue(v, readme(v.name)), cellClass: (v) => (v.secret || v.value === null ? 'null' : undefined) },
+            {
+              key: 'value',
+              label: 'Value',
+              cell: (v) => shownValue(v, readme(v.name)),
+              cellClass: (v) => (v.secret || v.value === null ? 'null' : undefined),
+            },
             { key: 'source', label: 'Source', cell: (v) => v.source },
             { key: 'what', label: 'What it does', cell: (v) => v.description ?? readme(v.name)?.what ?? '' },
           ]}
         />
       )}
-    </>
+    </Card>
   );
 }
 
 export function Settings() {
   const auth = useLoad(() => api<Record<string, unknown>>('/api/auth/public-config'), []);
-  const ai = useLoad(() => api('/api/ai/models').then(() => 'configured', (e) => (e instanceof ApiError ? `${e.message} ${e.nextActions}` : String(e))), []);
+  const ai = useLoad(aiStatus, []);
   const vars = envVars(readme);
   return (
-    <section class="stack">
-      <h1>Settings</h1>
-      <p class="muted">Plinth is configured by environment variables, read at start: change them where the server runs, then restart it. Secrets are never shown here.</p>
-      <h2>Authentication (effective)</h2>
-      <ErrorBox error={auth.error} />
-      {auth.data && (
-        <Grid<[string, unknown]>
-          label="Authentication settings"
-          rows={Object.entries(auth.data)}
-          rowKey={([k]) => k}
-          columns={[
-            { key: 'k', label: 'Setting', cell: ([k]) => <code>{k}</code> },
-            { key: 'v', label: 'Value', cell: ([, v]) => cellText(v) },
-          ]}
-        />
-      )}
-      <h2>AI gateway</h2>
-      <p role="status">{ai.data ?? 'Checking…'}</p>
+    <section class="stack loose">
+      <PageHeader
+        title="Settings"
+        description="Plinth is configured by environment variables, read at start: change them where the server runs, then restart it. Secrets are never shown here."
+      />
+      <div class="two">
+        <Card title="Authentication (effective)">
+          <ErrorBox error={auth.error} />
+          {!auth.data && !auth.error && <SkeletonLines lines={4} label="Loading the authentication settings" />}
+          {auth.data && (
+            <Grid<[string, unknown]>
+              label="Authentication settings"
+              rows={Object.entries(auth.data)}
+              rowKey={([k]) => k}
+              columns={[
+                { key: 'k', label: 'Setting', cell: ([k]) => <code>{k}</code> },
+                { key: 'v', label: 'Value', cell: ([, v]) => cellText(v) },
+              ]}
+            />
+          )}
+        </Card>
+        <Card title="AI gateway">
+          <ErrorBox error={ai.error} />
+          {!ai.data && !ai.error && <SkeletonLines lines={2} label="Checking the AI gateway" />}
+          {ai.data && (
+            <p role="status">
+              {ai.data.configured ? (
+                <>
+                  <Badge tone="success">configured</Badge>
+                  {ai.data.provider ? ` ${ai.data.provider}` : ''}
+                  {ai.data.defaultModel ? `, default model ${ai.data.defaultModel}` : ''}
+                </>
+              ) : (
+                <>
+                  <Badge tone="warning">not configured</Badge> {ai.data.message} {ai.data.nextActions}
+                </>
+              )}
+            </p>
+          )}
+        </Card>
+      </div>
       <EffectiveConfig vars={vars} />
     </section>
   );

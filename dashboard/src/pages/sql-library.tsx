@@ -1,5 +1,6 @@
 // History and saved queries of the SQL editor, kept in this browser's localStorage.
 import { useState } from 'preact/hooks';
+import { PromptDialog } from '../components/dialog';
 
 const HISTORY = 'plinth.sql.history';
 const SAVED = 'plinth.sql.saved';
@@ -28,9 +29,9 @@ export function Library({ current, onOpen }: { current: () => string; onOpen: (q
   const [saved, setSaved] = useState(() => read<Saved>(SAVED));
   const [open, setOpen] = useState<'history' | 'saved' | null>(null);
   const history = open === 'history' ? read<string>(HISTORY) : [];
-  const save = () => {
-    const name = prompt('Name of the saved query')?.trim();
-    if (!name) return;
+  const [naming, setNaming] = useState(false);
+  const save = (name: string) => {
+    setNaming(false);
     const next = [{ name, query: current() }, ...saved.filter((s) => s.name !== name)];
     localStorage.setItem(SAVED, JSON.stringify(next));
     setSaved(next);
@@ -42,12 +43,32 @@ export function Library({ current, onOpen }: { current: () => string; onOpen: (q
   };
   return (
     <div class="stack">
+      {naming && (
+        <PromptDialog
+          title="Save query"
+          label="Name"
+          initial={saved.find((s) => s.query === current())?.name}
+          confirmLabel="Save"
+          onSubmit={save}
+          onClose={() => setNaming(false)}
+        />
+      )}
       <div class="row">
-        <button type="button" onClick={save}>Save query</button>
-        <button type="button" aria-expanded={open === 'saved'} onClick={() => setOpen(open === 'saved' ? null : 'saved')}>
+        <button type="button" onClick={() => setNaming(true)}>
+          Save query
+        </button>
+        <button
+          type="button"
+          aria-expanded={open === 'saved'}
+          onClick={() => setOpen(open === 'saved' ? null : 'saved')}
+        >
           Saved ({saved.length})
         </button>
-        <button type="button" aria-expanded={open === 'history'} onClick={() => setOpen(open === 'history' ? null : 'history')}>
+        <button
+          type="button"
+          aria-expanded={open === 'history'}
+          onClick={() => setOpen(open === 'history' ? null : 'history')}
+        >
           History
         </button>
       </div>
@@ -56,8 +77,17 @@ export function Library({ current, onOpen }: { current: () => string; onOpen: (q
           {saved.length === 0 && <li class="muted">No saved queries yet.</li>}
           {saved.map((s) => (
             <li key={s.name} class="row">
-              <button type="button" class="link" onClick={() => onOpen(s.query)}>{s.name}</button>
-              <button type="button" class="ghost danger" aria-label={`Forget saved query ${s.name}`} onClick={() => remove(s.name)}>Forget</button>
+              <button type="button" class="link" onClick={() => onOpen(s.query)}>
+                {s.name}
+              </button>
+              <button
+                type="button"
+                class="ghost danger"
+                aria-label={`Forget saved query ${s.name}`}
+                onClick={() => remove(s.name)}
+              >
+                Forget
+              </button>
             </li>
           ))}
         </ul>
@@ -67,7 +97,9 @@ export function Library({ current, onOpen }: { current: () => string; onOpen: (q
           {history.length === 0 && <li class="muted">Nothing run yet.</li>}
           {history.map((q, i) => (
             <li key={i}>
-              <button type="button" class="link" onClick={() => onOpen(q)}><code>{q.length > 120 ? `${q.slice(0, 120)}…` : q}</code></button>
+              <button type="button" class="link" onClick={() => onOpen(q)}>
+                <code>{q.length > 120 ? `${q.slice(0, 120)}…` : q}</code>
+              </button>
             </li>
           ))}
         </ul>

@@ -4,7 +4,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
 import { Grid } from '../grid/grid';
 import { runSql } from '../lib/sql';
-import { ErrorBox, cellText, useAction, useLoad } from '../ui';
+import { SquareTerminal } from '../components/icons';
+import { cellText, EmptyState, ErrorBox, PageHeader, SkeletonLines, useAction, useLoad } from '../ui';
 import { useEditor } from '../useEditor';
 import type { SqlSchema } from '../editor';
 import { Library, remember } from './sql-library';
@@ -15,21 +16,45 @@ function template(): string {
   return `-- Owners see and change only their own rows (RLS must be on for ${table}).
 create policy ${table}_owner on public.${table}
   for all to authenticated
-  using (owner = auth.uid())
-  with check (owner = auth.uid());
+  using (owner = (select auth.uid()))
+  with check (owner = (select auth.uid()));
 `;
 }
 
-const BUILTINS = ['now', 'count', 'sum', 'avg', 'min', 'max', 'coalesce', 'gen_random_uuid', 'jsonb_build_object', 'jsonb_agg', 'array_agg', 'lower', 'upper', 'length', 'date_trunc', 'to_char', 'auth.uid', 'auth.jwt'];
+const BUILTINS = [
+  'now',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'coalesce',
+  'gen_random_uuid',
+  'jsonb_build_object',
+  'jsonb_agg',
+  'array_agg',
+  'lower',
+  'upper',
+  'length',
+  'date_trunc',
+  'to_char',
+  'auth.uid',
+  'auth.jwt',
+];
 
 async function loadSchema(): Promise<SqlSchema> {
   const [cols, fns] = await Promise.all([
     runSql<{ t: string; cols: string[] }>(
       `select table_name::text as t, array_agg(column_name::text order by ordinal_position) as cols from information_schema.columns where table_schema = 'public' group by table_name order by table_name`,
     ),
-    runSql<{ f: string }>(`select distinct p.proname::text as f from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'public' order by 1 limit 500`),
+    runSql<{ f: string }>(
+      `select distinct p.proname::text as f from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'public' order by 1 limit 500`,
+    ),
   ]);
-  return { tables: Object.fromEntries(cols.rows.map((r) => [r.t, r.cols])), functions: [...BUILTINS, ...fns.rows.map((r) => r.f)] };
+  return {
+    tables: Object.fromEntries(cols.rows.map((r) => [r.t, r.cols])),
+    functions: [...BUILTINS, ...fns.rows.map((r) => r.f)],
+  };
 }
 
 function download(name: string, type: string, text: string) {
@@ -43,7 +68,17 @@ function download(name: string, type: string, text: string) {
 
 async function exportCsv(rows: Record<string, unknown>[]) {
   const Papa = (await import('papaparse')).default;
-  download('result.csv', 'text/csv', Papa.unparse(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v])))));
+  download(
+    'result.csv',
+    'text/csv',
+    Papa.unparse(
+      rows.map((r) =>
+        Object.fromEntries(
+          Object.entries(r).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+        ),
+      ),
+    ),
+  );
 }
 
 /** Results of a statement in the grid: columns from the rows' keys. */
@@ -55,7 +90,12 @@ export function ResultGrid({ rows, label = 'Results' }: { rows: Record<string, u
       label={label}
       rows={rows}
       rowKey={(_, i) => String(i)}
-      columns={cols.map((c) => ({ key: c, label: c, cell: (r) => cellText(r[c]), cellClass: (r) => (r[c] === null ? 'null' : undefined) }))}
+      columns={cols.map((c) => ({
+        key: c,
+        label: c,
+        cell: (r) => cellText(r[c]),
+        cellClass: (r) => (r[c] === null ? 'null' : undefined),
+      }))}
     />
   );
 }
@@ -64,7 +104,7 @@ function SchemaBrowser({ schema, onPick }: { schema: SqlSchema | null; onPick: (
   return (
     <aside aria-label="Schema">
       <h2>Schema</h2>
-      {!schema && <p class="muted">Loading…</p>}
+      {!schema && <SkeletonLines lines={5} label="Loading the schema" />}
       <ul class="tree">
         {Object.entries(schema?.tables ?? {}).map(([t, cols]) => (
           <li key={t}>
@@ -72,7 +112,12 @@ function SchemaBrowser({ schema, onPick }: { schema: SqlSchema | null; onPick: (
               <summary>{t}</summary>
               <ul class="tree">
                 <li>
-                  <button type="button" class="link" onClick={() => onPick(`public.${t}`)} aria-label={`Insert public.${t}`}>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() => onPick(`public.${t}`)}
+                    aria-label={`Insert public.${t}`}
+                  >
                     public.{t}
                   </button>
                 </li>
@@ -117,8 +162,15 @@ export function Sql() {
   const err = act.error;
   return (
     <section class="stack">
-      <h1>SQL editor</h1>
-      <p class="muted">Runs as the database owner in one transaction. Ctrl+Enter runs; Tab accepts a completion.</p>
+      <PageHeader
+        title="SQL editor"
+        description={
+          <>
+            Runs as the database owner in one transaction. <kbd>Ctrl</kbd> <kbd>Enter</kbd> runs; <kbd>Tab</kbd> accepts
+            a completion.
+          </>
+        }
+      />
       <div class="split">
         <SchemaBrowser schema={schema.data} onPick={(s) => editor?.insert(s)} />
         <div class="stack">
@@ -131,7 +183,11 @@ export function Sql() {
               Explain
             </button>
             {err instanceof ApiError && err.position && (
-              <button type="button" class="ghost" onClick={() => editor?.goTo(err.position!.line, err.position!.column)}>
+              <button
+                type="button"
+                class="ghost"
+                onClick={() => editor?.goTo(err.position!.line, err.position!.column)}
+              >
                 Go to line {err.position.line}, column {err.position.column}
               </button>
             )}
@@ -140,7 +196,11 @@ export function Sql() {
         </div>
       </div>
       <ErrorBox error={err} />
-      {plan !== null && <pre class="snippet" aria-label="Query plan" tabIndex={0}>{plan}</pre>}
+      {plan !== null && (
+        <pre class="snippet" aria-label="Query plan" tabIndex={0}>
+          {plan}
+        </pre>
+      )}
       {result && (
         <div class="row">
           <p role="status">
@@ -148,13 +208,25 @@ export function Sql() {
           </p>
           {result.rows.length > 0 && (
             <>
-              <button type="button" onClick={() => void exportCsv(result.rows)}>Export CSV</button>
-              <button type="button" onClick={() => download('result.json', 'application/json', JSON.stringify(result.rows, null, 2))}>Export JSON</button>
+              <button type="button" onClick={() => void exportCsv(result.rows)}>
+                Export CSV
+              </button>
+              <button
+                type="button"
+                onClick={() => download('result.json', 'application/json', JSON.stringify(result.rows, null, 2))}
+              >
+                Export JSON
+              </button>
             </>
           )}
         </div>
       )}
       {result && <ResultGrid rows={result.rows} />}
+      {!result && plan === null && !err && !act.busy && (
+        <EmptyState icon={SquareTerminal} title="Results appear here">
+          Write a statement and press Run: rows show in a grid you can export, a change says how many rows it touched.
+        </EmptyState>
+      )}
     </section>
   );
 }

@@ -1,35 +1,21 @@
 // One table: its rows, its schema, its security (RLS, realtime, policies, test as user) and
 // ready-to-copy API snippets.
 import { api, enc } from '../api';
-import { link } from '../router';
-import { ErrorBox, useLoad } from '../ui';
+import { CodeXml, Columns3, Rows3, ShieldCheck } from '../components/icons';
+import { Badge, ErrorBox, LinkTabs, PageHeader, SkeletonLines, useLoad } from '../ui';
 import { ApiHelp } from './apihelp';
 import { Rows } from './rows';
 import { SchemaEditor } from './schema';
 import { Security } from './security';
+import type { Schema } from './table-types';
 
-export interface Column {
-  name: string;
-  type: string;
-  nullable: boolean;
-  unique: boolean;
-  default: string | null;
-  isPrimaryKey: boolean;
-  foreignKey: { table: string; column: string; on_delete: string } | null;
-}
-
-export interface Schema {
-  tableName: string;
-  rlsEnabled: boolean;
-  realtime: boolean;
-  columns: Column[];
-}
+export type { Column, Schema } from './table-types';
 
 const TABS = [
-  ['rows', 'Rows'],
-  ['schema', 'Schema'],
-  ['policies', 'Policies'],
-  ['api', 'API'],
+  ['rows', 'Rows', Rows3],
+  ['schema', 'Schema', Columns3],
+  ['policies', 'Policies', ShieldCheck],
+  ['api', 'API', CodeXml],
 ] as const;
 
 export function TablePage({ params }: { params: string[] }) {
@@ -38,22 +24,25 @@ export function TablePage({ params }: { params: string[] }) {
   const { data, error, reload } = useLoad(() => api<Schema>(`/api/database/tables/${enc(table)}/schema`), [table]);
   return (
     <section>
-      <p class="crumbs">
-        <a {...link('/tables')}>Tables</a> / {table}
-      </p>
-      <div class="row">
-        <h1>{table}</h1>
-        {data && <span class={data.rlsEnabled ? 'badge' : 'badge bad'}>RLS {data.rlsEnabled ? 'on' : 'off'}</span>}
-        {data?.realtime && <span class="badge">realtime</span>}
-      </div>
-      <nav class="tabs" aria-label="Table views">
-        {TABS.map(([t, label]) => (
-          <a key={t} {...link(`/tables/${enc(table)}/${t}`)} aria-current={t === tab ? 'page' : undefined}>
-            {label}
-          </a>
-        ))}
-      </nav>
+      <PageHeader
+        crumbs={[['Tables', '/tables']]}
+        title={table}
+        extra={
+          data && (
+            <>
+              <Badge tone={data.rlsEnabled ? 'success' : 'danger'}>RLS {data.rlsEnabled ? 'on' : 'off'}</Badge>
+              {data.realtime && <Badge tone="accent">realtime</Badge>}
+            </>
+          )
+        }
+      />
+      <LinkTabs
+        label="Table views"
+        current={`/tables/${enc(table)}/${tab}`}
+        tabs={TABS.map(([t, label, icon]) => ({ href: `/tables/${enc(table)}/${t}`, label, icon }))}
+      />
       <ErrorBox error={error} />
+      {!data && !error && <SkeletonLines lines={6} label={`Loading ${table}`} />}
       {data && tab === 'rows' && <Rows table={table} columns={data.columns} />}
       {data && tab === 'schema' && <SchemaEditor schema={data} onChanged={reload} />}
       {data && tab === 'policies' && <Security schema={data} onChanged={reload} />}

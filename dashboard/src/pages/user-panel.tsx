@@ -4,6 +4,7 @@
 // with bind parameters.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
+import { Icon, X } from '../components/icons';
 import { Grid } from '../grid/grid';
 import { ErrorBox, useAction, useLoad } from '../ui';
 
@@ -19,7 +20,8 @@ interface Detail {
 }
 
 /** When a ban ends, as the panel says it. */
-const banEnd = (until: string) => (until === 'infinity' ? 'until unbanned' : `until ${new Date(until).toLocaleString()}`);
+const banEnd = (until: string) =>
+  until === 'infinity' ? 'until unbanned' : `until ${new Date(until).toLocaleString()}`;
 
 /**
  * Ban (optional end time and reason; it ends every session) or unban: PATCH
@@ -34,7 +36,11 @@ function BanControl({ u, act, done }: { u: Detail; act: ReturnType<typeof useAct
           <span class="badge bad">Banned</span> {banEnd(u.bannedUntil)}
           {u.banReason ? ` · ${u.banReason}` : ''}
         </p>
-        <button type="button" disabled={act.busy} onClick={() => void act.run(() => patch({ banned: false }).then(() => done('Ban lifted.')))}>
+        <button
+          type="button"
+          disabled={act.busy}
+          onClick={() => void act.run(() => patch({ banned: false }).then(() => done('Ban lifted.')))}
+        >
           Unban
         </button>
       </div>
@@ -45,7 +51,11 @@ function BanControl({ u, act, done }: { u: Detail; act: ReturnType<typeof useAct
     const f = new FormData(e.currentTarget as HTMLFormElement);
     const until = String(f.get('until') ?? '');
     const reason = String(f.get('reason') ?? '').trim();
-    const body = { banned: true, ...(until ? { bannedUntil: new Date(until).toISOString() } : {}), ...(reason ? { banReason: reason } : {}) };
+    const body = {
+      banned: true,
+      ...(until ? { bannedUntil: new Date(until).toISOString() } : {}),
+      ...(reason ? { banReason: reason } : {}),
+    };
     void act.run(() => patch(body).then(() => done('User banned; their sessions have ended.')));
   };
   return (
@@ -54,12 +64,22 @@ function BanControl({ u, act, done }: { u: Detail; act: ReturnType<typeof useAct
       <input id="ban-until" name="until" type="datetime-local" />
       <label for="ban-reason">Reason</label>
       <input id="ban-reason" name="reason" maxLength={500} autocomplete="off" />
-      <button type="submit" class="danger" disabled={act.busy}>Ban</button>
+      <button type="submit" class="danger" disabled={act.busy}>
+        Ban
+      </button>
     </form>
   );
 }
 
-export function UserPanel({ userId, onClose, onChanged }: { userId: string; onClose: () => void; onChanged: () => void }) {
+export function UserPanel({
+  userId,
+  onClose,
+  onChanged,
+}: {
+  userId: string;
+  onClose: () => void;
+  onChanged: () => void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => ref.current?.showModal(), []);
   const [notice, setNotice] = useState('');
@@ -67,8 +87,12 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
   const user = useLoad(() => api<{ user: Detail }>(`/api/auth/users/${userId}`), [userId]);
   const extra = useLoad(async () => {
     const [ids, sessions] = await Promise.all([
-      api<{ identities: Array<{ provider: string; email: string | null; lastSignInAt: string }> }>(`/api/auth/users/${userId}/identities`),
-      api<{ sessions: Array<{ id: string; createdAt: string; expiresAt: string }> }>(`/api/auth/users/${userId}/sessions`),
+      api<{ identities: Array<{ provider: string; email: string | null; lastSignInAt: string }> }>(
+        `/api/auth/users/${userId}/identities`,
+      ),
+      api<{ sessions: Array<{ id: string; createdAt: string; expiresAt: string }> }>(
+        `/api/auth/users/${userId}/sessions`,
+      ),
     ]);
     return { ids: ids.identities, sessions: sessions.sessions };
   }, [userId]);
@@ -77,47 +101,95 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
   const save = (e: Event) => {
     e.preventDefault();
     const name = String(new FormData(e.currentTarget as HTMLFormElement).get('name') ?? '');
-    void act.run(() => api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { name } }).then(() => done('Name saved.')));
+    void act.run(() =>
+      api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { name } }).then(() => done('Name saved.')),
+    );
   };
   return (
     <dialog ref={ref} class="side" aria-label="User" onClose={onClose} onCancel={onClose}>
       <header class="row">
         <h2>{u?.email ?? 'User'}</h2>
-        <button type="button" class="ghost" aria-label="Close" onClick={onClose}>✕</button>
+        <button type="button" class="ghost icon-only sm" aria-label="Close" title="Close" onClick={onClose}>
+          <Icon icon={X} />
+        </button>
       </header>
       <ErrorBox error={user.error ?? extra.error ?? act.error} />
       {notice && <p role="status">{notice}</p>}
       {u && (
         <div class="stack">
           <p>
-            <code>{u.id}</code> · {u.emailVerified ? '✓ verified' : 'not verified'} · created {u.createdAt ? new Date(u.createdAt).toLocaleString() : ''}
+            <code>{u.id}</code> · {u.emailVerified ? '✓ verified' : 'not verified'} · created{' '}
+            {u.createdAt ? new Date(u.createdAt).toLocaleString() : ''}
           </p>
           <form class="inline" onSubmit={save} aria-label="Edit user">
             <label for="user-name">Name</label>
             <input id="user-name" name="name" defaultValue={u.profile?.name ?? ''} />
-            <button type="submit" disabled={act.busy}>Save</button>
+            <button type="submit" disabled={act.busy}>
+              Save
+            </button>
           </form>
           <BanControl u={u} act={act} done={done} />
           <div class="actions">
             {!u.emailVerified && (
-              <button type="button" onClick={() => void act.run(() => api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { emailVerified: true } }).then(() => done('Marked verified.')))}>
+              <button
+                type="button"
+                onClick={() =>
+                  void act.run(() =>
+                    api(`/api/auth/users/${userId}`, { method: 'PATCH', body: { emailVerified: true } }).then(() =>
+                      done('Marked verified.'),
+                    ),
+                  )
+                }
+              >
                 Mark verified
               </button>
             )}
             {!u.emailVerified && (
-              <button type="button" onClick={() => void act.run(() => api('/api/auth/email/send-verification', { method: 'POST', body: { email: u.email } }).then(() => done('Verification email sent.')))}>
+              <button
+                type="button"
+                onClick={() =>
+                  void act.run(() =>
+                    api('/api/auth/email/send-verification', { method: 'POST', body: { email: u.email } }).then(() =>
+                      done('Verification email sent.'),
+                    ),
+                  )
+                }
+              >
                 Send verification email
               </button>
             )}
-            <button type="button" onClick={() => void act.run(() => api('/api/auth/email/send-reset-password', { method: 'POST', body: { email: u.email } }).then(() => done('Password reset email sent.')))}>
+            <button
+              type="button"
+              onClick={() =>
+                void act.run(() =>
+                  api('/api/auth/email/send-reset-password', { method: 'POST', body: { email: u.email } }).then(() =>
+                    done('Password reset email sent.'),
+                  ),
+                )
+              }
+            >
               Send password reset
             </button>
-            <button type="button" onClick={() => void act.run(async () => done((await api<{ message: string }>(`/api/auth/users/${userId}/sessions`, { method: 'DELETE' })).message))}>
+            <button
+              type="button"
+              onClick={() =>
+                void act.run(async () =>
+                  done(
+                    (await api<{ message: string }>(`/api/auth/users/${userId}/sessions`, { method: 'DELETE' }))
+                      .message,
+                  ),
+                )
+              }
+            >
               Sign out everywhere
             </button>
           </div>
           <h3>Identities</h3>
-          <Grid label="Identities" rows={extra.data?.ids ?? []} rowKey={(i) => i.provider} empty={`Password account only (${(u.providers ?? []).join(', ') || 'email'}).`}
+          <Grid
+            label="Identities"
+            rows={extra.data?.ids ?? []}
+            rowKey={(i) => i.provider}
+            empty={`Password account only (${(u.providers ?? []).join(', ') || 'email'}).`}
             columns={[
               { key: 'p', label: 'Provider', cell: (i) => i.provider },
               { key: 'e', label: 'Email', cell: (i) => i.email ?? '' },
@@ -125,7 +197,11 @@ export function UserPanel({ userId, onClose, onChanged }: { userId: string; onCl
             ]}
           />
           <h3>Sessions</h3>
-          <Grid label="Sessions" rows={extra.data?.sessions ?? []} rowKey={(s) => s.id} empty="No live sessions."
+          <Grid
+            label="Sessions"
+            rows={extra.data?.sessions ?? []}
+            rowKey={(s) => s.id}
+            empty="No live sessions."
             columns={[
               { key: 'c', label: 'Started', cell: (s) => new Date(s.createdAt).toLocaleString() },
               { key: 'x', label: 'Expires', cell: (s) => new Date(s.expiresAt).toLocaleString() },

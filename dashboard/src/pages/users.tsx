@@ -1,7 +1,22 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, enc } from '../api';
+import { Trash2, UserPlus, Users as UsersIcon } from '../components/icons';
 import { Grid } from '../grid/grid';
-import { Confirm, ErrorBox, Modal, Pager, useAction, useLoad } from '../ui';
+import { navigate, useSearch } from '../router';
+import {
+  Badge,
+  Button,
+  Card,
+  Confirm,
+  EmptyState,
+  ErrorBox,
+  Modal,
+  PageHeader,
+  Pager,
+  toast,
+  useAction,
+  useLoad,
+} from '../ui';
 import { UserPanel } from './user-panel';
 
 interface User {
@@ -31,37 +46,66 @@ function AnonymousCleanup({ onDone }: { onDone: (message: string) => void }) {
   return (
     <form
       class="inline"
+      aria-label="Delete old anonymous users"
       onSubmit={async (e) => {
         e.preventDefault();
         const days = Number(new FormData(e.currentTarget as HTMLFormElement).get('days'));
-        await act.run(async () => onDone((await api<{ message: string }>(`/api/auth/users/anonymous?olderThanDays=${days}`, { method: 'DELETE' })).message));
+        await act.run(async () =>
+          onDone(
+            (await api<{ message: string }>(`/api/auth/users/anonymous?olderThanDays=${days}`, { method: 'DELETE' }))
+              .message,
+          ),
+        );
       }}
     >
       <label for="anon-days">Anonymous users older than (days)</label>
       <input id="anon-days" name="days" type="number" min={0} max={36500} defaultValue="30" required />
-      <button type="submit" class="danger" disabled={act.busy}>
+      <Button type="submit" variant="danger" size="sm" icon={Trash2} disabled={act.busy}>
         Delete them
-      </button>
+      </Button>
       <ErrorBox error={act.error} />
     </form>
   );
 }
 
 /** A user's actions: reset MFA (when enrolled), open the panel, end sessions, delete. */
-function UserActions({ u, act, onNotice, onOpen, onDelete }: { u: User; act: ReturnType<typeof useAction>; onNotice: (m: string) => void; onOpen: () => void; onDelete: () => void }) {
+function UserActions({
+  u,
+  act,
+  onNotice,
+  onOpen,
+  onDelete,
+}: {
+  u: User;
+  act: ReturnType<typeof useAction>;
+  onNotice: (m: string) => void;
+  onOpen: () => void;
+  onDelete: () => void;
+}) {
   const name = label(u);
-  const message = async (path: string) => onNotice((await api<{ message: string }>(path, { method: 'DELETE' })).message);
+  const message = async (path: string) =>
+    onNotice((await api<{ message: string }>(path, { method: 'DELETE' })).message);
   return (
     <>
       {(u.factors ?? []).length > 0 && (
-        <button type="button" class="ghost" aria-label={`Reset MFA of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/factors`))}>
+        <button
+          type="button"
+          class="ghost"
+          aria-label={`Reset MFA of ${name}`}
+          onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/factors`))}
+        >
           Reset MFA
         </button>
       )}
-      <button type="button" class="ghost" aria-label={`Open ${name}`} onClick={onOpen}>
+      <button type="button" class="sm" aria-label={`Open ${name}`} onClick={onOpen}>
         Open
       </button>
-      <button type="button" class="ghost" aria-label={`End sessions of ${name}`} onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/sessions`))}>
+      <button
+        type="button"
+        class="ghost"
+        aria-label={`End sessions of ${name}`}
+        onClick={() => void act.run(() => message(`/api/auth/users/${u.id}/sessions`))}
+      >
         End sessions
       </button>
       <button type="button" class="ghost danger" aria-label={`Delete ${name}`} onClick={onDelete}>
@@ -74,7 +118,15 @@ function UserActions({ u, act, onNotice, onOpen, onDelete }: { u: User; act: Ret
 const LIMIT = 25;
 
 /** Creates a user with the admin key: POST /api/auth/users, else sign-up on servers without it. */
-async function createUser({ emailVerified, ...body }: { email: string; password: string; name: string; emailVerified: boolean }) {
+async function createUser({
+  emailVerified,
+  ...body
+}: {
+  email: string;
+  password: string;
+  name: string;
+  emailVerified: boolean;
+}) {
   try {
     return await api('/api/auth/users', { method: 'POST', body: { ...body, emailVerified } });
   } catch (e) {
@@ -92,8 +144,16 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
         onSubmit={async (e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget as HTMLFormElement);
-          const body = { email: String(f.get('email')), password: String(f.get('password')), name: String(f.get('name') ?? ''), emailVerified: f.get('verified') === 'on' };
-          if (await act.run(() => createUser(body))) onDone();
+          const body = {
+            email: String(f.get('email')),
+            password: String(f.get('password')),
+            name: String(f.get('name') ?? ''),
+            emailVerified: f.get('verified') === 'on',
+          };
+          if (await act.run(() => createUser(body))) {
+            toast(`Created the user ${body.email}.`);
+            onDone();
+          }
         }}
       >
         <label for="u-email">Email</label>
@@ -106,7 +166,10 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
           <input type="checkbox" name="verified" defaultChecked /> Email address already verified
         </label>
         <ErrorBox error={act.error} />
-        <div class="actions">
+        <div class="footer">
+          <button type="button" class="ghost" onClick={onClose}>
+            Cancel
+          </button>
           <button type="submit" class="primary" disabled={act.busy}>
             Create user
           </button>
@@ -116,62 +179,155 @@ function CreateUser({ onClose, onDone }: { onClose: () => void; onDone: () => vo
   );
 }
 
-/** Users: search, page, create, delete, end sessions, verified state, bans, MFA (reset), anonymous users (cleanup). */
+/** Users: search, page, create, delete, end sessions, verified state, bans, MFA (reset), anonymous users (cleanup).
+ * ?new=1 opens "New user", ?open=<id> a user's panel (the command palette links there). */
 export function Users() {
   const [search, setSearch] = useState('');
   const [offset, setOffset] = useState(0);
-  const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<User | null>(null);
-  const [notice, setNotice] = useState('');
-  const [open, setOpen] = useState<string | null>(null);
+  const query = useSearch();
+  const creating = query.get('new') === '1';
+  const open = query.get('open');
+  const setQuery = (q: string | null) => navigate(q ? `/users?${q}` : '/users', { replace: !q });
   const act = useAction();
-  const { data, error, reload } = useLoad(
-    () => api<{ data: User[]; pagination: { total: number } }>(`/api/auth/users?limit=${LIMIT}&offset=${offset}${search ? `&search=${enc(search)}` : ''}`),
+  const { data, error, reload, loading } = useLoad(
+    () =>
+      api<{ data: User[]; pagination: { total: number } }>(
+        `/api/auth/users?limit=${LIMIT}&offset=${offset}${search ? `&search=${enc(search)}` : ''}`,
+      ),
     [search, offset],
   );
+  const notice = (m: string) => (toast(m), reload());
   return (
     <section class="stack">
-      <div class="row">
-        <h1>Users</h1>
-        <button type="button" class="primary" onClick={() => setCreating(true)}>
-          New user
-        </button>
-      </div>
-      <form role="search" class="inline" onSubmit={(e) => (e.preventDefault(), setOffset(0), setSearch(String(new FormData(e.currentTarget as HTMLFormElement).get('q'))))}>
+      <PageHeader
+        title="Users"
+        description="The people who sign in to your apps: open one to edit, verify, sign out or ban them."
+        actions={
+          <Button variant="primary" icon={UserPlus} onClick={() => setQuery('new=1')}>
+            New user
+          </Button>
+        }
+      />
+      <form
+        role="search"
+        class="inline"
+        onSubmit={(e) => (
+          e.preventDefault(), setOffset(0), setSearch(String(new FormData(e.currentTarget as HTMLFormElement).get('q')))
+        )}
+      >
         <label for="user-search">Search by email</label>
         <input id="user-search" name="q" type="search" />
-        <button type="submit">Search</button>
+        <Button type="submit" size="sm">
+          Search
+        </Button>
       </form>
       <ErrorBox error={error ?? act.error} />
-      {notice && <p role="status">{notice}</p>}
-      <Grid
-        label="Users"
-        rows={data?.data ?? []}
-        rowKey={(u) => u.id}
-        empty="No users."
-        columns={[
-          {
-            key: 'email',
-            label: 'Email',
-            cell: (u) => (
-              <>
-                {u.isAnonymous ? <em>anonymous</em> : u.email}
-                {u.bannedUntil && <> <span class="badge bad">Banned</span></>}
-              </>
-            ),
-          },
-          { key: 'verified', label: 'Verified', cell: (u) => (u.isAnonymous ? '–' : u.emailVerified ? '✓ verified' : 'not verified') },
-          { key: 'mfa', label: 'MFA', cell: (u) => mfaOf(u) },
-          { key: 'name', label: 'Name', cell: (u) => u.profile?.name ?? '' },
-          { key: 'id', label: 'Id', cell: (u) => <code>{u.id}</code> },
-        ]}
-        actions={(u) => <UserActions u={u} act={act} onNotice={(m) => (setNotice(m), reload())} onOpen={() => setOpen(u.id)} onDelete={() => setDeleting(u)} />}
+      <UserGrid
+        users={data?.data ?? []}
+        loading={loading}
+        searching={search !== ''}
+        act={act}
+        onNotice={notice}
+        onOpen={(u) => setQuery(`open=${enc(u.id)}`)}
+        onDelete={setDeleting}
+        onNew={() => setQuery('new=1')}
       />
-      {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} />}
-      <AnonymousCleanup onDone={(m) => (setNotice(m), reload())} />
-      {open && <UserPanel userId={open} onClose={() => setOpen(null)} onChanged={reload} />}
-      {creating && <CreateUser onClose={() => setCreating(false)} onDone={() => (setCreating(false), reload())} />}
-      {deleting && <Confirm what="user" name={label(deleting)} onClose={() => setDeleting(null)} onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)} />}
+      {data && <Pager offset={offset} limit={LIMIT} total={data.pagination.total} onOffset={setOffset} noun="users" />}
+      <Card title="Anonymous users">
+        <AnonymousCleanup onDone={notice} />
+      </Card>
+      {open && <UserPanel userId={open} onClose={() => setQuery(null)} onChanged={reload} />}
+      {creating && <CreateUser onClose={() => setQuery(null)} onDone={() => (setQuery(null), reload())} />}
+      {deleting && (
+        <Confirm
+          what="user"
+          name={label(deleting)}
+          onClose={() => setDeleting(null)}
+          onConfirm={() => api(`/api/auth/users/${deleting.id}`, { method: 'DELETE' }).then(reload)}
+        />
+      )}
     </section>
+  );
+}
+
+function UserGrid(props: {
+  users: User[];
+  loading: boolean;
+  searching: boolean;
+  act: ReturnType<typeof useAction>;
+  onNotice: (m: string) => void;
+  onOpen: (u: User) => void;
+  onDelete: (u: User) => void;
+  onNew: () => void;
+}) {
+  return (
+    <Grid
+      label="Users"
+      rows={props.users}
+      loading={props.loading}
+      rowKey={(u) => u.id}
+      empty={
+        props.searching ? (
+          'No user matches.'
+        ) : (
+          <EmptyState
+            icon={UsersIcon}
+            title="No users yet"
+            action={
+              <Button variant="primary" icon={UserPlus} onClick={props.onNew}>
+                Create a user
+              </Button>
+            }
+          >
+            Sign-up is open: people can create their account from your app with the SDK (see API keys &amp; connect). Or
+            create one here.
+          </EmptyState>
+        )
+      }
+      columns={[
+        {
+          key: 'email',
+          label: 'Email',
+          cell: (u) => (
+            <>
+              {u.isAnonymous ? <em>anonymous</em> : u.email}
+              {u.bannedUntil && (
+                <>
+                  {' '}
+                  <Badge tone="danger">Banned</Badge>
+                </>
+              )}
+            </>
+          ),
+        },
+        {
+          key: 'verified',
+          label: 'Verified',
+          cell: (u) =>
+            u.isAnonymous ? (
+              '–'
+            ) : u.emailVerified ? (
+              <Badge tone="success" plain>
+                ✓ verified
+              </Badge>
+            ) : (
+              <Badge>not verified</Badge>
+            ),
+        },
+        { key: 'mfa', label: 'MFA', cell: (u) => mfaOf(u) },
+        { key: 'name', label: 'Name', cell: (u) => u.profile?.name ?? '' },
+        { key: 'id', label: 'Id', cell: (u) => <code>{u.id}</code> },
+      ]}
+      actions={(u) => (
+        <UserActions
+          u={u}
+          act={props.act}
+          onNotice={props.onNotice}
+          onOpen={() => props.onOpen(u)}
+          onDelete={() => props.onDelete(u)}
+        />
+      )}
+    />
   );
 }

@@ -63,7 +63,8 @@ export async function resolveUser(db: Db, provider: string, p: ProviderProfile):
     return await db.transaction((tx) => resolveIn(tx, provider, p));
   } catch (err) {
     // Two first sign-ins at once: the loser sees the winner's rows on a second pass.
-    if (err instanceof AppError && err.code === 'ALREADY_EXISTS') return db.transaction((tx) => resolveIn(tx, provider, p));
+    if (err instanceof AppError && err.code === 'ALREADY_EXISTS')
+      return db.transaction((tx) => resolveIn(tx, provider, p));
     throw err;
   }
 }
@@ -78,7 +79,8 @@ async function resolveIn(tx: Queryable, provider: string, p: ProviderProfile): P
   if (known.rows[0]) {
     const row = await users.userById(tx, known.rows[0].user_id);
     // The provider has since verified the account's address: so is the account's.
-    if (row && p.emailVerified && !row.email_verified && row.email === email) return (await users.markEmailVerified(tx, row.id)) ?? row;
+    if (row && p.emailVerified && !row.email_verified && row.email === email)
+      return (await users.markEmailVerified(tx, row.id)) ?? row;
     if (row) return row;
   }
   if (email === null) throw new AppError('OAUTH_EMAIL_MISSING');
@@ -138,7 +140,10 @@ async function claimUnverifiedAccount(tx: Queryable, row: UserRow): Promise<User
 export async function unlinkIdentity(db: Db, userId: string, identityId: string): Promise<void> {
   await db.transaction(async (tx) => {
     // Locks the user, so two unlinks at once cannot both remove "one of two".
-    const { rows } = await tx.query<{ password_hash: string }>('select password_hash from auth.users where id = $1 for update', [userId]);
+    const { rows } = await tx.query<{ password_hash: string }>(
+      'select password_hash from auth.users where id = $1 for update',
+      [userId],
+    );
     const user = rows[0];
     const ids = await tx.query<{ id: string }>('select id from auth.identities where user_id = $1', [userId]);
     if (!user || !ids.rows.some((r) => r.id === identityId)) throw new AppError('IDENTITY_NOT_FOUND');
@@ -149,6 +154,9 @@ export async function unlinkIdentity(db: Db, userId: string, identityId: string)
 
 /** Whether this provider account is already linked to a user (the log tells a new link apart). */
 export async function identityExists(db: Queryable, provider: string, subject: string): Promise<boolean> {
-  const { rows } = await db.query('select 1 from auth.identities where provider = $1 and subject = $2', [provider, subject]);
+  const { rows } = await db.query('select 1 from auth.identities where provider = $1 and subject = $2', [
+    provider,
+    subject,
+  ]);
   return rows.length > 0;
 }

@@ -35,16 +35,33 @@ export interface StartedFlow {
 
 /** Deletes flows that ended over an hour ago (kept that long only to recognise replays). */
 export async function pruneFlows(db: Queryable): Promise<void> {
-  await db.query(`delete from auth.oauth_flows where expires_at < now() - interval '1 hour' and (code_expires_at is null or code_expires_at < now() - interval '1 hour')`);
+  await db.query(
+    `delete from auth.oauth_flows where expires_at < now() - interval '1 hour' and (code_expires_at is null or code_expires_at < now() - interval '1 hour')`,
+  );
 }
 
 /** Stores a new flow; only hashes of the state and browser secret are kept. */
 export async function createFlow(db: Queryable, f: NewFlow): Promise<StartedFlow> {
-  const started: StartedFlow = { state: randomToken(), browserSecret: randomToken(), providerVerifier: randomToken(), nonce: randomToken() };
+  const started: StartedFlow = {
+    state: randomToken(),
+    browserSecret: randomToken(),
+    providerVerifier: randomToken(),
+    nonce: randomToken(),
+  };
   await db.query(
     `insert into auth.oauth_flows (state_hash, provider, redirect_uri, callback_url, code_challenge, provider_verifier, nonce, browser_hash, expires_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [sha256Hex(started.state), f.provider, f.redirectUri, f.callbackUrl, f.codeChallenge, started.providerVerifier, started.nonce, sha256Hex(started.browserSecret), STATE_TTL_SECONDS],
+    [
+      sha256Hex(started.state),
+      f.provider,
+      f.redirectUri,
+      f.callbackUrl,
+      f.codeChallenge,
+      started.providerVerifier,
+      started.nonce,
+      sha256Hex(started.browserSecret),
+      STATE_TTL_SECONDS,
+    ],
   );
   return started;
 }
@@ -60,7 +77,8 @@ export interface FlowRow {
   provider_code: string | null;
 }
 
-const FLOW_COLUMNS = 'provider, redirect_uri, callback_url, code_challenge, provider_verifier, nonce, browser_hash, provider_code';
+const FLOW_COLUMNS =
+  'provider, redirect_uri, callback_url, code_challenge, provider_verifier, nonce, browser_hash, provider_code';
 
 /**
  * Spends a state at the callback: one statement claims it, so it works once, before it
@@ -79,7 +97,8 @@ export async function claimState(
   );
   const row = rows[0];
   if (!row) return { reason: 'unknown' };
-  if (c.browserSecret === null || !safeEqual(sha256Hex(c.browserSecret), row.browser_hash)) return { reason: 'browser' };
+  if (c.browserSecret === null || !safeEqual(sha256Hex(c.browserSecret), row.browser_hash))
+    return { reason: 'browser' };
   return { row };
 }
 

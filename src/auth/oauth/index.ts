@@ -5,13 +5,34 @@ import type { AuthContext, AuthService } from '../service.js';
 import { toUser, userById, type User, type UserRow } from '../users.js';
 import type { LogWriter } from '../../logs/index.js';
 import { identityExists, listIdentities, resolveUser, unlinkIdentity, type Identity } from './accounts.js';
-import { claimAppCode, claimState, createFlow, issueAppCode, PKCE_CHALLENGE, pruneFlows, s256, STATE_TTL_SECONDS } from './flow.js';
+import {
+  claimAppCode,
+  claimState,
+  createFlow,
+  issueAppCode,
+  PKCE_CHALLENGE,
+  pruneFlows,
+  s256,
+  STATE_TTL_SECONDS,
+} from './flow.js';
 import { pruneSpentIdTokens, spendIdToken } from './verify.js';
 import { buildProviders, type ProviderProfile, type SignInProvider } from './providers.js';
 import { isRedirectAllowed } from './redirects.js';
 
 /** Providers the InsForge SDK calls by name (GET /api/auth/oauth/{name}); others are "custom". */
-const BUILT_IN = new Set(['google', 'github', 'discord', 'linkedin', 'facebook', 'instagram', 'tiktok', 'apple', 'x', 'spotify', 'microsoft']);
+const BUILT_IN = new Set([
+  'google',
+  'github',
+  'discord',
+  'linkedin',
+  'facebook',
+  'instagram',
+  'tiktok',
+  'apple',
+  'x',
+  'spotify',
+  'microsoft',
+]);
 
 /** The browser-binding cookie of a sign-in in progress. */
 export const FLOW_COOKIE = 'plinth_oauth';
@@ -58,7 +79,10 @@ export class OAuthService {
   /** For GET /api/auth/public-config: the SDK's names (`oAuthProviders`) and the others. */
   publicConfig(): { oAuthProviders: string[]; customOAuthProviders: string[] } {
     const names = this.deps.config.providers.map((p) => p.name);
-    return { oAuthProviders: names.filter((n) => BUILT_IN.has(n)), customOAuthProviders: names.filter((n) => !BUILT_IN.has(n)) };
+    return {
+      oAuthProviders: names.filter((n) => BUILT_IN.has(n)),
+      customOAuthProviders: names.filter((n) => !BUILT_IN.has(n)),
+    };
   }
 
   private provider(name: string): SignInProvider {
@@ -81,7 +105,8 @@ export class OAuthService {
     if (!PKCE_CHALLENGE.test(input.codeChallenge)) {
       throw new AppError('INVALID_INPUT', {
         message: 'code_challenge must be the base64url SHA-256 (S256) of the PKCE code verifier: 43 characters.',
-        nextActions: 'Make a random code verifier of 43-128 characters, send BASE64URL(SHA256(verifier)) as code_challenge, and keep the verifier for POST /api/auth/oauth/exchange.',
+        nextActions:
+          'Make a random code verifier of 43-128 characters, send BASE64URL(SHA256(verifier)) as code_challenge, and keep the verifier for POST /api/auth/oauth/exchange.',
       });
     }
     const name = provider.config.name;
@@ -91,8 +116,18 @@ export class OAuthService {
       this.lastPrune = Date.now();
       await pruneFlows(this.deps.db);
     }
-    const flow = await createFlow(this.deps.db, { provider: name, redirectUri, callbackUrl, codeChallenge: input.codeChallenge });
-    const authUrl = await provider.authorizeUrl({ state: flow.state, nonce: flow.nonce, codeChallenge: s256(flow.providerVerifier), callbackUrl });
+    const flow = await createFlow(this.deps.db, {
+      provider: name,
+      redirectUri,
+      callbackUrl,
+      codeChallenge: input.codeChallenge,
+    });
+    const authUrl = await provider.authorizeUrl({
+      state: flow.state,
+      nonce: flow.nonce,
+      codeChallenge: s256(flow.providerVerifier),
+      callbackUrl,
+    });
     return { authUrl, browserSecret: flow.browserSecret, secureCookie: callbackUrl.startsWith('https:') };
   }
 
@@ -101,10 +136,22 @@ export class OAuthService {
    * another browser, is an error here (there is no trusted place to send the browser);
    * otherwise the browser goes back to the app, with Plinth's one-time code or the error.
    */
-  async callback(input: { provider: string; state?: string; code?: string; error?: string; errorDescription?: string; browserSecret: string | null }): Promise<string> {
+  async callback(input: {
+    provider: string;
+    state?: string;
+    code?: string;
+    error?: string;
+    errorDescription?: string;
+    browserSecret: string | null;
+  }): Promise<string> {
     const name = this.provider(input.provider).config.name;
-    if (!input.state) throw new AppError('INVALID_OAUTH_STATE', { message: 'The provider sent the browser back without a state.' });
-    const claimed = await claimState(this.deps.db, { state: input.state, provider: name, browserSecret: input.browserSecret });
+    if (!input.state)
+      throw new AppError('INVALID_OAUTH_STATE', { message: 'The provider sent the browser back without a state.' });
+    const claimed = await claimState(this.deps.db, {
+      state: input.state,
+      provider: name,
+      browserSecret: input.browserSecret,
+    });
     if ('reason' in claimed) {
       throw new AppError('INVALID_OAUTH_STATE', {
         message:
@@ -116,7 +163,12 @@ export class OAuthService {
     const back = new URL(claimed.row.redirect_uri);
     if (input.error || !input.code) {
       back.searchParams.set('error', (input.error ?? 'invalid_request').slice(0, 64));
-      back.searchParams.set('error_description', (input.errorDescription ?? (input.error ? 'The provider refused the sign-in.' : 'The provider sent no code.')).slice(0, 256));
+      back.searchParams.set(
+        'error_description',
+        (
+          input.errorDescription ?? (input.error ? 'The provider refused the sign-in.' : 'The provider sent no code.')
+        ).slice(0, 256),
+      );
       return back.toString();
     }
     back.searchParams.set('insforge_code', await issueAppCode(this.deps.db, input.state, input.code));
@@ -126,14 +178,22 @@ export class OAuthService {
   /** Trades Plinth's one-time code and the app's PKCE verifier for a session. */
   async exchange(input: { code: string; codeVerifier: string }, ctx: AuthContext): Promise<OAuthSignedIn> {
     const row = await claimAppCode(this.deps.db, input.code, input.codeVerifier);
-    if (!row || !row.provider_code) throw new AppError('INVALID_OAUTH_CODE');
+    if (!row?.provider_code) throw new AppError('INVALID_OAUTH_CODE');
     const provider = this.provider(row.provider);
-    const profile = await provider.complete({ code: row.provider_code, verifier: row.provider_verifier, callbackUrl: row.callback_url, nonce: row.nonce });
+    const profile = await provider.complete({
+      code: row.provider_code,
+      verifier: row.provider_verifier,
+      callbackUrl: row.callback_url,
+      nonce: row.nonce,
+    });
     return this.signIn(provider, profile, ctx);
   }
 
   /** Native sign-in: an ID token the app got from the provider itself. */
-  async signInWithIdToken(input: { provider: string; token: string; nonce?: string }, ctx: AuthContext): Promise<OAuthSignedIn> {
+  async signInWithIdToken(
+    input: { provider: string; token: string; nonce?: string },
+    ctx: AuthContext,
+  ): Promise<OAuthSignedIn> {
     const provider = this.provider(input.provider);
     const profile = await provider.verifyIdToken(input.token, input.nonce ?? null);
     if (Date.now() - this.lastSpentPrune > 60_000) {
@@ -153,15 +213,26 @@ export class OAuthService {
   private async signIn(provider: SignInProvider, profile: ProviderProfile, ctx: AuthContext): Promise<OAuthSignedIn> {
     const linked = this.deps.logs ? await identityExists(this.deps.db, provider.config.name, profile.subject) : true;
     const row = await resolveUser(this.deps.db, provider.config.name, profile);
-    if (!linked) this.deps.logs?.write('auth', 'info', 'oauth identity linked', { userId: row.id, provider: provider.config.name, email: profile.email });
+    if (!linked)
+      this.deps.logs?.write('auth', 'info', 'oauth identity linked', {
+        userId: row.id,
+        provider: provider.config.name,
+        email: profile.email,
+      });
     if (this.deps.auth.requireEmailVerification && !row.email_verified) {
       throw new AppError('EMAIL_NOT_VERIFIED', {
         message: `${provider.config.name} has not verified the email of this account, and this server requires a verified email.`,
-        nextActions: 'Verify the email with the provider and sign in again, or ask for a code with POST /api/auth/email/send-verification.',
+        nextActions:
+          'Verify the email with the provider and sign in again, or ask for a code with POST /api/auth/email/send-verification.',
       });
     }
     const s = await this.deps.auth.startSession(row, ctx);
-    this.deps.logs?.write('auth', 'info', 'sign-in', { userId: row.id, method: 'oauth', provider: provider.config.name, ip: ctx.ip });
+    this.deps.logs?.write('auth', 'info', 'sign-in', {
+      userId: row.id,
+      method: 'oauth',
+      provider: provider.config.name,
+      ip: ctx.ip,
+    });
     return { ...s, user: await this.userOf(row) };
   }
 
@@ -184,9 +255,14 @@ export class OAuthService {
     let profile: ProviderProfile;
     if ('code' in input) {
       const row = await claimAppCode(this.deps.db, input.code, input.codeVerifier);
-      if (!row || !row.provider_code) throw new AppError('INVALID_OAUTH_CODE');
+      if (!row?.provider_code) throw new AppError('INVALID_OAUTH_CODE');
       provider = this.provider(row.provider);
-      profile = await provider.complete({ code: row.provider_code, verifier: row.provider_verifier, callbackUrl: row.callback_url, nonce: row.nonce });
+      profile = await provider.complete({
+        code: row.provider_code,
+        verifier: row.provider_verifier,
+        callbackUrl: row.callback_url,
+        nonce: row.nonce,
+      });
     } else {
       provider = this.provider(input.provider);
       profile = await provider.verifyIdToken(input.token, input.nonce ?? null);

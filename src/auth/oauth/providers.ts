@@ -59,7 +59,12 @@ function rejected(message: string): AppError {
 }
 
 /** The token endpoint's answer, or OAUTH_PROVIDER_REJECTED with the provider's reason. */
-async function tokenRequest(what: string, url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+async function tokenRequest(
+  what: string,
+  url: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
   const a = await upstreamJson(what, url, { form, headers });
   const error = field(a.body, 'error');
   if (a.status >= 400 || error) {
@@ -89,9 +94,11 @@ export class OidcProvider implements SignInProvider {
     const url = `${issuer}/.well-known/openid-configuration`;
     const a = await upstreamJson('OpenID discovery', url);
     const doc = a.body as Partial<Discovery>;
-    if (a.status !== 200 || !doc || typeof doc !== 'object') throw unavailable(`discovery at ${url} answered HTTP ${a.status}.`);
+    if (a.status !== 200 || !doc || typeof doc !== 'object')
+      throw unavailable(`discovery at ${url} answered HTTP ${a.status}.`);
     // The document must name the configured issuer (OpenID Connect Discovery 4.3).
-    if (doc.issuer?.replace(/\/+$/, '') !== issuer) throw unavailable(`discovery at ${url} names another issuer (${String(doc.issuer)}).`);
+    if (doc.issuer?.replace(/\/+$/, '') !== issuer)
+      throw unavailable(`discovery at ${url} names another issuer (${String(doc.issuer)}).`);
     for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
       if (!field(doc, k)) throw unavailable(`discovery at ${url} has no ${k}.`);
     }
@@ -116,7 +123,12 @@ export class OidcProvider implements SignInProvider {
 
   async complete(p: CompleteParams): Promise<ProviderProfile> {
     const { doc, keys } = await this.discover();
-    const form: Record<string, string> = { grant_type: 'authorization_code', code: p.code, redirect_uri: p.callbackUrl, code_verifier: p.verifier };
+    const form: Record<string, string> = {
+      grant_type: 'authorization_code',
+      code: p.code,
+      redirect_uri: p.callbackUrl,
+      code_verifier: p.verifier,
+    };
     const headers: Record<string, string> = {};
     const methods = doc.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
     if (methods.includes('client_secret_basic')) {
@@ -132,13 +144,20 @@ export class OidcProvider implements SignInProvider {
     const claims = await verifyIdToken(idToken, keys, this.verifyOptions(doc, [this.config.clientId], p.nonce));
     const profile = profileOf(claims);
     const accessToken = field(tokens, 'access_token');
-    if (!profile.email && doc.userinfo_endpoint && accessToken) return this.withUserInfo(doc.userinfo_endpoint, accessToken, profile);
+    if (!profile.email && doc.userinfo_endpoint && accessToken)
+      return this.withUserInfo(doc.userinfo_endpoint, accessToken, profile);
     return profile;
   }
 
   /** Fills the profile from the UserInfo endpoint (some providers keep claims out of the ID token). */
-  private async withUserInfo(endpoint: string, accessToken: string, profile: ProviderProfile): Promise<ProviderProfile> {
-    const a = await upstreamJson('The userinfo endpoint', endpoint, { headers: { authorization: `Bearer ${accessToken}` } });
+  private async withUserInfo(
+    endpoint: string,
+    accessToken: string,
+    profile: ProviderProfile,
+  ): Promise<ProviderProfile> {
+    const a = await upstreamJson('The userinfo endpoint', endpoint, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     if (a.status !== 200) throw rejected(`the userinfo endpoint answered HTTP ${a.status}.`);
     // OpenID Connect Core 5.3.2: the sub of UserInfo must be the ID token's.
     if (field(a.body, 'sub') !== profile.subject) throw rejected('the userinfo answer is for another subject.');
@@ -160,7 +179,12 @@ export class OidcProvider implements SignInProvider {
   }
 
   private verifyOptions(doc: Discovery, audiences: string[], nonce: string | null) {
-    return { issuer: doc.issuer, audiences, nonce, algorithms: allowedAlgorithms(doc.id_token_signing_alg_values_supported) };
+    return {
+      issuer: doc.issuer,
+      audiences,
+      nonce,
+      algorithms: allowedAlgorithms(doc.id_token_signing_alg_values_supported),
+    };
   }
 }
 
@@ -204,7 +228,11 @@ export class GitHubProvider implements SignInProvider {
     });
     const token = field(tokens, 'access_token');
     if (!token) throw rejected('GitHub returned no access token.');
-    const headers = { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
+    const headers = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+    };
     const [user, emails] = await Promise.all([
       upstreamJson('GitHub /user', `${this.config.apiUrl}/user`, { headers }),
       upstreamJson('GitHub /user/emails', `${this.config.apiUrl}/user/emails`, { headers }),
@@ -213,7 +241,8 @@ export class GitHubProvider implements SignInProvider {
     const u = user.body as Record<string, unknown>;
     if (typeof u.id !== 'number' && typeof u.id !== 'string') throw rejected('GitHub /user has no id.');
     // Only the primary address, and only GitHub's word that it is verified, ever links accounts.
-    const list = emails.status === 200 && Array.isArray(emails.body) ? (emails.body as Array<Record<string, unknown>>) : [];
+    const list =
+      emails.status === 200 && Array.isArray(emails.body) ? (emails.body as Array<Record<string, unknown>>) : [];
     const primary = list.find((e) => e.primary === true && typeof e.email === 'string');
     return {
       subject: String(u.id),

@@ -26,7 +26,13 @@ export async function upstreamJson(
   }
   let res: Response;
   try {
-    res = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    res = await fetch(url, {
+      method: init.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (err) {
     throw unavailable(`${what} could not be reached (${new URL(url).origin}).`, err);
   }

@@ -8,7 +8,11 @@ export type KeySet = ReturnType<typeof createRemoteJWKSet>;
 
 /** A JWKS fetched from the provider's jwks_uri, cached and refetched for unknown key ids. */
 export function remoteKeySet(jwksUri: string): KeySet {
-  return createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: 10_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+  return createRemoteJWKSet(new URL(jwksUri), {
+    timeoutDuration: 10_000,
+    cooldownDuration: 30_000,
+    cacheMaxAge: 10 * 60_000,
+  });
 }
 
 export interface VerifyOptions {
@@ -42,7 +46,11 @@ function invalid(message: string, cause?: unknown): AppError {
  * as its SHA-256 hex (Apple and some native SDKs put the hash in the token). A token that
  * carries a nonce must be presented with it.
  */
-export async function verifyIdToken(token: string, keys: KeySet, opts: VerifyOptions): Promise<JWTPayload & { sub: string }> {
+export async function verifyIdToken(
+  token: string,
+  keys: KeySet,
+  opts: VerifyOptions,
+): Promise<JWTPayload & { sub: string }> {
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, keys, {
@@ -57,7 +65,8 @@ export async function verifyIdToken(token: string, keys: KeySet, opts: VerifyOpt
   }
   // jose checks iat only against maxTokenAge; a token "issued" in the future is a forged or
   // pre-minted one (or a provider with a broken clock).
-  if ((payload.iat as number) > Date.now() / 1000 + CLOCK_SKEW) throw invalid('it was issued in the future (its iat is over 60 s ahead of this server).');
+  if ((payload.iat as number) > Date.now() / 1000 + CLOCK_SKEW)
+    throw invalid('it was issued in the future (its iat is over 60 s ahead of this server).');
   const claimed = typeof payload.nonce === 'string' ? payload.nonce : null;
   if (opts.nonce !== null) {
     if (claimed === null || !(safeEqual(claimed, opts.nonce) || safeEqual(claimed, sha256Hex(opts.nonce)))) {
@@ -80,13 +89,14 @@ function explain(err: unknown): AppError {
   if (err instanceof errors.JWSSignatureVerificationFailed || err instanceof errors.JWKSNoMatchingKey) {
     return invalid("its signature does not match the provider's keys.", err);
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return invalid('it is signed with an algorithm the provider does not use.', err);
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return invalid('it is signed with an algorithm the provider does not use.', err);
   if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) {
-    return unavailable("its signing keys (JWKS) could not be fetched.", err);
+    return unavailable('its signing keys (JWKS) could not be fetched.', err);
   }
   if (err instanceof errors.JOSEError) return invalid('it is malformed.', err);
   // A network failure while fetching the JWKS.
-  return unavailable("its signing keys (JWKS) could not be fetched.", err);
+  return unavailable('its signing keys (JWKS) could not be fetched.', err);
 }
 
 /**

@@ -24,7 +24,8 @@ interface Applied {
 type Out = (line: string) => void;
 
 const FILE = /^([0-9]{1,32})_([A-Za-z0-9_-]{1,100})\.sql$/;
-const byVersion = (a: { version: string }, b: { version: string }) => a.version.length - b.version.length || (a.version < b.version ? -1 : a.version > b.version ? 1 : 0);
+const byVersion = (a: { version: string }, b: { version: string }) =>
+  a.version.length - b.version.length || (a.version < b.version ? -1 : a.version > b.version ? 1 : 0);
 
 function flags(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -61,10 +62,15 @@ export function statusOf(local: LocalFile[], applied: Applied[]): Status[] {
   const done = new Map(applied.map((a) => [a.version, a]));
   const rows = local.map((f): Status => {
     const a = done.get(f.version);
-    return { version: f.version, name: f.name, status: !a ? ('pending' as const) : a.checksum === checksumOf(f.sql) ? ('applied' as const) : ('drift' as const) };
+    return {
+      version: f.version,
+      name: f.name,
+      status: !a ? ('pending' as const) : a.checksum === checksumOf(f.sql) ? ('applied' as const) : ('drift' as const),
+    };
   });
   const files = new Set(local.map((f) => f.version));
-  for (const a of applied) if (!files.has(a.version)) rows.push({ version: a.version, name: a.name, status: 'missing' });
+  for (const a of applied)
+    if (!files.has(a.version)) rows.push({ version: a.version, name: a.name, status: 'missing' });
   return rows.sort(byVersion);
 }
 
@@ -75,7 +81,10 @@ async function api(base: string, key: string, method: string, p: string, body?: 
     body: body ? JSON.stringify(body) : undefined,
   });
   const data = (await r.json().catch(() => null)) as any;
-  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${data?.error ?? ''} ${data?.message ?? ''}${data?.nextActions ? `\n  ${data.nextActions}` : ''}`);
+  if (!r.ok)
+    throw new Error(
+      `${method} ${p}: ${r.status} ${data?.error ?? ''} ${data?.message ?? ''}${data?.nextActions ? `\n  ${data.nextActions}` : ''}`,
+    );
   return data;
 }
 
@@ -84,7 +93,10 @@ function stamp(d = new Date()): string {
 }
 
 /** Runs one `db migrations` command; returns the exit code. */
-export async function migrationsCommand(argv: string[], opts: { env: Record<string, string | undefined>; cwd: string; out: Out }): Promise<number> {
+export async function migrationsCommand(
+  argv: string[],
+  opts: { env: Record<string, string | undefined>; cwd: string; out: Out },
+): Promise<number> {
   const [sub, cmd, arg] = argv;
   const f = flags(argv);
   const dir = path.resolve(opts.cwd, f.dir ?? 'migrations');
@@ -99,14 +111,20 @@ export async function migrationsCommand(argv: string[], opts: { env: Record<stri
     }
     mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${stamp()}_${arg}.sql`);
-    writeFileSync(file, `-- ${arg}: runs in one transaction as the owner role. Check it with POST /api/database/migrations/dry-run.\n`, { flag: 'wx' });
+    writeFileSync(
+      file,
+      `-- ${arg}: runs in one transaction as the owner role. Check it with POST /api/database/migrations/dry-run.\n`,
+      { flag: 'wx' },
+    );
     opts.out(`Created ${path.relative(opts.cwd, file)}`);
     return 0;
   }
   const url = f.url ?? opts.env.PLINTH_URL;
   const key = f.key ?? opts.env.PLINTH_ADMIN_KEY;
   if (!url || !key) {
-    opts.out('Say which server: --url http://localhost:7130 --key <admin key>, or set PLINTH_URL and PLINTH_ADMIN_KEY.');
+    opts.out(
+      'Say which server: --url http://localhost:7130 --key <admin key>, or set PLINTH_URL and PLINTH_ADMIN_KEY.',
+    );
     return 2;
   }
   const local = readLocal(dir);
@@ -119,14 +137,19 @@ export async function migrationsCommand(argv: string[], opts: { env: Record<stri
   }
   const drift = rows.filter((r) => r.status === 'drift');
   if (drift.length) {
-    for (const r of drift) opts.out(`drift    ${r.version} ${r.name}: the file changed after it was applied; restore it and put the change in a new migration`);
+    for (const r of drift)
+      opts.out(
+        `drift    ${r.version} ${r.name}: the file changed after it was applied; restore it and put the change in a new migration`,
+      );
     return 1;
   }
   const pending = local.filter((l) => rows.find((r) => r.version === l.version)?.status === 'pending');
   for (const m of pending) {
     const risk = await api(url, key, 'POST', '/api/database/migrations/dry-run', { sql: m.sql });
     await api(url, key, 'POST', '/api/database/migrations', { version: m.version, name: m.name, sql: m.sql });
-    opts.out(`applied  ${m.version} ${m.name} (${risk.riskLevel}${risk.reasons.length ? `: ${risk.reasons.join('; ')}` : ''})`);
+    opts.out(
+      `applied  ${m.version} ${m.name} (${risk.riskLevel}${risk.reasons.length ? `: ${risk.reasons.join('; ')}` : ''})`,
+    );
   }
   if (!pending.length) opts.out('Nothing to apply: the server is up to date.');
   return 0;

@@ -6,7 +6,8 @@ import type { Queryable } from '../../db/types.js';
 
 export type RiskLevel = 'SAFE' | 'WARNING' | 'DANGER';
 const RANK: Record<RiskLevel, number> = { SAFE: 0, WARNING: 1, DANGER: 2 };
-export const maxRisk = (levels: RiskLevel[]): RiskLevel => levels.reduce<RiskLevel>((a, b) => (RANK[b] > RANK[a] ? b : a), 'SAFE');
+export const maxRisk = (levels: RiskLevel[]): RiskLevel =>
+  levels.reduce<RiskLevel>((a, b) => (RANK[b] > RANK[a] ? b : a), 'SAFE');
 
 /** A table this big is rewritten or locked for long enough that clients notice. */
 export const BIG_TABLE_ROWS = 100_000;
@@ -34,13 +35,19 @@ export async function splitStatements(sql: string): Promise<ParsedStatement[]> {
     const at = e.sqlDetails?.cursorPosition;
     const position = typeof at === 'number' ? positionOf(sql, at) : null;
     const where = position ? ` (line ${position.line}, column ${position.column})` : '';
-    throw new AppError('SQL_ERROR', { message: `The SQL does not parse: ${e.message ?? 'syntax error'}${where}`, ...(position ? { position } : {}) });
+    throw new AppError('SQL_ERROR', {
+      message: `The SQL does not parse: ${e.message ?? 'syntax error'}${where}`,
+      ...(position ? { position } : {}),
+    });
   }
   // Locations are byte offsets into the UTF-8 text.
   const bytes = Buffer.from(sql, 'utf8');
   return (tree.stmts ?? []).map((s) => {
     const start = s.stmt_location ?? 0;
-    const text = bytes.subarray(start, s.stmt_len ? start + s.stmt_len : bytes.length).toString('utf8').trim();
+    const text = bytes
+      .subarray(start, s.stmt_len ? start + s.stmt_len : bytes.length)
+      .toString('utf8')
+      .trim();
     const kind = Object.keys(s.stmt)[0]!;
     return { sql: text, kind, node: s.stmt[kind] as Node };
   });
@@ -55,7 +62,8 @@ function positionOf(sql: string, byteOffset: number): { line: number; column: nu
 /** Rows (estimate) and bytes of the tables a script touches; absent when the table does not exist yet. */
 export type TableSizes = Map<string, { rows: number; bytes: number }>;
 
-const relName = (r: Node | undefined): string | null => (r?.relname ? (r.schemaname ? `${r.schemaname}.${r.relname}` : r.relname) : null);
+const relName = (r: Node | undefined): string | null =>
+  r?.relname ? (r.schemaname ? `${r.schemaname}.${r.relname}` : r.relname) : null;
 
 /** The tables whose size matters to the risk of these statements. */
 export function touchedTables(statements: ParsedStatement[]): string[] {
@@ -100,12 +108,20 @@ function big(sizes: TableSizes, table: string | null): string | null {
   return `~${s.rows} rows, ${Math.round(s.bytes / 1024 / 1024)} MB`;
 }
 
-const DATA_DROPS = new Set(['OBJECT_TABLE', 'OBJECT_SCHEMA', 'OBJECT_MATVIEW', 'OBJECT_FOREIGN_TABLE', 'OBJECT_SEQUENCE']);
-const objectLabel = (t: string) => t.replace(/^OBJECT_/, '').toLowerCase().replace('_', ' ');
+const DATA_DROPS = new Set([
+  'OBJECT_TABLE',
+  'OBJECT_SCHEMA',
+  'OBJECT_MATVIEW',
+  'OBJECT_FOREIGN_TABLE',
+  'OBJECT_SEQUENCE',
+]);
+const objectLabel = (t: string) =>
+  t
+    .replace(/^OBJECT_/, '')
+    .toLowerCase()
+    .replace('_', ' ');
 const dropNames = (objects: Node[] | undefined): string =>
-  (objects ?? [])
-    .map((o) => (o.List?.items ?? [o]).map((i: Node) => i.String?.sval ?? '?').join('.'))
-    .join(', ');
+  (objects ?? []).map((o) => (o.List?.items ?? [o]).map((i: Node) => i.String?.sval ?? '?').join('.')).join(', ');
 
 /** The risk of one statement, given the sizes of the tables it touches. */
 export function assess(s: ParsedStatement, sizes: TableSizes): Assessment {
@@ -125,7 +141,10 @@ export function assess(s: ParsedStatement, sizes: TableSizes): Assessment {
       f.add('DANGER', `${s.kind === 'DropdbStmt' ? 'drops a database' : 'drops a role'}`);
       break;
     case 'TruncateStmt':
-      f.add('DANGER', `truncates ${(n.relations ?? []).map((r: Node) => relName(r.RangeVar)).join(', ')}: every row is deleted`);
+      f.add(
+        'DANGER',
+        `truncates ${(n.relations ?? []).map((r: Node) => relName(r.RangeVar)).join(', ')}: every row is deleted`,
+      );
       break;
     case 'DeleteStmt':
       if (!n.whereClause) f.add('DANGER', `DELETE without WHERE: deletes every row of ${table}`);
@@ -137,18 +156,29 @@ export function assess(s: ParsedStatement, sizes: TableSizes): Assessment {
       for (const c of n.cmds ?? []) alterCommand(f, table, c.AlterTableCmd ?? {}, big(sizes, table));
       break;
     case 'RenameStmt':
-      f.add('WARNING', `renames ${objectLabel(n.renameType)} ${table ?? dropNames([n.object])} to ${n.newname}: clients that use the old name break`);
+      f.add(
+        'WARNING',
+        `renames ${objectLabel(n.renameType)} ${table ?? dropNames([n.object])} to ${n.newname}: clients that use the old name break`,
+      );
       break;
     case 'IndexStmt':
-      if (n.concurrent) f.add('DANGER', 'CREATE INDEX CONCURRENTLY cannot run inside the migration\'s transaction: it fails; run it through POST /api/database/sql instead');
-      else if (big(sizes, table)) f.add('WARNING', `builds an index on ${table} (${big(sizes, table)}): writes to it wait until the build ends`);
+      if (n.concurrent)
+        f.add(
+          'DANGER',
+          "CREATE INDEX CONCURRENTLY cannot run inside the migration's transaction: it fails; run it through POST /api/database/sql instead",
+        );
+      else if (big(sizes, table))
+        f.add('WARNING', `builds an index on ${table} (${big(sizes, table)}): writes to it wait until the build ends`);
       break;
     case 'TransactionStmt':
       f.add('DANGER', 'BEGIN/COMMIT/ROLLBACK: each migration already runs in one transaction; remove it');
       break;
     case 'VacuumStmt':
     case 'ClusterStmt':
-      f.add('DANGER', `${s.kind === 'VacuumStmt' ? 'VACUUM' : 'CLUSTER'} cannot run inside a transaction (or rewrites the table under an exclusive lock)`);
+      f.add(
+        'DANGER',
+        `${s.kind === 'VacuumStmt' ? 'VACUUM' : 'CLUSTER'} cannot run inside a transaction (or rewrites the table under an exclusive lock)`,
+      );
       break;
   }
   return { riskLevel: f.level, reasons: f.reasons };
@@ -165,7 +195,10 @@ function alterCommand(f: Findings, table: string | null, c: Node, size: string |
       f.add('DANGER', `drops column ${table}.${c.name}: its data is gone for good`);
       break;
     case 'AT_AlterColumnType':
-      f.add(slow, `${lock}changes the type of ${table}.${c.name}: the table is rewritten under an ACCESS EXCLUSIVE lock (reads and writes wait)`);
+      f.add(
+        slow,
+        `${lock}changes the type of ${table}.${c.name}: the table is rewritten under an ACCESS EXCLUSIVE lock (reads and writes wait)`,
+      );
       break;
     case 'AT_SetNotNull':
       f.add('WARNING', `${lock}SET NOT NULL on ${table}.${c.name} scans the whole table under an exclusive lock`);
@@ -174,14 +207,25 @@ function alterCommand(f: Findings, table: string | null, c: Node, size: string |
       const cons: Node[] = (c.def?.ColumnDef?.constraints ?? []).map((x: Node) => x.Constraint);
       const def = cons.find((x) => x.contype === 'CONSTR_DEFAULT');
       const fn = def?.raw_expr?.FuncCall?.funcname?.map((p: Node) => p.String?.sval).pop();
-      if (fn && VOLATILE.has(fn)) f.add(slow, `${lock}adds ${table}.${c.def.ColumnDef.colname} with a volatile default (${fn}()): the table is rewritten under an exclusive lock`);
-      if (cons.some((x) => x.contype === 'CONSTR_NOTNULL') && !def) f.add('WARNING', `adds NOT NULL column ${c.def.ColumnDef.colname} without a default: fails if ${table} has rows`);
+      if (fn && VOLATILE.has(fn))
+        f.add(
+          slow,
+          `${lock}adds ${table}.${c.def.ColumnDef.colname} with a volatile default (${fn}()): the table is rewritten under an exclusive lock`,
+        );
+      if (cons.some((x) => x.contype === 'CONSTR_NOTNULL') && !def)
+        f.add(
+          'WARNING',
+          `adds NOT NULL column ${c.def.ColumnDef.colname} without a default: fails if ${table} has rows`,
+        );
       break;
     }
     case 'AT_AddConstraint': {
       const k = c.def?.Constraint ?? {};
       if ((k.contype === 'CONSTR_FOREIGN' || k.contype === 'CONSTR_CHECK') && !k.skip_validation) {
-        f.add('WARNING', `${lock}adds a ${k.contype === 'CONSTR_FOREIGN' ? 'foreign key' : 'check'} to ${table} and checks every row; add it NOT VALID and VALIDATE it later to avoid the long lock`);
+        f.add(
+          'WARNING',
+          `${lock}adds a ${k.contype === 'CONSTR_FOREIGN' ? 'foreign key' : 'check'} to ${table} and checks every row; add it NOT VALID and VALIDATE it later to avoid the long lock`,
+        );
       } else if (k.contype === 'CONSTR_PRIMARY' || k.contype === 'CONSTR_UNIQUE') {
         f.add(slow, `${lock}builds a unique index on ${table}: writes wait until it ends`);
       }
@@ -194,7 +238,10 @@ function alterCommand(f: Findings, table: string | null, c: Node, size: string |
 }
 
 /** The dry run of a script: its statements with their risk, and the risk of the whole. */
-export async function dryRun(db: Queryable, sql: string): Promise<{ riskLevel: RiskLevel; reasons: string[]; statements: Array<{ sql: string; kind: string } & Assessment> }> {
+export async function dryRun(
+  db: Queryable,
+  sql: string,
+): Promise<{ riskLevel: RiskLevel; reasons: string[]; statements: Array<{ sql: string; kind: string } & Assessment> }> {
   const statements = await splitStatements(sql);
   const sizes = await tableSizes(db, touchedTables(statements));
   const assessed = statements.map((s) => ({ sql: s.sql, kind: s.kind, ...assess(s, sizes) }));

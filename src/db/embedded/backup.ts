@@ -2,7 +2,16 @@
 // npm binaries have no pg_dump), DATA_DIR/storage and a manifest. Offline (the CLI, server
 // stopped) or online (a non-exclusive pg_backup_start/stop of the running server plus the WAL
 // it needs, as `pg_basebackup -X fetch` does).
-import { createWriteStream, existsSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -57,7 +66,8 @@ export function assertStopped(dataDir: string): void {
 /** The major version the cluster was made by (its PG_VERSION file). */
 export function clusterMajor(clusterDir: string): number {
   const file = path.join(clusterDir, 'PG_VERSION');
-  if (!existsSync(file)) throw new EmbeddedPostgresError(`${clusterDir} holds no Postgres cluster (no PG_VERSION): nothing to back up.`);
+  if (!existsSync(file))
+    throw new EmbeddedPostgresError(`${clusterDir} holds no Postgres cluster (no PG_VERSION): nothing to back up.`);
   return Number(readFileSync(file, 'utf8').trim());
 }
 
@@ -67,8 +77,24 @@ function offlineSkip(rel: string): boolean {
 }
 
 /** Directories whose contents pg_basebackup leaves out of a live copy (the directory stays). */
-const LIVE_EMPTY_DIRS = new Set(['pg_wal', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
-const LIVE_SKIP_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'backup_label.old', 'tablespace_map', 'current_logfiles']);
+const LIVE_EMPTY_DIRS = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+const LIVE_SKIP_FILES = new Set([
+  'postmaster.pid',
+  'postmaster.opts',
+  'backup_label',
+  'backup_label.old',
+  'tablespace_map',
+  'current_logfiles',
+]);
 
 function onlineSkip(rel: string): boolean {
   const parts = rel.split('/');
@@ -101,8 +127,14 @@ function lstatOrNull(file: string) {
 export function* walk(root: string, prefix: string, skip: (rel: string) => boolean, rel = ''): Generator<Buffer> {
   const dir = path.join(root, rel);
   const st = lstatOrNull(dir);
-  if (!st || !st.isDirectory()) return;
-  yield entryHeader({ name: rel ? `${prefix}/${rel}` : prefix, type: 'dir', mode: st.mode, size: 0, mtime: st.mtimeMs });
+  if (!st?.isDirectory()) return;
+  yield entryHeader({
+    name: rel ? `${prefix}/${rel}` : prefix,
+    type: 'dir',
+    mode: st.mode,
+    size: 0,
+    mtime: st.mtimeMs,
+  });
   let names: string[];
   try {
     names = readdirSync(dir).sort();
@@ -120,7 +152,8 @@ export function* walk(root: string, prefix: string, skip: (rel: string) => boole
       yield* walk(root, prefix, skip, childRel);
     } else if (cst.isFile()) {
       const fd = openOrNull(full);
-      if (fd !== null) yield* fileEntry(`${prefix}/${childRel}`, fd, { mode: cst.mode, size: cst.size, mtime: cst.mtimeMs });
+      if (fd !== null)
+        yield* fileEntry(`${prefix}/${childRel}`, fd, { mode: cst.mode, size: cst.size, mtime: cst.mtimeMs });
     }
   }
 }
@@ -171,14 +204,18 @@ export async function* onlineArchive(source: BackupSource & { url: string }): As
   await client.connect();
   let running = false;
   try {
-    await client.query('select pg_create_physical_replication_slot($1, true, true)', [`plinth_backup_${process.pid}_${Date.now()}`]);
+    await client.query('select pg_create_physical_replication_slot($1, true, true)', [
+      `plinth_backup_${process.pid}_${Date.now()}`,
+    ]);
     await client.query(`select pg_backup_start('plinth', true)`);
     running = true;
     const clusterDir = path.join(source.dataDir, 'postgres');
     yield* manifestEntry(source, 'online');
     yield* walk(clusterDir, 'postgres', onlineSkip);
     if (source.includeStorage) yield* walk(path.join(source.dataDir, 'storage'), 'storage', () => false);
-    const { rows } = await client.query<{ labelfile: string; spcmapfile: string | null }>('select labelfile, spcmapfile from pg_backup_stop(false)');
+    const { rows } = await client.query<{ labelfile: string; spcmapfile: string | null }>(
+      'select labelfile, spcmapfile from pg_backup_stop(false)',
+    );
     running = false;
     yield* memoryEntry('postgres/backup_label', Buffer.from(rows[0]!.labelfile));
     if (rows[0]!.spcmapfile) yield* memoryEntry('postgres/tablespace_map', Buffer.from(rows[0]!.spcmapfile));
@@ -187,7 +224,8 @@ export async function* onlineArchive(source: BackupSource & { url: string }): As
       if (!WAL_FILE.test(name)) continue;
       const st = lstatOrNull(path.join(wal, name));
       const fd = st?.isFile() ? openOrNull(path.join(wal, name)) : null;
-      if (st && fd !== null) yield* fileEntry(`postgres/pg_wal/${name}`, fd, { mode: st.mode, size: st.size, mtime: st.mtimeMs });
+      if (st && fd !== null)
+        yield* fileEntry(`postgres/pg_wal/${name}`, fd, { mode: st.mode, size: st.size, mtime: st.mtimeMs });
     }
     yield END_OF_ARCHIVE;
   } finally {

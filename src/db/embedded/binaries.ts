@@ -52,7 +52,9 @@ export async function locateBinaries(platform = `${process.platform}-${process.a
     );
   }
   if (!mod.initdb || !mod.postgres || !existsSync(mod.postgres) || !existsSync(mod.initdb)) {
-    throw new EmbeddedPostgresError(`The package ${pkg} has no postgres/initdb binaries. Reinstall it with "npm ci". ${OTHER_CHOICES}`);
+    throw new EmbeddedPostgresError(
+      `The package ${pkg} has no postgres/initdb binaries. Reinstall it with "npm ci". ${OTHER_CHOICES}`,
+    );
   }
   hydrateSymlinks(path.resolve(path.dirname(mod.postgres), '..'));
   return { initdb: mod.initdb, postgres: mod.postgres, pkg };

@@ -20,8 +20,16 @@ export const SUPERUSER = 'postgres';
 
 function lookup(name: string): RunAs | null {
   try {
-    const uid = Number(execFileSync('id', ['-u', name], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', name], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim());
+    const uid = Number(
+      execFileSync('id', ['-u', name], { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim(),
+    );
+    const gid = Number(
+      execFileSync('id', ['-g', name], { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim(),
+    );
     return Number.isInteger(uid) && uid > 0 ? { name, uid, gid } : null;
   } catch {
     return null;
@@ -38,7 +46,11 @@ export function resolveRunAs(): RunAs | null {
   const existing = lookup('plinth');
   if (existing) return existing;
   try {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'plinth'], { stdio: 'ignore' });
+    execFileSync(
+      'useradd',
+      ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'plinth'],
+      { stdio: 'ignore' },
+    );
   } catch {
     /* no useradd (or not allowed): fall back to an existing unprivileged user */
   }

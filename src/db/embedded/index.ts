@@ -11,7 +11,12 @@ import { PostgresSupervisor } from './supervisor.js';
 export { EmbeddedPostgresError, unsupportedMessage } from './binaries.js';
 export { PostgresSupervisor } from './supervisor.js';
 
-/** Tuned for a laptop: small shared memory, few connections (the pool uses 10). */
+/**
+ * Tuned for a laptop: small shared memory, few connections (the pool uses 10), and no idle
+ * background process that the embedded server does not use: synchronous I/O instead of
+ * Postgres 18's three I/O worker processes, and no logical replication launcher (nothing
+ * subscribes; backups use a physical slot). docs/benchmarks.md has the measured effect.
+ */
 export const LAPTOP_SETTINGS: Record<string, string> = {
   shared_buffers: '32MB',
   max_connections: '30',
@@ -21,6 +26,8 @@ export const LAPTOP_SETTINGS: Record<string, string> = {
   max_worker_processes: '4',
   max_parallel_workers: '2',
   autovacuum_max_workers: '2',
+  io_method: 'sync',
+  max_logical_replication_workers: '0',
   wal_buffers: '1MB',
   timezone: 'UTC',
   log_timezone: 'UTC',
@@ -99,7 +106,12 @@ export async function openEmbedded(opts: {
   settings?: Record<string, string>;
   onLog?: (line: string) => void;
 }): Promise<Db & { cluster: EmbeddedCluster }> {
-  const cluster = await startCluster({ dir: opts.dir, onEvent: opts.onEvent, settings: opts.settings, onLog: opts.onLog });
+  const cluster = await startCluster({
+    dir: opts.dir,
+    onEvent: opts.onEvent,
+    settings: opts.settings,
+    onLog: opts.onLog,
+  });
   let db: Db;
   try {
     await ensureDatabase(cluster, EMBEDDED_DATABASE);

@@ -2,7 +2,19 @@
 // major), unpacks into a temp folder beside the data, then renames it into place. Existing
 // data is never deleted: --force moves it aside.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, utimesSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { readTar, type TarEntry } from '../../lib/tar.js';
@@ -21,7 +33,9 @@ export async function binariesMajor(): Promise<number> {
 
 function checkManifest(m: BackupManifest, major: number): void {
   if (m.format !== BACKUP_FORMAT) {
-    throw new EmbeddedPostgresError(`The archive has backup format ${m.format}; this Plinth reads format ${BACKUP_FORMAT}. Restore it with the Plinth version that made it (${m.plinthVersion}).`);
+    throw new EmbeddedPostgresError(
+      `The archive has backup format ${m.format}; this Plinth reads format ${BACKUP_FORMAT}. Restore it with the Plinth version that made it (${m.plinthVersion}).`,
+    );
   }
   if (m.postgresMajor !== major) {
     throw new EmbeddedPostgresError(
@@ -35,7 +49,9 @@ function checkManifest(m: BackupManifest, major: number): void {
 function target(root: string, name: string): string {
   const parts = name.split('/');
   if (!['postgres', 'storage'].includes(parts[0]!) || parts.some((p) => p === '..' || p === '' || p === '.')) {
-    throw new EmbeddedPostgresError(`The archive holds an unexpected entry "${name}": not a Plinth backup, nothing restored.`);
+    throw new EmbeddedPostgresError(
+      `The archive holds an unexpected entry "${name}": not a Plinth backup, nothing restored.`,
+    );
   }
   return path.join(root, ...parts);
 }
@@ -49,7 +65,8 @@ async function unpack(file: string, root: string, major: number): Promise<Backup
   const dirs: TarEntry[] = [];
   await readTar(createReadStream(file).pipe(createGunzip()), {
     entry(e) {
-      if (!manifest && e.name !== MANIFEST_NAME) throw new EmbeddedPostgresError(`${file} is not a Plinth backup: it does not start with ${MANIFEST_NAME}.`);
+      if (!manifest && e.name !== MANIFEST_NAME)
+        throw new EmbeddedPostgresError(`${file} is not a Plinth backup: it does not start with ${MANIFEST_NAME}.`);
       current = e;
       if (e.name === MANIFEST_NAME) {
         manifestBytes = [];
@@ -120,7 +137,8 @@ export async function restoreBackup(opts: { dataDir: string; file: string; force
   mkdirSync(tmp, { mode: 0o700 });
   try {
     const manifest = await unpack(opts.file, tmp, await binariesMajor());
-    if (!existsSync(path.join(tmp, 'postgres', 'PG_VERSION'))) throw new EmbeddedPostgresError(`${opts.file} holds no Postgres cluster: nothing restored.`);
+    if (!existsSync(path.join(tmp, 'postgres', 'PG_VERSION')))
+      throw new EmbeddedPostgresError(`${opts.file} holds no Postgres cluster: nothing restored.`);
     const movedAside = swapIn(dataDir, tmp);
     const user = resolveRunAs();
     if (user) chownTree(path.join(dataDir, 'postgres'), user);

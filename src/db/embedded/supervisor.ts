@@ -33,7 +33,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function commandOf(pid: number): string {
   try {
     if (existsSync(`/proc/${pid}/cmdline`)) return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
   } catch {
     return '';
   }
@@ -41,8 +43,17 @@ export function commandOf(pid: number): string {
 
 function parentOf(pid: number): number {
   try {
-    if (existsSync(`/proc/${pid}/stat`)) return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
-    return Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim());
+    if (existsSync(`/proc/${pid}/stat`))
+      return Number(
+        readFileSync(`/proc/${pid}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+      );
+    return Number(
+      execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim(),
+    );
   } catch {
     return 0;
   }
@@ -142,7 +153,11 @@ export class PostgresSupervisor {
       for (const w of this.exitWaiters.splice(0)) w();
       if (this.stopping) return;
       if (Date.now() - startedAt > STABLE_MS) this.attempt = 0;
-      this.options.onEvent?.('postgres exited unexpectedly; restarting', { code, signal, output: this.output.slice(-5) });
+      this.options.onEvent?.('postgres exited unexpectedly; restarting', {
+        code,
+        signal,
+        output: this.output.slice(-5),
+      });
       this.scheduleRestart();
     });
   }
@@ -159,7 +174,10 @@ export class PostgresSupervisor {
           if (!this.stopping) this.spawnOnce();
         },
         (err: unknown) => {
-          this.options.onEvent?.('postgres could not be restarted; trying again', { error: String(err), delayMs: delay });
+          this.options.onEvent?.('postgres could not be restarted; trying again', {
+            error: String(err),
+            delayMs: delay,
+          });
           if (!this.stopping) this.scheduleRestart();
         },
       );
@@ -202,5 +220,26 @@ export class PostgresSupervisor {
     const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);
+    await drained(child.stderr);
+    // Said on Plinth's own log too (the server's lines go to the log store, gone with it): an
+    // operator stopping a container sees whether Postgres shut down cleanly.
+    const clean = this.output.some((l) => l.includes('database system is shut down'));
+    this.options.onEvent?.(clean ? 'postgres stopped: database system is shut down' : 'postgres stopped uncleanly', {
+      pid: child.pid,
+      code: child.exitCode,
+      signal: child.signalCode,
+    });
   }
+}
+
+/** Resolves when `stream` has given its last data ('exit' can come before it), or after 1 s. */
+function drained(stream: NodeJS.ReadableStream | null): Promise<void> {
+  if (!stream || (stream as { readableEnded?: boolean }).readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, 1000);
+    stream.once('end', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }

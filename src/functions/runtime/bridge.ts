@@ -1,5 +1,13 @@
 import { chmod } from 'node:fs';
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -69,11 +77,15 @@ export class ApiBridge {
       return;
     }
     const headers: OutgoingHttpHeaders = { host: new URL(this.base).host };
-    for (const [name, value] of Object.entries(req.headers)) if (!dropped(name) && value !== undefined) headers[name] = value;
-    const up = request({ ...target, agent: this.agent, method: req.method, path: pathOf(req.url ?? '/'), headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.headers));
-      answer.pipe(res);
-    });
+    for (const [name, value] of Object.entries(req.headers))
+      if (!dropped(name) && value !== undefined) headers[name] = value;
+    const up = request(
+      { ...target, agent: this.agent, method: req.method, path: pathOf(req.url ?? '/'), headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.headers));
+        answer.pipe(res);
+      },
+    );
     up.on('error', () => {
       if (res.headersSent) res.destroy();
       else res.writeHead(502, { 'content-type': 'text/plain' }).end('Plinth did not answer.');

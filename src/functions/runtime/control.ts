@@ -22,7 +22,11 @@ async function hostCall(
       bodyTimeout: call.timeoutMs,
     });
     const outcome = res.headers['x-plinth-runtime-outcome'];
-    return { status: res.statusCode, text: await res.body.text(), outcome: outcome === undefined ? null : String(outcome) };
+    return {
+      status: res.statusCode,
+      text: await res.body.text(),
+      outcome: outcome === undefined ? null : String(outcome),
+    };
   } catch (err) {
     throw new HostUnreachable(err);
   }
@@ -36,10 +40,12 @@ export async function checkHost(target: HostTarget, timeoutMs: number): Promise<
 
 /**
  * A loaded version (`socket` is where a local host's worker takes its calls), or a module
- * that failed to load: `export` when its default export is not a function (the message says
- * what it is), `threw` otherwise (the host logged why).
+ * that failed to load: `export` when its entry (default export, `handler`, module.exports,
+ * Deno.serve) is not a function (the message says what it is), `threw` otherwise (the host logged why).
  */
-export type DeployResult = { loaded: true; socket: string | null } | { loaded: false; kind: 'export' | 'threw'; message: string };
+export type DeployResult =
+  | { loaded: true; socket: string | null }
+  | { loaded: false; kind: 'export' | 'threw'; message: string };
 
 /**
  * Loads a function version into a host. Transport failures reject with HostUnreachable; a
@@ -47,10 +53,23 @@ export type DeployResult = { loaded: true; socket: string | null } | { loaded: f
  */
 export async function deployTo(
   target: HostTarget,
-  payload: { version: string; code: string; secrets: Record<string, string>; adopts?: string; plinthUrl?: string },
+  payload: {
+    version: string;
+    code: string;
+    secrets: Record<string, string>;
+    adopts?: string;
+    plinthUrl?: string;
+    /** The function's time limit, which bounds its EdgeRuntime.waitUntil work too (a local host). */
+    timeoutMs?: number;
+  },
   timeoutMs: number,
 ): Promise<DeployResult> {
-  const { status, text, outcome } = await hostCall(target, { method: 'PUT', path: '/_plinth/deploy', json: payload, timeoutMs });
+  const { status, text, outcome } = await hostCall(target, {
+    method: 'PUT',
+    path: '/_plinth/deploy',
+    json: payload,
+    timeoutMs,
+  });
   if (outcome) throw outcomeError(outcome, timeoutMs);
   let body: { socket?: unknown; kind?: unknown; message?: unknown } = {};
   try {
@@ -59,7 +78,11 @@ export async function deployTo(
     // no details
   }
   if (status === 422) {
-    return { loaded: false, kind: body.kind === 'export' ? 'export' : 'threw', message: typeof body.message === 'string' ? body.message : 'The module failed to load.' };
+    return {
+      loaded: false,
+      kind: body.kind === 'export' ? 'export' : 'threw',
+      message: typeof body.message === 'string' ? body.message : 'The module failed to load.',
+    };
   }
   if (status !== 200) throw new HostUnreachable(new Error(`deploy answered ${status}`));
   // A remote runtime's answer carries no socket.

@@ -8,20 +8,24 @@
 //
 // Protocol (HTTP over Unix sockets in the socket dir given as the first argument):
 //   control.sock  GET /_plinth/health   200 when the host is up
-//                 PUT /_plinth/deploy   JSON {version, code, secrets, plinthUrl?}: loads the code
-//                                       in a new worker (plinthUrl: where it calls Plinth); 200
+//                 PUT /_plinth/deploy   JSON {version, code, secrets, plinthUrl?, timeoutMs?}: loads
+//                                       the code in a new worker (plinthUrl: where it calls
+//                                       Plinth; timeoutMs: the limit of its waitUntil work); 200
 //                                       {ok: true, socket} naming the worker's socket, or 422
 //                                       {message, kind} when the module fails to load (kind
-//                                       'export': its default export is not a function; 'threw')
+//                                       'export': it has no entry that is a function; 'threw')
 //   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
 //                                       sees; every other x-plinth-runtime-* header is dropped;
 //                                       the method, the other headers and the body are the
 //                                       function's Request, its Response is the answer. A thrown
 //                                       error, or a status outside 200-599, is a 500 with
 //                                       x-plinth-runtime-outcome: threw.
-// Console output and errors go to stdout as JSON lines {level, message}.
+// Console output and errors go to stdout as JSON lines {level, message}. Work a function left to
+// EdgeRuntime.waitUntil still running at its time limit ends the process, as a call over the
+// limit does (the pool starts another on the next call).
 
 import { plinthBridge } from './deno-bridge.js';
+import { installForms } from './deno-forms.js';
 import { installNetGuard } from './deno-net-guard.js';
 
 // The third argument: what the network guard refuses ({cidrs, addresses}, deno.ts guardSpec());
@@ -41,17 +45,22 @@ const FUNCTION_URL = /data:text\/javascript;base64,[A-Za-z0-9+/=.]+/g;
 const RUNTIME_URL = /blob:null\/[0-9a-f-]+/g;
 
 function emit(level, message) {
-  const text = String(message).replace(FUNCTION_URL, 'function.js').replace(RUNTIME_URL, 'plinth-runtime.js').slice(0, MAX_LOG_CHARS);
-  const bytes = new TextEncoder().encode(JSON.stringify({ level, message: text }) + '\n');
+  const text = String(message)
+    .replace(FUNCTION_URL, 'function.js')
+    .replace(RUNTIME_URL, 'plinth-runtime.js')
+    .slice(0, MAX_LOG_CHARS);
+  const bytes = new TextEncoder().encode(`${JSON.stringify({ level, message: text })}\n`);
   for (let n = 0; n < bytes.length; ) n += Deno.stdout.writeSync(bytes.subarray(n));
 }
 
 // The worker bootstrap: replaces Deno.env with the function's secrets (the worker has no env
-// permission, so the process env stays unreadable), forwards console output, loads the code,
-// then serves calls on its socket.
+// permission, so the process env stays unreadable), forwards console output, installs the
+// globals of the forms a function may take (deno-forms.js), loads the code, then serves calls
+// on its socket.
 const BOOT = `
 ${installNetGuard.toString().replace(/^export /, '')}
 ${plinthBridge.toString().replace(/^export /, '')}
+${installForms.toString().replace(/^export /, '')}
 // Before anything else: the IPv6 ranges --deny-net cannot hold (deno-net-guard.js), and the
 // fetches of Plinth's own URL sent over its bridge (deno-bridge.js).
 const bridge = plinthBridge(${JSON.stringify(apiSocket || null)});
@@ -73,21 +82,24 @@ for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) {
   console[level] = (...args) => emit(name, fmt(args));
 }
 const log = console.error;
+const forms = installForms({
+  error: (message) => emit('error', message),
+  overtime: (ms) => {
+    emit('error', 'Work passed to EdgeRuntime.waitUntil was still running at the time limit (' + ms + ' ms); the function was stopped.');
+    postMessage({ t: 'overtime' });
+  },
+});
 const threw = () => new Response(null, { status: 500, headers: { 'x-plinth-runtime-outcome': 'threw' } });
 // The status Deno.serve sends, read through the original getter: a subclass cannot hide it.
 const statusOf = Object.getOwnPropertyDescriptor(Response.prototype, 'status').get;
-function kindOf(v) {
-  if (v === null || v === undefined || Array.isArray(v)) return v === null ? 'null' : v === undefined ? 'undefined' : 'an array';
-  return (/^[aeiou]/.test(typeof v) ? 'an ' : 'a ') + typeof v;
-}
 function serve(handler) {
-  return async (req) => {
+  return async (req, info) => {
     const url = req.headers.get('x-plinth-runtime-url');
     if (!url) return new Response('x-plinth-runtime-url is required', { status: 400 });
     const headers = new Headers();
     for (const [k, v] of req.headers) if (!k.startsWith('x-plinth-runtime-')) headers.append(k, v);
     try {
-      const res = await handler(new Request(url, { method: req.method, headers, body: req.body }));
+      const res = await handler(new Request(url, { method: req.method, headers, body: req.body }), info);
       if (!(res instanceof Response)) throw new TypeError('The function must return a Response (got ' + typeof res + ').');
       // Deno allows 101, which a relay cannot answer a plain request with (the client would hang).
       const status = statusOf.call(res);
@@ -106,10 +118,12 @@ self.onmessage = async (e) => {
   const m = e.data;
   if (m.t === 'retire') {
     await server?.shutdown();
+    await forms.drain();
     return postMessage({ t: 'retired' });
   }
   if (m.t !== 'init') return;
   if (m.plinthUrl) bridge.open(m.plinthUrl);
+  forms.limit(m.timeoutMs);
   const secrets = Object.freeze({ ...m.secrets });
   const env = Object.freeze({
     get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
@@ -122,15 +136,13 @@ self.onmessage = async (e) => {
   let handler;
   try {
     const mod = await import('data:text/javascript;base64,' + m.code);
-    if (typeof mod.default !== 'function') {
-      const message = 'The default export is ' + kindOf(mod.default) + '; export a default function that takes a Request and returns a Response.';
-      return postMessage({ t: 'loadError', kind: 'export', message, stack: message });
-    }
-    handler = mod.default;
+    const entry = forms.entry(mod);
+    if (entry.problem) return postMessage({ t: 'loadError', kind: 'export', message: entry.problem, stack: entry.problem });
+    handler = entry.handler;
   } catch (err) {
     return postMessage({ t: 'loadError', kind: 'threw', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
   }
-  server = Deno.serve({ path: m.socket, onListen: () => postMessage({ t: 'ready' }), onError: threw }, serve(handler));
+  server = forms.serve({ path: m.socket, onListen: () => postMessage({ t: 'ready' }), onError: threw }, serve(handler));
 };
 // Run the request and response machinery once while idle, so the first real call is not
 // the one paying for it.
@@ -195,14 +207,14 @@ function retire(w) {
   const stop = setTimeout(() => w.terminate(), RETIRE_AFTER_MS);
   setTimeout(() => w.postMessage({ t: 'retire' }), RETIRE_GRACE_MS);
   w.onmessage = (e) => {
-    if (e.data.t === 'retired') {
+    if (e.data.t === 'retired' || e.data.t === 'overtime') {
       clearTimeout(stop);
       w.terminate();
     }
   };
 }
 
-function deploy({ version: v, code, secrets, plinthUrl }) {
+function deploy({ version: v, code, secrets, plinthUrl, timeoutMs }) {
   const w = standby ?? newWorker();
   standby = null;
   return new Promise((resolve) => {
@@ -217,6 +229,9 @@ function deploy({ version: v, code, secrets, plinthUrl }) {
           if (current === w && !standby) standby = newWorker();
         }, 1000);
         resolve({ ok: true, socket: w.socket });
+      } else if (m.t === 'overtime' && current === w) {
+        // Its work cannot be stopped otherwise; Plinth starts the function again on the next call.
+        Deno.exit(1);
       } else if (m.t === 'loadError') {
         // The version serving now (if any) stays: a refused version changes nothing.
         emit('error', m.stack);
@@ -228,7 +243,14 @@ function deploy({ version: v, code, secrets, plinthUrl }) {
     // INSFORGE_BASE_URL, the InsForge SDK's name for it) where it calls Plinth. Secrets of
     // these names win.
     const urls = plinthUrl ? { PLINTH_URL: plinthUrl, INSFORGE_BASE_URL: plinthUrl } : {};
-    w.postMessage({ t: 'init', code: b64(code), socket: w.socket, plinthUrl, secrets: { TMPDIR: tmpDir, ...urls, ...secrets } });
+    w.postMessage({
+      t: 'init',
+      code: b64(code),
+      socket: w.socket,
+      plinthUrl,
+      timeoutMs,
+      secrets: { TMPDIR: tmpDir, ...urls, ...secrets },
+    });
   });
 }
 

@@ -30,7 +30,9 @@ export async function installNetGuard(spec, bridge) {
     return family !== 0 && list.check(ip, family === 6 ? 'ipv6' : 'ipv4');
   };
   const refused = (host, via) =>
-    new Deno.errors.NotCapable(`Requires net access to "${host}": ${via ? `it resolves to ${via}, ` : ''}a private or local address, which functions may not reach.`);
+    new Deno.errors.NotCapable(
+      `Requires net access to "${host}": ${via ? `it resolves to ${via}, ` : ''}a private or local address, which functions may not reach.`,
+    );
   const check = (host) => {
     if (typeof host === 'string' && blocked(bareOf(host))) throw refused(host);
   };
@@ -65,12 +67,16 @@ export async function installNetGuard(spec, bridge) {
     return fetch0.call(this, input, init);
   });
   const WebSocket0 = globalThis.WebSocket;
-  pin(globalThis, 'WebSocket', class WebSocket extends WebSocket0 {
-    constructor(url, protocols) {
-      checkUrl(url instanceof URL ? url.href : String(url));
-      super(url, protocols);
-    }
-  });
+  pin(
+    globalThis,
+    'WebSocket',
+    class WebSocket extends WebSocket0 {
+      constructor(url, protocols) {
+        checkUrl(url instanceof URL ? url.href : String(url));
+        super(url, protocols);
+      }
+    },
+  );
   for (const name of ['connect', 'connectTls']) {
     const original = Deno[name];
     pin(Deno, name, async function (options) {
@@ -103,7 +109,11 @@ export async function installNetGuard(spec, bridge) {
       // connect(port, host?, listener?) as the options form, so the lookup is the guarded one.
       const host = typeof second === 'string' ? second : undefined;
       check(host);
-      return connect0.call(this, { port: Number(first), host, lookup }, args.find((a) => typeof a === 'function'));
+      return connect0.call(
+        this,
+        { port: Number(first), host, lookup },
+        args.find((a) => typeof a === 'function'),
+      );
     }
     return connect0.apply(this, args);
   });

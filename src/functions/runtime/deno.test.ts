@@ -13,10 +13,18 @@ import { deniedNet, denoBinary, guardSpec } from './deno.js';
 const dir = mkdtempSync(path.join(tmpdir(), 'plinth-deno-net-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function deno(args: string[], script: string, scriptArgs: string[] = []): { status: number | null; out: string; err: string } {
+function deno(
+  args: string[],
+  script: string,
+  scriptArgs: string[] = [],
+): { status: number | null; out: string; err: string } {
   const file = path.join(dir, `s${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, script);
-  const r = spawnSync(denoBinary(), ['run', '--no-prompt', '--no-config', ...args, file, ...scriptArgs], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } });
+  const r = spawnSync(denoBinary(), ['run', '--no-prompt', '--no-config', ...args, file, ...scriptArgs], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+  });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -35,8 +43,23 @@ describe('the Deno sandbox network rules', () => {
 
   it('--deny-net takes deniedNet() and refuses loopback, unspecified, metadata and own addresses', () => {
     const own = ownAddresses().map((a) => (a.includes(':') ? `[${a}]` : a));
-    const denied = ['[::1]', '[::]', '[fd00:ec2::254]', '[::ffff:10.1.2.3]', '[::ffff:127.0.0.1]', '10.1.2.3', '169.254.169.254', 'localhost', ...own];
-    const r = deno(['--allow-net', `--deny-net=${deniedNet().join(',')}`], QUERY, [...denied, '8.8.8.8', 'example.com', '[2001:4860:4860::8888]']);
+    const denied = [
+      '[::1]',
+      '[::]',
+      '[fd00:ec2::254]',
+      '[::ffff:10.1.2.3]',
+      '[::ffff:127.0.0.1]',
+      '10.1.2.3',
+      '169.254.169.254',
+      'localhost',
+      ...own,
+    ];
+    const r = deno(['--allow-net', `--deny-net=${deniedNet().join(',')}`], QUERY, [
+      ...denied,
+      '8.8.8.8',
+      'example.com',
+      '[2001:4860:4860::8888]',
+    ]);
     expect(r.status, r.err).toBe(0);
     const states = JSON.parse(r.out);
     for (const host of denied) expect(states[host], host).toBe('denied');
@@ -61,17 +84,45 @@ for (const host of JSON.parse(Deno.args[1])) {
   await attempt('nodePort ' + host, () => new Promise((res, rej) => { const s = net.connect(8080, host); s.on('error', rej); s.on('connect', res); }));
 }
 console.log(JSON.stringify(out));`;
-    const privateIps = [...new Set(['::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'febf::1', 'fec0::1', 'ff02::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '64:ff9b::a9fe:a9fe', '2002:a00:1::1', '2002:c0a8:101::', ...ownAddresses().filter((a) => a.includes(':'))])];
-    const publicIps = ['2001:db8::1', '2606:4700:4700::1111', '64:ff9b::808:808'];
+    const privateIps = [
+      ...new Set([
+        '::',
+        '::1',
+        'fc00::1',
+        'fd12:3456::1',
+        'fe80::1',
+        'febf::1',
+        'fec0::1',
+        'ff02::1',
+        '::ffff:10.0.0.1',
+        '64:ff9b::a00:1',
+        '64:ff9b::a9fe:a9fe',
+        '2002:a00:1::1',
+        '2002:c0a8:101::',
+        // Issue 40: IPv4-compatible, local-use NAT64, Teredo, documentation
+        '::127.0.0.1',
+        '::a9fe:a9fe',
+        '64:ff9b:1::a00:1',
+        '2001::1',
+        '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+        '2001:db8::1',
+        ...ownAddresses().filter((a) => a.includes(':')),
+      ]),
+    ];
+    const publicIps = ['2606:4700:4700::1111', '64:ff9b::808:808', '2a00:1450:4001::1'];
     // Only loopback is allowed here: an address the guard let through is refused by Deno
     // (no packet), and a name it let through could only reach this machine's loopback.
-    const r = deno(['--allow-net=localhost'], script, [JSON.stringify(guardSpec()), JSON.stringify([...privateIps, ...publicIps, 'localhost'])]);
+    const r = deno(['--allow-net=localhost'], script, [
+      JSON.stringify(guardSpec()),
+      JSON.stringify([...privateIps, ...publicIps, 'localhost']),
+    ]);
     expect(r.status, r.err).toBe(0);
     const out: Record<string, string> = JSON.parse(r.out);
     expect(Object.keys(out)).toHaveLength(6 * (privateIps.length + publicIps.length) + 5);
     for (const [key, message] of Object.entries(out)) {
       const host = key.split(' ')[1]!;
-      if (host === 'localhost') expect(message, key).toMatch(/it resolves to (127\.0\.0\.1|::1), a private or local address/);
+      if (host === 'localhost')
+        expect(message, key).toMatch(/it resolves to (127\.0\.0\.1|::1), a private or local address/);
       else if (privateIps.includes(host)) expect(message, key).toMatch(/a private or local address/);
       // A public address goes on, to Deno's own refusal.
       else expect(message, key).toMatch(/run again with the --allow-net flag/);

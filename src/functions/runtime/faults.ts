@@ -26,7 +26,8 @@ export class HostUnreachable extends Error {
 /** The host had another version loaded (it restarted): deploy again. */
 export class NotDeployed extends Error {}
 
-export const timeoutError = (ms: number) => new AppError('FUNCTION_TIMEOUT', { message: `The function did not finish within ${ms} ms.` });
+export const timeoutError = (ms: number) =>
+  new AppError('FUNCTION_TIMEOUT', { message: `The function did not finish within ${ms} ms.` });
 
 /** What a host's outcome header means, when it answered for the function instead of relaying it. */
 export function outcomeError(outcome: string, timeoutMs: number): Error {
@@ -40,7 +41,9 @@ export function outcomeError(outcome: string, timeoutMs: number): Error {
 /** A fault of the function that the relay found: FUNCTION_ERROR, and a line in its logs. */
 export function functionFault(message: string, log: ((message: string) => void) | undefined): AppError {
   log?.(message);
-  return new AppError('FUNCTION_ERROR', { message: 'The function answered with a response Plinth cannot relay; its logs show why.' });
+  return new AppError('FUNCTION_ERROR', {
+    message: 'The function answered with a response Plinth cannot relay; its logs show why.',
+  });
 }
 
 /** The client stopped sending the body (it went away): its failure, not the host's. */

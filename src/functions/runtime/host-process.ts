@@ -73,12 +73,22 @@ export class HostProcess {
     mkdirSync(opts.tmpDir);
     mkdirSync(opts.socketDir);
     this.socketPath = path.join(opts.socketDir, 'control.sock');
-    this.proc = spawn(opts.binary, hostArgs({ socketDir: opts.socketDir, tmpDir: opts.tmpDir, memoryMb: opts.memoryMb, apiSocket: opts.apiSocket }), {
-      // A minimal environment: none of Plinth's secrets reach the function processes.
-      env: { HOME: opts.tmpDir, TMPDIR: opts.tmpDir, DENO_DIR: opts.denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
-      // stdin stays open for the host's lifetime: it exits when Plinth does, however Plinth ends.
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    this.proc = spawn(
+      opts.binary,
+      hostArgs({ socketDir: opts.socketDir, tmpDir: opts.tmpDir, memoryMb: opts.memoryMb, apiSocket: opts.apiSocket }),
+      {
+        // A minimal environment: none of Plinth's secrets reach the function processes.
+        env: {
+          HOME: opts.tmpDir,
+          TMPDIR: opts.tmpDir,
+          DENO_DIR: opts.denoDir,
+          DENO_NO_UPDATE_CHECK: '1',
+          NO_COLOR: '1',
+        },
+        // stdin stays open for the host's lifetime: it exits when Plinth does, however Plinth ends.
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     this.pid = this.proc.pid ?? -1;
     this.dispatcher = hostPool({ socketPath: this.socketPath }, 4);
     this.exited = new Promise<Exit>((resolve) => (this.resolveExit = resolve));

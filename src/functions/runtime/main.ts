@@ -22,12 +22,15 @@ const pool = new HostPool({
   binary: denoBinary(),
   timeoutMs,
   memoryMb,
-  onLog: (functionId, level, message) => process.stdout.write(`${JSON.stringify({ functionId, level, message, time: new Date().toISOString() })}\n`),
+  onLog: (functionId, level, message) =>
+    process.stdout.write(`${JSON.stringify({ functionId, level, message, time: new Date().toISOString() })}\n`),
   warn: (msg, extra) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...extra })}\n`),
 });
 const server = createRuntimeServer(pool, runtimeToken);
 server.listen(config.port, config.host, () => {
-  process.stderr.write(`Plinth function runtime listening on ${config.host}:${config.port}${runtimeToken ? '' : ' (no FUNCTION_RUNTIME_TOKEN: keep it on a private network)'}\n`);
+  process.stderr.write(
+    `Plinth function runtime listening on ${config.host}:${config.port}${runtimeToken ? '' : ' (no FUNCTION_RUNTIME_TOKEN: keep it on a private network)'}\n`,
+  );
 });
 const stop = () => {
   server.close();

@@ -8,6 +8,7 @@ import { ApiBridge } from './bridge.js';
 import { checkHost, deployTo } from './control.js';
 import { HostUnreachable, loadRefused } from './faults.js';
 import { HostProcess, isOutOfMemory, type Exit } from './host-process.js';
+import { WarmWatch } from './watch.js';
 import { makePoolDir } from './pool-dir.js';
 import { sendToHost } from './send.js';
 import { hostPool } from './transport.js';
@@ -31,11 +32,6 @@ export interface PoolOptions {
   bridge?: { publicUrl: string | null };
 }
 
-// What the Deno runtime itself takes besides the function's heap: the process with its
-// main isolate, the function's worker and a standby worker measure about 60 MiB.
-const PROCESS_BASE_MIB = 96;
-const MEMORY_CHECK_MS = 100;
-
 /**
  * The local function runtime: one Deno process per warm function (so a function that
  * exhausts its memory limit or loops takes down only itself), one spare process kept
@@ -54,40 +50,22 @@ export class HostPool implements FunctionRuntime {
   private readonly backoff = new SpawnBackoff();
   private closed = false;
   private seq = 0;
-  private readonly sweeper: NodeJS.Timeout;
-  /** Runs only while some function is warm: an idle server stays asleep. */
-  private memoryWatch: NodeJS.Timeout | null = null;
+  private readonly watch: WarmWatch;
 
   constructor(private readonly opts: PoolOptions) {
     this.baseDir = makePoolDir(opts.tmpRoot ?? tmpdir());
-    this.bridge = opts.bridge ? new ApiBridge(path.join(this.baseDir, 'api.sock'), opts.bridge.publicUrl, opts.warn) : null;
-    const idleMs = opts.idleMs ?? 10 * 60_000;
-    this.sweeper = setInterval(() => {
-      const now = Date.now();
-      for (const h of this.byFunction.values()) if (now - h.lastUsed > idleMs) this.kill(h);
-    }, Math.min(idleMs, 60_000));
-    this.sweeper.unref();
-  }
-
-  // V8's heap limit (--max-old-space-size) does not count ArrayBuffers and other memory
-  // outside the JS heap, so the resident size of each warm process is watched as well.
-  private watchMemory(): void {
-    this.memoryWatch ??= setInterval(() => this.checkMemory(), MEMORY_CHECK_MS).unref();
-  }
-
-  private checkMemory(): void {
-    if (this.byFunction.size === 0 && this.memoryWatch) {
-      clearInterval(this.memoryWatch);
-      this.memoryWatch = null;
-      return;
-    }
-    const limit = (this.opts.memoryMb + PROCESS_BASE_MIB) * 1024;
-    for (const h of this.byFunction.values()) {
-      if (!h.alive || h.residentKiB() <= limit) continue;
-      h.overMemory = true;
-      this.kill(h);
-      if (h.functionId) this.logRestart(h.functionId);
-    }
+    this.bridge = opts.bridge
+      ? new ApiBridge(path.join(this.baseDir, 'api.sock'), opts.bridge.publicUrl, opts.warn)
+      : null;
+    this.watch = new WarmWatch(this.byFunction, {
+      memoryMb: opts.memoryMb,
+      idleMs: opts.idleMs ?? 10 * 60_000,
+      onIdle: (h) => this.kill(h),
+      onOverMemory: (h) => {
+        this.kill(h);
+        if (h.functionId) this.logRestart(h.functionId);
+      },
+    });
   }
 
   listening(address: AddressInfo | string): void {
@@ -159,7 +137,9 @@ export class HostPool implements FunctionRuntime {
       // the process. A call without a body goes again to the new worker.
       if (err instanceof HostUnreachable && host.alive && host.worker !== target) {
         if (!req.body) return this.invoke(fn, req);
-        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function was redeployed during the call; try again.' });
+        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', {
+          message: 'The function was redeployed during the call; try again.',
+        });
       }
       if (!(err instanceof HostUnreachable)) throw err;
       throw await this.died(host, err.cause);
@@ -171,9 +151,19 @@ export class HostPool implements FunctionRuntime {
    * failed (its stream threw or was aborted) and the process is kept; else the process died.
    */
   private async blameCut(fn: RuntimeFunction, host: HostProcess, cause: Error): Promise<AppError> {
-    const answers = host.alive && !host.overMemory && (await checkHost(host, 2000).then(() => true, () => false));
+    const answers =
+      host.alive &&
+      !host.overMemory &&
+      (await checkHost(host, 2000).then(
+        () => true,
+        () => false,
+      ));
     if (!answers) return this.died(host, cause);
-    this.opts.onLog(fn.id, 'error', "The function's response body failed part-way (its stream threw an error or was aborted).");
+    this.opts.onLog(
+      fn.id,
+      'error',
+      "The function's response body failed part-way (its stream threw an error or was aborted).",
+    );
     return new AppError('FUNCTION_ERROR', { message: "The function's response body failed; its logs show why." });
   }
 
@@ -182,15 +172,16 @@ export class HostPool implements FunctionRuntime {
     const exit = await Promise.race([host.exited, new Promise<null>((r) => setTimeout(() => r(null), 300))]);
     this.kill(host);
     if (host.overMemory || (exit && isOutOfMemory(exit))) {
-      return new AppError('FUNCTION_MEMORY_LIMIT', { message: `The function exceeded its memory limit of ${this.opts.memoryMb} MiB.` });
+      return new AppError('FUNCTION_MEMORY_LIMIT', {
+        message: `The function exceeded its memory limit of ${this.opts.memoryMb} MiB.`,
+      });
     }
     return new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause });
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.sweeper);
-    if (this.memoryWatch) clearInterval(this.memoryWatch);
+    this.watch.stop();
     const waits = [...this.all].map((h) => {
       this.kill(h);
       return h.exited;
@@ -245,20 +236,23 @@ export class HostPool implements FunctionRuntime {
       const old = this.byFunction.get(fn.id);
       if (old && old !== host) this.kill(old);
       this.byFunction.set(fn.id, host);
-      this.watchMemory();
+      this.watch.started();
       this.evictOverflow();
     }
     const { code, secrets } = await fn.load();
     const plinthUrl = this.bridge?.url ?? undefined;
-    const result = await deployTo(host, { version: fn.version, code, secrets, plinthUrl }, this.opts.timeoutMs).catch(async (err: HostUnreachable) => {
-      this.kill(host);
-      const exit = await host.exited;
-      if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
-      if (err.timedOut) {
-        throw new AppError('FUNCTION_TIMEOUT', { message: 'The function took too long to load.', cause: err });
-      }
-      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
-    });
+    const { timeoutMs } = this.opts;
+    const result = await deployTo(host, { version: fn.version, code, secrets, plinthUrl, timeoutMs }, timeoutMs).catch(
+      async (err: HostUnreachable) => {
+        this.kill(host);
+        const exit = await host.exited;
+        if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
+        if (err.timedOut) {
+          throw new AppError('FUNCTION_TIMEOUT', { message: 'The function took too long to load.', cause: err });
+        }
+        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
+      },
+    );
     if (result.loaded && !result.socket) {
       this.kill(host);
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
@@ -282,7 +276,8 @@ export class HostPool implements FunctionRuntime {
 
   /** The spare process (taken at once, so two cold starts never share it), else a new one. */
   private async takeSpareOrSpawn(): Promise<HostProcess> {
-    if (this.closed) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime is shutting down.' });
+    if (this.closed)
+      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime is shutting down.' });
     const spare = this.spare;
     if (spare) {
       this.spare = null;
@@ -290,7 +285,9 @@ export class HostPool implements FunctionRuntime {
       if (h?.alive) return h;
     }
     if (this.backoff.waiting) {
-      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime failed to start; retrying shortly.' });
+      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', {
+        message: 'The function runtime failed to start; retrying shortly.',
+      });
     }
     return this.spawn();
   }
@@ -335,7 +332,11 @@ export class HostPool implements FunctionRuntime {
   }
 
   private logRestart(functionId: string): void {
-    this.opts.onLog(functionId, 'error', `The function exceeded its memory limit (${this.opts.memoryMb} MiB) and was restarted.`);
+    this.opts.onLog(
+      functionId,
+      'error',
+      `The function exceeded its memory limit (${this.opts.memoryMb} MiB) and was restarted.`,
+    );
   }
 
   /** A process that ended, or never started: the pool lets go of it. */

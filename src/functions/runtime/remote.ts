@@ -68,19 +68,22 @@ export class RemoteRuntime implements FunctionRuntime {
         if (!(err instanceof NotDeployed)) throw err;
         this.deployed.delete(fn.id);
         // Only a request without a body can be sent again: a streamed body is gone.
-        if (req.body) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime restarted; try again.' });
+        if (req.body)
+          throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime restarted; try again.' });
         await this.deploy(fn);
         return { ...(await this.send(fn, req)), cold: true };
       }
     } catch (err) {
-      if (err instanceof HostUnreachable || err instanceof NotDeployed) throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
+      if (err instanceof HostUnreachable || err instanceof NotDeployed)
+        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
       throw err;
     }
   }
 
   private async send(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
     // The runtime enforces the limit itself; this one only catches a runtime that hangs.
-    const once = () => sendToHost(this.target(fn.id), fn, req, { timeoutMs: this.opts.timeoutMs + 5000, onTimeout: () => {} });
+    const once = () =>
+      sendToHost(this.target(fn.id), fn, req, { timeoutMs: this.opts.timeoutMs + 5000, onTimeout: () => {} });
     try {
       return await once();
     } catch (err) {
@@ -95,7 +98,11 @@ export class RemoteRuntime implements FunctionRuntime {
   private async deploy(fn: RuntimeFunction): Promise<void> {
     const { code, secrets } = await fn.load();
     const adopts = fn.adopts !== undefined && this.deployed.get(fn.id) === fn.adopts ? { adopts: fn.adopts } : {};
-    const r = await deployTo(this.target(fn.id), { version: fn.version, code, secrets, ...adopts }, this.opts.timeoutMs + 5000);
+    const r = await deployTo(
+      this.target(fn.id),
+      { version: fn.version, code, secrets, ...adopts },
+      this.opts.timeoutMs + 5000,
+    );
     if (!r.loaded) throw loadRefused(r);
     this.deployed.set(fn.id, fn.version);
   }

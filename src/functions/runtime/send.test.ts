@@ -89,7 +89,11 @@ describe('sendToHost, when the answer is not one to relay', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'plinth-send-'));
     const host = await rawHost(dir, raw, drop);
     server = host.server;
-    return sendToHost({ dispatcher: hostPool({ socketPath: host.socketPath }) }, fn, GET, { timeoutMs: 5000, onTimeout: () => {}, ...opts });
+    return sendToHost({ dispatcher: hostPool({ socketPath: host.socketPath }) }, fn, GET, {
+      timeoutMs: 5000,
+      onTimeout: () => {},
+      ...opts,
+    });
   };
   const failure = (p: Promise<unknown>) =>
     p.then(
@@ -97,9 +101,11 @@ describe('sendToHost, when the answer is not one to relay', () => {
       (err: unknown) => err,
     );
 
-  it('refuses a 1xx status as the function\'s fault, and logs why', async () => {
+  it("refuses a 1xx status as the function's fault, and logs why", async () => {
     const lines: string[] = [];
-    const err = await failure(call('HTTP/1.1 101 Switching Protocols\r\nconnection: keep-alive\r\n\r\n', { log: (m) => lines.push(m) }));
+    const err = await failure(
+      call('HTTP/1.1 101 Switching Protocols\r\nconnection: keep-alive\r\n\r\n', { log: (m) => lines.push(m) }),
+    );
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('FUNCTION_ERROR');
     expect(lines).toEqual(['The function returned status 101; a function must answer with a status from 200 to 599.']);
@@ -107,7 +113,11 @@ describe('sendToHost, when the answer is not one to relay', () => {
 
   it("refuses headers over the limit as the function's fault", async () => {
     const lines: string[] = [];
-    const err = await failure(call(`HTTP/1.1 200 OK\r\nx-big: ${'a'.repeat(64 * 1024)}\r\ncontent-length: 1\r\n\r\nx`, { log: (m) => lines.push(m) }));
+    const err = await failure(
+      call(`HTTP/1.1 200 OK\r\nx-big: ${'a'.repeat(64 * 1024)}\r\ncontent-length: 1\r\n\r\nx`, {
+        log: (m) => lines.push(m),
+      }),
+    );
     expect((err as AppError).code).toBe('FUNCTION_ERROR');
     expect(lines).toEqual(["The function's response headers are larger than 16 KiB."]);
   });

@@ -30,7 +30,12 @@ export interface SendOptions {
  * A status outside 200-599 or oversized headers are the function's fault (FUNCTION_ERROR);
  * a 1xx is never relayed.
  */
-export function sendToHost(target: HostTarget, fn: RuntimeFunction, req: InvokeRequest, opts: SendOptions): Promise<InvokeResponse> {
+export function sendToHost(
+  target: HostTarget,
+  fn: RuntimeFunction,
+  req: InvokeRequest,
+  opts: SendOptions,
+): Promise<InvokeResponse> {
   return new Promise((resolve, reject) => {
     // Node already answered any "Expect: 100-continue", and undici refuses to send it on.
     const { expect: _answered, ...forwarded } = dropHopByHop(req.headers);
@@ -38,7 +43,12 @@ export function sendToHost(target: HostTarget, fn: RuntimeFunction, req: InvokeR
       {
         method: req.method,
         path: `${target.pathPrefix ?? ''}/_plinth/invoke`,
-        headers: { ...forwarded, ...target.extraHeaders, 'x-plinth-runtime-version': fn.version, 'x-plinth-runtime-url': req.url },
+        headers: {
+          ...forwarded,
+          ...target.extraHeaders,
+          'x-plinth-runtime-version': fn.version,
+          'x-plinth-runtime-url': req.url,
+        },
         body: req.body,
         // The wall-time limit of the call covers it whole, streaming included.
         headersTimeout: 0,
@@ -83,7 +93,12 @@ class HostCall implements Dispatcher.DispatchHandler {
     }
     if (status < 200 || status > 599) {
       clearTimeout(this.timer);
-      this.settle(functionFault(`The function returned status ${status}; a function must answer with a status from 200 to 599.`, this.opts.log));
+      this.settle(
+        functionFault(
+          `The function returned status ${status}; a function must answer with a status from 200 to 599.`,
+          this.opts.log,
+        ),
+      );
       // The connection is in no state to carry another call.
       return controller.abort(new Error(`status ${status}`));
     }
@@ -115,13 +130,25 @@ class HostCall implements Dispatcher.DispatchHandler {
     if (this.timedOut) return void this.stream?.destroy(timeoutError(this.opts.timeoutMs));
     // The client went away and its side closed the stream: nothing is left to tell.
     if (this.stream?.destroyed) return;
-    if (bodyCut(this.req)) return this.fail(new AppError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' }));
+    if (bodyCut(this.req))
+      return this.fail(
+        new AppError('MALFORMED_REQUEST', { message: 'The request body ended before it was complete.' }),
+      );
     if ((err as { code?: string }).code === 'UND_ERR_HEADERS_OVERFLOW') {
-      return this.settle(functionFault(`The function's response headers are larger than ${MAX_RESPONSE_HEADER_BYTES / 1024} KiB.`, this.opts.log));
+      return this.settle(
+        functionFault(
+          `The function's response headers are larger than ${MAX_RESPONSE_HEADER_BYTES / 1024} KiB.`,
+          this.opts.log,
+        ),
+      );
     }
     if (!this.head) return this.settle(new HostUnreachable(err));
     // The host cut the response after its head: the function's body failed, or the host died.
-    const blame = this.opts.blameCut?.(err) ?? Promise.resolve(new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime cut the response.' }));
+    const blame =
+      this.opts.blameCut?.(err) ??
+      Promise.resolve(
+        new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime cut the response.' }),
+      );
     void blame.then((e) => this.fail(e));
   }
 

@@ -73,12 +73,19 @@ class RuntimeServer {
       chunks.push(c as Buffer);
     }
     const d = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Deployed;
-    if (typeof d.version !== 'string' || typeof d.code !== 'string' || typeof d.secrets !== 'object') return answer(res, 400);
+    if (typeof d.version !== 'string' || typeof d.code !== 'string' || typeof d.secrets !== 'object')
+      return answer(res, 400);
     if (d.adopts !== undefined && typeof d.adopts !== 'string') return answer(res, 400);
     try {
-      await this.runtime.load({ id, version: d.version, adopts: d.adopts, load: async () => ({ code: d.code, secrets: d.secrets }) });
+      await this.runtime.load({
+        id,
+        version: d.version,
+        adopts: d.adopts,
+        load: async () => ({ code: d.code, secrets: d.secrets }),
+      });
     } catch (err) {
-      if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE') return answer(res, 422, {}, { kind: 'export', message: err.message });
+      if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE')
+        return answer(res, 422, {}, { kind: 'export', message: err.message });
       throw err;
     }
     this.deployed.set(id, { version: d.version, code: d.code, secrets: d.secrets });
@@ -95,7 +102,12 @@ class RuntimeServer {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
     const out = await this.runtime.invoke(
       { id, version: d.version, load: async () => ({ code: d.code, secrets: d.secrets }) },
-      { method: req.method ?? 'GET', url: String(req.headers['x-plinth-runtime-url'] ?? ''), headers, body: hasBody ? req : null },
+      {
+        method: req.method ?? 'GET',
+        url: String(req.headers['x-plinth-runtime-url'] ?? ''),
+        headers,
+        body: hasBody ? req : null,
+      },
     );
     // Status and headers leave with the first bytes of the body, so a body that fails before
     // any is answered with its outcome instead.
@@ -107,7 +119,12 @@ class RuntimeServer {
   }
 }
 
-function answer(res: http.ServerResponse, status: number, headers: Record<string, string> = {}, body: Record<string, unknown> = {}): void {
+function answer(
+  res: http.ServerResponse,
+  status: number,
+  headers: Record<string, string> = {},
+  body: Record<string, unknown> = {},
+): void {
   // Headers of a function's response that failed before it started are not sent.
   for (const name of res.getHeaderNames()) res.removeHeader(name);
   res.writeHead(status, { 'content-type': 'application/json', ...headers });

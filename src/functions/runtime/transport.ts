@@ -20,11 +20,22 @@ export const MAX_RESPONSE_HEADER_BYTES = 16 * 1024;
 export function hostPool(where: { socketPath: string } | { origin: string }, connections = 256): Pool {
   // Set rather than taken from Node's --max-http-header-size, so the limit in the docs holds.
   const opts = { connections, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES };
-  return 'socketPath' in where ? new Pool('http://localhost', { socketPath: where.socketPath, ...opts }) : new Pool(where.origin, opts);
+  return 'socketPath' in where
+    ? new Pool('http://localhost', { socketPath: where.socketPath, ...opts })
+    : new Pool(where.origin, opts);
 }
 
 // Hop-by-hop headers belong to one connection and are never forwarded (RFC 9110 §7.6.1).
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer', 'http2-settings']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'proxy-connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'http2-settings',
+]);
 
 export function dropHopByHop(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

@@ -45,7 +45,7 @@ export interface FunctionRuntime {
   /** Loads a function version ahead of its first call, in the background (errors show on that call). */
   prepare(fn: RuntimeFunction): void;
   /**
-   * Loads a function version now. INVALID_FUNCTION_CODE when the module's default export is
+   * Loads a function version now. INVALID_FUNCTION_CODE when the module's entry (forms.ts) is
    * not a function (the version loaded before, if any, keeps serving); other failures as on
    * invoke.
    */

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 
 /** Response headers a browser app may read (DESIGN.md). */
-const EXPOSED_HEADERS = 'X-Total-Count, Content-Range, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id, Retry-After, Mcp-Session-Id';
+const EXPOSED_HEADERS =
+  'X-Total-Count, Content-Range, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Request-Id, Retry-After, Mcp-Session-Id';
 const METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const MAX_AGE = '600';
 
@@ -35,5 +36,7 @@ export function registerCors(app: FastifyInstance, origins: readonly string[] | 
     done();
   });
   // OPTIONS without preflight headers still finds a route (and an empty 204).
-  app.options('*', { config: { access: 'open', rateLimit: false }, schema: { hide: true } }, (_request, reply) => reply.status(204).send());
+  app.options('*', { config: { access: 'open', rateLimit: false }, schema: { hide: true } }, (_request, reply) =>
+    reply.status(204).send(),
+  );
 }

@@ -65,7 +65,9 @@ const PGRST_CODES: Partial<Record<ErrorCode, string>> = {
 };
 
 /** The body of an error on a database route: our envelope plus PostgREST's code, details and hint. */
-export function postgrestBody(appErr: AppError): ErrorBody & { code: string; details: string | null; hint: string | null } {
+export function postgrestBody(
+  appErr: AppError,
+): ErrorBody & { code: string; details: AppError['details']; hint: string | null } {
   const code = appErr.pgrstCode ?? pgErrorInfo(appErr.cause)?.code ?? PGRST_CODES[appErr.code] ?? appErr.code;
   return { ...appErr.toBody(), code, details: appErr.details, hint: appErr.hint };
 }
@@ -86,7 +88,9 @@ function validationMessage(e: { validation?: unknown; validationContext?: string
   if (!Array.isArray(errors) || !errors.length) return null;
   const path = errors[0]!.instancePath;
   if (!errors.every((x) => x.instancePath === path && ['const', 'enum', 'anyOf'].includes(x.keyword))) return null;
-  const values = errors.flatMap((x) => (x.keyword === 'const' ? [x.params.allowedValue] : x.keyword === 'enum' ? (x.params.allowedValues ?? []) : []));
+  const values = errors.flatMap((x) =>
+    x.keyword === 'const' ? [x.params.allowedValue] : x.keyword === 'enum' ? (x.params.allowedValues ?? []) : [],
+  );
   if (!values.length) return null;
   return `${e.validationContext ?? 'request'}${path || ''} must be one of ${values.map((v) => String(v)).join(', ')}`;
 }
@@ -96,7 +100,8 @@ export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const e = err as FastifyError & { validation?: unknown };
   if (e && typeof e === 'object') {
-    if (e.validation) return new AppError('INVALID_INPUT', { message: `Invalid request: ${validationMessage(e) ?? e.message}.` });
+    if (e.validation)
+      return new AppError('INVALID_INPUT', { message: `Invalid request: ${validationMessage(e) ?? e.message}.` });
     const byCode = e.code ? BY_FASTIFY_CODE[e.code] : undefined;
     if (byCode) return new AppError(byCode, { message: byCode === 'INVALID_JSON' ? undefined : e.message });
     // JSON.parse failures from Fastify's body parser carry a 400 status.
@@ -128,7 +133,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new AppError('ROUTE_NOT_FOUND', { message: `No endpoint ${request.method} ${request.url.split('?')[0]}.` });
+    const err = new AppError('ROUTE_NOT_FOUND', {
+      message: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
+    });
     return reply.status(err.status).send(err.toBody());
   });
 }

@@ -87,7 +87,7 @@ function enforce(access: Access, request: FastifyRequest, hint: string | undefin
   if (kind === 'function' && request.routeOptions.config.functionToken !== true) {
     throw new AppError('FORBIDDEN', {
       message: "A function's token is only taken by the routes made for functions (POST /api/email/send-raw).",
-      nextActions: 'Call this endpoint as the function\'s caller (forward their Authorization header) instead.',
+      nextActions: "Call this endpoint as the function's caller (forward their Authorization header) instead.",
     });
   }
   if (kind === 'function') return;

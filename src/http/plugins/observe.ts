@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { maskUrl, type LogLevel, type LogWriter } from '../../logs/index.js';
+import { maskUrl, type LogRecord, type LogWriter } from '../../logs/index.js';
 import type { Metrics } from '../../metrics/index.js';
 
 const size = (v: unknown): number => {
@@ -7,37 +7,81 @@ const size = (v: unknown): number => {
   return Number.isFinite(n) && n > 0 ? n : 0;
 };
 
-/**
- * One structured record per answered request, built once in onResponse (after the answer is
- * sent, off the request's own time): to the log store (source api) and the metrics. Writing
- * only appends to the log's in-memory batch; stdout keeps Fastify's own request lines.
- */
-export function requestRecord(request: FastifyRequest, reply: FastifyReply): { level: LogLevel; message: string; fields: Record<string, unknown> } {
-  const status = reply.statusCode;
-  const path = maskUrl(request.url);
-  const id = request.identity;
-  const fields = {
-    method: request.method,
-    route: request.routeOptions.url ?? null,
-    path,
-    status,
-    durationMs: Math.round(reply.elapsedTime * 100) / 100,
-    caller: id.kind,
-    userId: id.kind === 'user' ? id.userId : null,
-    requestId: request.id,
-    ip: request.ip,
-    bytesIn: size(request.headers['content-length']),
-    bytesOut: size(reply.getHeader('content-length')),
-  };
-  return { level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info', message: `${request.method} ${path} ${status}`, fields };
+/** What a request's log line is built from: values taken when it was answered. */
+interface Answered {
+  time: number;
+  method: string;
+  url: string;
+  route: string | null;
+  status: number;
+  elapsedMs: number;
+  identity: FastifyRequest['identity'];
+  requestId: string;
+  ip: string;
+  bytesIn: unknown;
+  bytesOut: unknown;
 }
 
-export function registerObserve(app: FastifyInstance, logs: LogWriter & { readonly enabled?: boolean }, metrics: Metrics): void {
+/** The values of a request's log line, taken in onResponse: reads only, no string built. */
+export function answered(request: FastifyRequest, reply: FastifyReply): Answered {
+  return {
+    time: Date.now(),
+    method: request.method,
+    url: request.url,
+    route: request.routeOptions.url ?? null,
+    status: reply.statusCode,
+    elapsedMs: reply.elapsedTime,
+    identity: request.identity,
+    requestId: request.id,
+    ip: request.ip,
+    bytesIn: request.headers['content-length'],
+    bytesOut: reply.getHeader('content-length'),
+  };
+}
+
+/**
+ * One structured record per answered request (source api), built when the log's batch is
+ * written, not on the request's path: onResponse only appends the values (issue #38;
+ * docs/architecture.md). stdout keeps Fastify's own request lines.
+ */
+export function requestRecord(a: Answered): LogRecord {
+  const path = maskUrl(a.url);
+  const id = a.identity;
+  return {
+    time: a.time,
+    source: 'api',
+    level: a.status >= 500 ? 'error' : a.status >= 400 ? 'warn' : 'info',
+    message: `${a.method} ${path.length > 4000 ? `${path.slice(0, 4000)}…` : path} ${a.status}`,
+    fields: {
+      method: a.method,
+      route: a.route,
+      path,
+      status: a.status,
+      durationMs: Math.round(a.elapsedMs * 100) / 100,
+      caller: id.kind,
+      userId: id.kind === 'user' ? id.userId : null,
+      requestId: a.requestId,
+      ip: a.ip,
+      bytesIn: size(a.bytesIn),
+      bytesOut: size(a.bytesOut),
+    },
+  };
+}
+
+export function registerObserve(
+  app: FastifyInstance,
+  logs: LogWriter & { readonly enabled?: boolean; defer?: (build: () => LogRecord) => void },
+  metrics: Metrics,
+): void {
   app.addHook('onResponse', (request, reply, done) => {
     // With the store off (LOGS_STORE=false) no line is built at all.
     if (logs.enabled !== false) {
-      const r = requestRecord(request, reply);
-      logs.write('api', r.level, r.message, r.fields);
+      const a = answered(request, reply);
+      if (logs.defer) logs.defer(() => requestRecord(a));
+      else {
+        const r = requestRecord(a);
+        logs.write('api', r.level, r.message, r.fields);
+      }
     }
     const route = request.routeOptions.url ?? '(no route)';
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);

@@ -4,12 +4,13 @@ import type { Server, Socket } from 'socket.io';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../../errors/index.js';
 import type { Identity } from '../../auth/identity.js';
-import { parseChannel, type Channel, type ChannelAuthz } from '../../realtime/channels.js';
+import { parseChannel, type Channel, type ChannelAuthz, type Grant } from '../../realtime/channels.js';
 import { rtError, type RealtimeError } from '../../realtime/errors.js';
 import { jsonSize, TokenBucket, type RealtimeLimits } from '../../realtime/limits.js';
 import type { Meta } from '../../realtime/hub.js';
 import { viewersOf, visibleTo } from '../../realtime/presence.js';
 import type { Db } from '../../db/types.js';
+import { watchSlowConsumer } from './slow-consumer.js';
 
 /** A member of a channel as presence shows it. */
 export interface Member {
@@ -31,7 +32,7 @@ type AnySocket = Socket<any, any, any, SocketData>;
 type Ack = (answer: unknown) => void;
 
 /** Event names a client may publish: not reserved by Socket.IO or by this protocol. */
-const EVENT = /^[A-Za-z0-9_.:\-]{1,100}$/;
+const EVENT = /^[A-Za-z0-9_.:-]{1,100}$/;
 const RESERVED = /^(realtime:|presence:)|^(connect|connect_error|disconnect|disconnecting|newListener|removeListener)$/;
 const KNOWN = new Set(['realtime:subscribe', 'realtime:unsubscribe', 'realtime:publish']);
 /** Channels whose publish right was checked without a subscription, kept per connection. */
@@ -43,7 +44,10 @@ export interface ConnectionOptions {
   io: Server;
   socket: AnySocket;
   authz: ChannelAuthz;
-  /** For presence: who may see whom, by the viewers' policies (realtime/presence.ts). */
+  /**
+   * For presence: who may see whom, by the viewers' policies (realtime/presence.ts). The owner
+   * role's pool: policies are the admin's code, never run in a superuser's session.
+   */
   db: Db;
   limits: RealtimeLimits;
   onSlowConsumer: () => void;
@@ -61,7 +65,7 @@ export class Connection {
   /** Subscribed channels that show presence. */
   private readonly presenceOn = new Set<string>();
   private readonly pending = new Set<string>();
-  private readonly publishRights = new Map<string, boolean>();
+  private readonly publishRights = new Map<string, Promise<Grant>>();
   private readonly bucket: TokenBucket;
   private expiry: NodeJS.Timeout | null = null;
 
@@ -79,11 +83,12 @@ export class Connection {
     s.on('realtime:unsubscribe', (msg: unknown) => void this.guard(() => this.unsubscribe(msg)));
     s.on('realtime:publish', (msg: unknown) => void this.guard(() => this.publish(msg)));
     s.onAny((event: unknown) => {
-      if (typeof event !== 'string' || !KNOWN.has(event)) this.error(rtError('UNKNOWN_EVENT', `Unknown event; send one of ${[...KNOWN].join(', ')}.`));
+      if (typeof event !== 'string' || !KNOWN.has(event))
+        this.error(rtError('UNKNOWN_EVENT', `Unknown event; send one of ${[...KNOWN].join(', ')}.`));
     });
     s.on('disconnecting', () => this.leaveAll());
     s.on('disconnect', () => this.expiry && clearTimeout(this.expiry));
-    this.watchBuffer();
+    watchSlowConsumer(this.socket, this.opts.limits.maxBufferBytes, this.opts.onSlowConsumer);
     this.watchExpiry();
   }
 
@@ -108,29 +113,54 @@ export class Connection {
 
   private overRate(channel?: string): boolean {
     if (this.bucket.take()) return false;
-    this.error({ channel, ...rtError('RATE_LIMITED', `More than ${this.opts.limits.messagesPerSecond} events a second: slow down.`) });
+    this.error({
+      channel,
+      ...rtError('RATE_LIMITED', `More than ${this.opts.limits.messagesPerSecond} events a second: slow down.`),
+    });
     return true;
   }
 
   private async subscribe(msg: unknown, ack: unknown): Promise<void> {
     const name = isObject(msg) && typeof msg.channel === 'string' ? msg.channel : undefined;
     if (typeof ack !== 'function') {
-      return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'realtime:subscribe needs an acknowledgement callback: its answer comes there.') });
+      return this.error({
+        channel: name,
+        ...rtError('INVALID_MESSAGE', 'realtime:subscribe needs an acknowledgement callback: its answer comes there.'),
+      });
     }
     const answer = ack as Ack;
     const fail = (e: RealtimeError) => {
       const who = this.identity.kind === 'user' ? this.identity.userId : null;
-      this.opts.logs?.write('realtime', 'warn', 'subscription refused', { channel: name ?? null, reason: e.code, socketId: this.socket.id, caller: this.identity.kind, userId: who });
+      this.opts.logs?.write('realtime', 'warn', 'subscription refused', {
+        channel: name ?? null,
+        reason: e.code,
+        socketId: this.socket.id,
+        caller: this.identity.kind,
+        userId: who,
+      });
       answer({ ok: false, channel: name ?? null, error: e });
     };
     if (this.overRate(name)) return;
     const channel = parseChannel(name);
-    if (!channel) return fail(rtError('INVALID_CHANNEL', 'Send {channel}: 1 to 255 printable characters, no spaces; table channels are table:<table> or table:<table>:<id>.'));
-    if (this.subs.has(channel.name)) return answer({ ok: true, channel: channel.name, presence: { members: await this.members(channel.name) } });
+    if (!channel)
+      return fail(
+        rtError(
+          'INVALID_CHANNEL',
+          'Send {channel}: 1 to 255 printable characters, no spaces; table channels are table:<table> or table:<table>:<id>.',
+        ),
+      );
+    if (this.subs.has(channel.name))
+      return answer({ ok: true, channel: channel.name, presence: { members: await this.members(channel.name) } });
     if (this.subs.size + this.pending.size >= this.opts.limits.maxSubscriptions) {
-      return fail(rtError('TOO_MANY_SUBSCRIPTIONS', `At most ${this.opts.limits.maxSubscriptions} subscriptions per connection: unsubscribe from one first.`));
+      return fail(
+        rtError(
+          'TOO_MANY_SUBSCRIPTIONS',
+          `At most ${this.opts.limits.maxSubscriptions} subscriptions per connection: unsubscribe from one first.`,
+        ),
+      );
     }
-    if (this.pending.has(channel.name)) return fail(rtError('INVALID_MESSAGE', 'A subscription to this channel is already pending.'));
+    if (this.pending.has(channel.name))
+      return fail(rtError('INVALID_MESSAGE', 'A subscription to this channel is already pending.'));
     this.pending.add(channel.name);
     let grant;
     try {
@@ -146,7 +176,9 @@ export class Connection {
     this.socket.data.joined[channel.name] = joinedAt;
     this.socket.join(channel.name);
     // A failed announcement is logged; the subscription itself stands.
-    await this.announce(channel.name, 'presence:join', this.member(channel.name)).catch((err) => this.opts.log.error({ err }, 'presence announcement failed'));
+    await this.announce(channel.name, 'presence:join', this.member(channel.name)).catch((err) =>
+      this.opts.log.error({ err }, 'presence announcement failed'),
+    );
     answer({ ok: true, channel: channel.name, presence: { members: await this.members(channel.name) } });
   }
 
@@ -171,11 +203,21 @@ export class Connection {
    * Tells the other members of a presence channel that this connection joined or left, each
    * only if their policies let them see it (realtime/presence.ts). Other channels: nothing.
    */
-  private async announce(channel: string, event: 'presence:join' | 'presence:leave', member: Member, force = false): Promise<void> {
+  private async announce(
+    channel: string,
+    event: 'presence:join' | 'presence:leave',
+    member: Member,
+    force = false,
+  ): Promise<void> {
     if (!force && !this.presenceOn.has(channel)) return;
     const others = (await this.opts.io.in(channel).fetchSockets()).filter((s) => s.id !== this.socket.id);
     if (others.length === 0) return;
-    const may = await viewersOf(this.opts.db, this.identity, channel, others.map((s) => (s.data as SocketData).identity));
+    const may = await viewersOf(
+      this.opts.db,
+      this.identity,
+      channel,
+      others.map((s) => (s.data as SocketData).identity),
+    );
     const body = { meta: this.meta(channel, 'system'), member };
     others.forEach((s, i) => may[i] && s.emit(event, body));
   }
@@ -191,29 +233,56 @@ export class Connection {
     const { channel: name, event, payload = {} } = msg;
     if (this.overRate(name)) return;
     if (!EVENT.test(event) || RESERVED.test(event)) {
-      return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'The event name must be 1 to 100 letters, digits, _ . : -, and not start with realtime: or presence:.') });
+      return this.error({
+        channel: name,
+        ...rtError(
+          'INVALID_MESSAGE',
+          'The event name must be 1 to 100 letters, digits, _ . : -, and not start with realtime: or presence:.',
+        ),
+      });
     }
-    if (!isObject(payload)) return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'The payload must be a JSON object.') });
+    if (!isObject(payload))
+      return this.error({ channel: name, ...rtError('INVALID_MESSAGE', 'The payload must be a JSON object.') });
     const size = jsonSize(payload);
     if (size > this.opts.limits.maxPayloadBytes) {
-      return this.error({ channel: name, ...rtError('PAYLOAD_TOO_LARGE', `The payload is ${size} bytes; the limit is ${this.opts.limits.maxPayloadBytes}.`) });
+      return this.error({
+        channel: name,
+        ...rtError(
+          'PAYLOAD_TOO_LARGE',
+          `The payload is ${size} bytes; the limit is ${this.opts.limits.maxPayloadBytes}.`,
+        ),
+      });
     }
     const channel = parseChannel(name);
     if (!channel) return this.error({ channel: name, ...rtError('INVALID_CHANNEL', 'Not a valid channel name.') });
     const denied = await this.publishDenied(channel);
     if (denied) return this.error({ channel: name, ...denied });
-    this.opts.io.to(channel.name).emit(event, { ...payload, meta: this.meta(channel.name, this.identity.kind === 'admin' ? 'system' : 'user') });
+    this.opts.io
+      .to(channel.name)
+      .emit(event, { ...payload, meta: this.meta(channel.name, this.identity.kind === 'admin' ? 'system' : 'user') });
   }
 
   private async publishDenied(channel: Channel): Promise<RealtimeError | null> {
     const subscribed = this.subs.get(channel.name);
-    if (subscribed !== undefined) return subscribed ? null : rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.');
-    const known = this.publishRights.get(channel.name);
-    if (known === true) return null;
-    const grant = await this.opts.authz.canPublish(this.identity, channel);
-    if (this.publishRights.size >= PUBLISH_CACHE) this.publishRights.delete(this.publishRights.keys().next().value!);
-    this.publishRights.set(channel.name, grant.ok);
-    return grant.ok ? null : grant.error;
+    if (subscribed !== undefined)
+      return subscribed
+        ? null
+        : rtError('PUBLISH_DENIED', 'No INSERT policy on realtime.messages lets you publish on this channel.');
+    // The promise is cached, not its answer: a burst of publishes before the first check
+    // returns asks Postgres once, not once a message (which emptied the pool under load).
+    let grant = this.publishRights.get(channel.name);
+    if (!grant) {
+      if (this.publishRights.size >= PUBLISH_CACHE) this.publishRights.delete(this.publishRights.keys().next().value!);
+      grant = this.opts.authz.canPublish(this.identity, channel);
+      this.publishRights.set(channel.name, grant);
+      // A refusal is asked again next time (a policy may have been added); so is a failure.
+      grant.then(
+        (g) => g.ok || this.publishRights.delete(channel.name),
+        () => this.publishRights.delete(channel.name),
+      );
+    }
+    const g = await grant;
+    return g.ok ? null : g.error;
   }
 
   private meta(channel: string, senderType: 'system' | 'user'): Meta {
@@ -233,55 +302,31 @@ export class Connection {
   private async members(channel: string): Promise<Member[]> {
     if (!this.presenceOn.has(channel)) return [this.member(channel)];
     const sockets = (await this.opts.io.in(channel).fetchSockets()).filter((s) => s.id !== this.socket.id);
-    const may = await visibleTo(this.opts.db, this.identity, channel, sockets.map((s) => (s.data as SocketData).identity));
-    return [this.member(channel), ...sockets.filter((_, i) => may[i]).map((s) => memberOf(s.data as SocketData, channel))];
-  }
-
-  /**
-   * A slow consumer: the bytes queued for it (engine.io's write buffer, waiting for the
-   * WebSocket, plus what the WebSocket holds beyond the kernel's buffer) are counted as
-   * packets are created and flushed; past the limit the connection is closed at once.
-   */
-  private watchBuffer(): void {
-    type Packet = { data?: unknown };
-    const conn = this.socket.conn as unknown as {
-      on(e: 'packetCreate' | 'flush', fn: (p: Packet & Packet[]) => void): void;
-      transport?: { socket?: { bufferedAmount?: number; terminate?: () => void } };
-      close(discard?: boolean): void;
-      readyState: string;
-    };
-    const max = this.opts.limits.maxBufferBytes;
-    let queued = 0;
-    conn.on('packetCreate', (packet) => {
-      queued += sizeOf(packet.data);
-      const ws = conn.transport?.socket;
-      if (queued + (ws?.bufferedAmount ?? 0) <= max || conn.readyState !== 'open') return;
-      this.opts.onSlowConsumer();
-      conn.close(true);
-      // No closing handshake with a peer that does not read: free the buffers now.
-      ws?.terminate?.();
-    });
-    conn.on('flush', (packets) => {
-      for (const p of packets) queued -= sizeOf(p.data);
-    });
+    const may = await visibleTo(
+      this.opts.db,
+      this.identity,
+      channel,
+      sockets.map((s) => (s.data as SocketData).identity),
+    );
+    return [
+      this.member(channel),
+      ...sockets.filter((_, i) => may[i]).map((s) => memberOf(s.data as SocketData, channel)),
+    ];
   }
 
   /** A user's socket closes when its access token expires (the SDK reconnects with a fresh one). */
   private watchExpiry(): void {
     if (this.identity.kind !== 'user') return;
     const ms = Math.min(this.identity.claims.exp * 1000 - Date.now(), 2 ** 31 - 1);
-    this.expiry = setTimeout(() => {
-      this.error(rtError('TOKEN_EXPIRED', 'Your access token has expired: reconnect with a fresh one.'));
-      this.socket.disconnect(true);
-    }, Math.max(ms, 0));
+    this.expiry = setTimeout(
+      () => {
+        this.error(rtError('TOKEN_EXPIRED', 'Your access token has expired: reconnect with a fresh one.'));
+        this.socket.disconnect(true);
+      },
+      Math.max(ms, 0),
+    );
     this.expiry.unref();
   }
-}
-
-function sizeOf(data: unknown): number {
-  if (typeof data === 'string') return data.length;
-  if (data instanceof Uint8Array || data instanceof ArrayBuffer) return data.byteLength;
-  return 0;
 }
 
 function memberOf(data: SocketData, channel: string): Member {

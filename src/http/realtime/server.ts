@@ -58,10 +58,12 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
   const sessions = new Map<string, Set<RtSocket>>();
   const local = localSockets(io, sessions, (kind, n) => deps.metrics.countDeliveries(kind, n));
   deps.metrics.setRealtimeSockets(() => io.engine.clientsCount);
-  const hub = new RealtimeHub(deps.db, local, (err) => app.log.error({ err }, 'realtime notification failed'));
+  // Policies are the admin's code: evaluated on the owner's pool, never in a superuser's session.
+  const callers = deps.owner.db;
+  const hub = new RealtimeHub(deps.db, callers, local, (err) => app.log.error({ err }, 'realtime notification failed'));
   await hub.start();
   const server: RealtimeServer = { io, hub, stats: { slowConsumers: 0 } };
-  const authz = new ChannelAuthz(deps.owner.db);
+  const authz = new ChannelAuthz(callers);
 
   io.use((socket, next) => {
     handshakeIdentity(deps, socket.handshake.auth).then(
@@ -78,7 +80,12 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
   });
   io.on('connection', (socket: RtSocket) => {
     const identity = socket.data.identity;
-    const who = { socketId: socket.id, caller: identity.kind, userId: identity.kind === 'user' ? identity.userId : null, ip: socket.handshake.address };
+    const who = {
+      socketId: socket.id,
+      caller: identity.kind,
+      userId: identity.kind === 'user' ? identity.userId : null,
+      ip: socket.handshake.address,
+    };
     deps.logs.write('realtime', 'info', 'connected', who);
     socket.on('disconnect', (reason) => deps.logs.write('realtime', 'info', 'disconnected', { ...who, reason }));
     if (identity.kind === 'user') {
@@ -94,7 +101,7 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
       server.stats.slowConsumers++;
       deps.logs.write('realtime', 'warn', 'slow consumer disconnected', who);
     };
-    new Connection({ io, socket, authz, db: deps.db, limits, onSlowConsumer, log: app.log, logs: deps.logs }).start();
+    new Connection({ io, socket, authz, db: callers, limits, onSlowConsumer, log: app.log, logs: deps.logs }).start();
   });
 
   app.decorate('realtime', server);
@@ -120,7 +127,8 @@ function useRedisAdapter(io: Server, deps: Deps): Array<() => Promise<unknown>> 
   // The adapter fires Redis commands without awaiting them: while Redis is down each would be
   // an unhandled rejection (which ends a Node process). Mark them handled; callers that do
   // await (fetchSockets) still see the failure.
-  for (const client of [pub, sub]) handleRejections(client, ['publish', 'subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe']);
+  for (const client of [pub, sub])
+    handleRejections(client, ['publish', 'subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe']);
   // One key per project (its JWT secret): instances of one project share channels, other
   // projects on the same Redis never see them.
   const project = createHash('sha256').update(deps.credentials.jwtSecret).digest('hex').slice(0, 16);
@@ -141,7 +149,11 @@ function handleRejections(client: Redis, methods: string[]): void {
 }
 
 /** The hub's view of this instance's sockets. */
-function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>, delivered: (kind: 'change' | 'message', n: number) => void): LocalSockets {
+function localSockets(
+  io: Server,
+  sessions: Map<string, Set<RtSocket>>,
+  delivered: (kind: 'change' | 'message', n: number) => void,
+): LocalSockets {
   const nsp = io.of('/');
   return {
     members: (channel) => {
@@ -164,7 +176,10 @@ function localSockets(io: Server, sessions: Map<string, Set<RtSocket>>, delivere
     },
     endSession: (sid) => {
       for (const s of sessions.get(sid) ?? []) {
-        s.emit('realtime:error', rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'));
+        s.emit(
+          'realtime:error',
+          rtError('SESSION_ENDED', 'Your session has ended (signed out, revoked or user deleted): sign in again.'),
+        );
         s.disconnect(true);
       }
     },

@@ -1,12 +1,14 @@
 import { Readable } from 'node:stream';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { tool } from '../types.js';
+import { CreateFunction, FunctionSlug, UpdateFunction } from '../../functions/schemas.js';
 import { table, truncate } from '../format.js';
 import type { FunctionRecord } from '../../functions/store.js';
 
-const Slug = Type.String({ minLength: 1, maxLength: 64, description: 'The function slug' });
-const Code = Type.String({ minLength: 1, maxLength: 1024 * 1024, description: 'A module: export default async function (req: Request): Promise<Response>' });
-const Status = Type.Union([Type.Literal('draft'), Type.Literal('active')]);
+const Slug = FunctionSlug;
+// The inputs of the HTTP routes (functions/schemas.ts); extra arguments are ignored, as before.
+const CreateInput = Type.Object(CreateFunction.properties);
+const UpdateInput = Type.Object({ slug: Slug, ...UpdateFunction.properties });
 
 const summary = (f: FunctionRecord) => ({ slug: f.slug, name: f.name, status: f.status, updated_at: f.updated_at });
 
@@ -29,22 +31,25 @@ export const functionTools = [
       return `${JSON.stringify(summary(f))}\n\n\`\`\`ts\n${f.code ?? ''}\n\`\`\``;
     },
   }),
-  tool<{ name: string; slug?: string; code: string; description?: string; status?: 'draft' | 'active' }>({
+  tool<Static<typeof CreateInput>>({
     name: 'create-function',
     description:
-      'Create a serverless function (TypeScript or JavaScript on Deno). The code is checked on save (syntax, default export). ' +
-      'It runs at POST /functions/{slug}; it sees the caller in x-plinth-role / x-plinth-user-id headers and its secrets in Deno.env.',
-    input: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), slug: Type.Optional(Slug), code: Code, description: Type.Optional(Type.String({ maxLength: 1000 })), status: Type.Optional(Status) }),
+      'Create a serverless function (TypeScript or JavaScript on Deno). The code is checked on save (syntax, an entry: default export, handler, module.exports or Deno.serve). ' +
+      'It runs at POST /functions/{slug}; it sees the caller in x-plinth-role / x-plinth-user-id headers and its secrets, INSFORGE_BASE_URL and ANON_KEY in Deno.env. ' +
+      "It may import packages; to read and write as the caller (RLS applies): import { createClient } from 'npm:@insforge/sdk'; " +
+      "createClient({ baseUrl: Deno.env.get('INSFORGE_BASE_URL'), edgeFunctionToken: req.headers.get('Authorization')?.replace('Bearer ', '') }).",
+    input: CreateInput,
     readOnly: false,
     run: async (a, ctx) => {
       const f = await ctx.services.functions.create(a);
       return `Function "${f.slug}" created (${f.status}). Call it with invoke-function or POST ${ctx.baseUrl}/functions/${f.slug}.`;
     },
   }),
-  tool<{ slug: string; name?: string; code?: string; description?: string; status?: 'draft' | 'active' }>({
+  tool<Static<typeof UpdateInput>>({
     name: 'update-function',
-    description: "Change a function's code, name, description or status (draft stops it from running).",
-    input: Type.Object({ slug: Slug, name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })), code: Type.Optional(Code), description: Type.Optional(Type.String({ maxLength: 1000 })), status: Type.Optional(Status) }),
+    description:
+      "Change a function's code, name, description or status (draft stops it from running). New code is checked as on create (it may import packages, e.g. npm:@insforge/sdk) and replaces the running version only when it loads.",
+    input: UpdateInput,
     readOnly: false,
     run: async ({ slug, ...patch }, ctx) => {
       const f = await ctx.services.functions.update(slug, patch);
@@ -64,11 +69,19 @@ export const functionTools = [
   }),
   tool<{ slug: string; method: string; path: string; body?: string; headers: Record<string, string> }>({
     name: 'invoke-function',
-    description: 'Run a function as the admin and answer its status, content type and body (cut when long). The function sees x-plinth-role: admin.',
+    description:
+      'Run a function as the admin and answer its status, content type and body (cut when long). The function sees x-plinth-role: admin.',
     input: Type.Object({
       slug: Slug,
-      method: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m)), { default: 'POST' }),
-      path: Type.String({ default: '', maxLength: 2048, description: 'Sub-path and query after /functions/{slug}, e.g. "/items?limit=5"' }),
+      method: Type.Union(
+        ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m)),
+        { default: 'POST' },
+      ),
+      path: Type.String({
+        default: '',
+        maxLength: 2048,
+        description: 'Sub-path and query after /functions/{slug}, e.g. "/items?limit=5"',
+      }),
       body: Type.Optional(Type.String({ maxLength: 1024 * 1024 })),
       headers: Type.Record(Type.String(), Type.String(), { default: {} }),
     }),
@@ -82,7 +95,10 @@ export const functionTools = [
         body: a.body !== undefined && a.method !== 'GET' ? Readable.from([Buffer.from(a.body)]) : null,
       });
       const body = Buffer.isBuffer(res.body) ? res.body : await collect(res.body);
-      return truncate(`status ${res.status}, content-type ${String(res.headers['content-type'] ?? '')}\n\n${body.toString('utf8')}`, 20_000);
+      return truncate(
+        `status ${res.status}, content-type ${String(res.headers['content-type'] ?? '')}\n\n${body.toString('utf8')}`,
+        20_000,
+      );
     },
   }),
   tool<{ slug: string; limit: number }>({

@@ -18,6 +18,19 @@ import { webhookTools } from './webhooks.js';
 import { emailTools } from './email.js';
 
 export const ALL_TOOLS: readonly McpTool[] = [
-  ...docsTools, ...databaseTools, ...recordsTools, ...storageTools, ...functionTools, ...secretTools, ...authTools, ...aiTools,
-  ...metadataTools, ...logTools, ...migrationTools, ...advisorTools, ...scheduleTools, ...webhookTools, ...emailTools,
+  ...docsTools,
+  ...databaseTools,
+  ...recordsTools,
+  ...storageTools,
+  ...functionTools,
+  ...secretTools,
+  ...authTools,
+  ...aiTools,
+  ...metadataTools,
+  ...logTools,
+  ...migrationTools,
+  ...advisorTools,
+  ...scheduleTools,
+  ...webhookTools,
+  ...emailTools,
 ];

@@ -2,11 +2,14 @@ import { Type } from 'typebox';
 import { tool } from '../types.js';
 import { json, table } from '../format.js';
 import type { ConfigVariable } from '../../config/effective.js';
-
-const TableName = Type.String({ minLength: 1, maxLength: 63, description: 'A table of schema public' });
+import { TableRef } from '../../database/schemas.js';
 
 /** One configuration row as text: a secret says only whether it is set. */
-const shown = (v: ConfigVariable) => ({ name: v.name, value: v.secret ? (v.set ? 'set (hidden)' : 'not set') : (v.value ?? 'not set'), source: v.source });
+const shown = (v: ConfigVariable) => ({
+  name: v.name,
+  value: v.secret ? (v.set ? 'set (hidden)' : 'not set') : (v.value ?? 'not set'),
+  source: v.source,
+});
 
 /**
  * The backend at a glance and one table in detail (GET /api/metadata and /api/metadata/{table}),
@@ -26,11 +29,16 @@ export const metadataTools = [
     name: 'get-table-schema',
     description:
       "A table's columns (type, nullable, default), primary key, foreign keys, indexes, whether RLS is on and its RLS policies, and a row estimate (same as GET /api/metadata/{table}).",
-    input: Type.Object({ tableName: TableName }),
+    input: Type.Object({ tableName: TableRef }),
     readOnly: true,
     run: async ({ tableName }, ctx) => {
       const m = await ctx.services.metadata.table(tableName);
-      const fks = m.foreignKeys.map((f) => ({ name: f.name, columns: f.columns.join(', '), references: `${f.referencedTable}(${f.referencedColumns.join(', ')})`, onDelete: f.onDelete }));
+      const fks = m.foreignKeys.map((f) => ({
+        name: f.name,
+        columns: f.columns.join(', '),
+        references: `${f.referencedTable}(${f.referencedColumns.join(', ')})`,
+        onDelete: f.onDelete,
+      }));
       return [
         `table ${m.tableName} (RLS ${m.rlsEnabled ? 'on' : 'off'}, realtime ${m.realtime ? 'on' : 'off'}, ~${m.recordCount} rows, primary key (${m.primaryKey.join(', ')}))`,
         table(m.columns),

@@ -3,9 +3,16 @@ import { tool } from '../types.js';
 import { table } from '../format.js';
 import { NAME_PATTERN, VERSION_PATTERN } from '../../database/migrations/service.js';
 
-const Version = Type.String({ pattern: VERSION_PATTERN, description: 'digits, e.g. 20260101120000; applied in numeric order' });
+const Version = Type.String({
+  pattern: VERSION_PATTERN,
+  description: 'digits, e.g. 20260101120000; applied in numeric order',
+});
 const Name = Type.String({ pattern: NAME_PATTERN, description: 'letters, digits, _ and -, e.g. create_notes' });
-const Sql = Type.String({ minLength: 1, maxLength: 1_000_000, description: 'The migration script: one or more statements, no begin/commit' });
+const Sql = Type.String({
+  minLength: 1,
+  maxLength: 1_000_000,
+  description: 'The migration script: one or more statements, no begin/commit',
+});
 
 /** The app's versioned migrations: the migrations service of /api/database/migrations. */
 export const migrationTools = [

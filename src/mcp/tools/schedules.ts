@@ -1,26 +1,15 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { tool } from '../types.js';
 import { json, table } from '../format.js';
-import type { Schedule, ScheduleInput } from '../../schedules/service.js';
+import type { Schedule } from '../../schedules/service.js';
+import { CreateSchedule, UpdateSchedule } from '../../schedules/schemas.js';
 
 const Id = Type.String({ format: 'uuid', description: 'The schedule id (list-schedules shows it)' });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const Fields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  cronSchedule: Type.String({ minLength: 1, maxLength: 200, description: '5 or 6 cron fields, "@hourly"-style names, or "N seconds" (1-59)' }),
-  timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone; default UTC' }),
-  enabled: Type.Boolean(),
-  functionSlug: Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'Target: a function of this backend, called with body' })),
-  functionUrl: Nullable(Type.String({ maxLength: 2048, description: 'Target: a public URL, called with httpMethod, headers and body' })),
-  sql: Nullable(Type.String({ minLength: 1, maxLength: 100_000, description: 'Target: one SQL statement, run as the owner' })),
-  httpMethod: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => Type.Literal(m))),
-  headers: Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 8192 }), { description: 'Values may reference secrets as ${{secrets.NAME}}', maxProperties: 50 }),
-  body: Type.Unknown({ description: 'JSON sent to the function or URL' }),
-  timeoutSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
-  retries: Type.Integer({ minimum: 0, maximum: 10 }),
-  catchUp: Type.Union([Type.Literal('one'), Type.Literal('none')]),
-};
-const Optional = Object.fromEntries(Object.entries(Fields).map(([k, v]) => [k, Type.Optional(v)]));
+// The inputs of the HTTP routes (schedules/schemas.ts).
+const UpdateInput = Type.Object(
+  { id: Id, ...UpdateSchedule.properties },
+  { additionalProperties: false, minProperties: 2 },
+);
 
 const summary = (s: Schedule) => ({
   id: s.id,
@@ -31,7 +20,10 @@ const summary = (s: Schedule) => ({
   target: s.functionSlug ? `function ${s.functionSlug}` : s.sql ? `sql ${s.sql}` : `${s.httpMethod} ${s.functionUrl}`,
   nextRunAt: s.nextRunAt,
 });
-const Page = { limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }), offset: Type.Integer({ minimum: 0, default: 0 }) };
+const Page = {
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+};
 
 /** Schedules: cron runs of a function, a URL or SQL, through the schedule service of /api/schedules. */
 export const scheduleTools = [
@@ -42,19 +34,19 @@ export const scheduleTools = [
     readOnly: true,
     run: async (_a, ctx) => table((await ctx.services.schedules.list()).map(summary)),
   }),
-  tool<ScheduleInput & { name: string; cronSchedule: string }>({
+  tool<Static<typeof CreateSchedule>>({
     name: 'create-schedule',
     description:
       'Run something on a cron schedule: exactly one target, a function (functionSlug), a URL (functionUrl) or one SQL statement (sql). ' +
       'E.g. {"name":"nightly","cronSchedule":"0 3 * * *","functionSlug":"cleanup"}. Answers its id and next run; run-schedule runs it now.',
-    input: Type.Object({ ...Optional, name: Fields.name, cronSchedule: Fields.cronSchedule }, { additionalProperties: false }),
+    input: CreateSchedule,
     readOnly: false,
     run: async (a, ctx) => json(summary(await ctx.services.schedules.create(a))),
   }),
-  tool<ScheduleInput & { id: string }>({
+  tool<Static<typeof UpdateInput>>({
     name: 'update-schedule',
     description: 'Change a schedule: only the fields given (e.g. enabled false to pause it).',
-    input: Type.Object({ id: Id, ...Optional }, { additionalProperties: false, minProperties: 2 }),
+    input: UpdateInput,
     readOnly: false,
     run: async ({ id, ...patch }, ctx) => json(summary(await ctx.services.schedules.update(id, patch))),
   }),
@@ -78,12 +70,25 @@ export const scheduleTools = [
   }),
   tool<{ id: string; limit: number; offset: number }>({
     name: 'list-schedule-runs',
-    description: "A schedule's runs, newest first: status (queued, running, succeeded, failed, skipped), trigger, duration, output or error.",
+    description:
+      "A schedule's runs, newest first: status (queued, running, succeeded, failed, skipped), trigger, duration, output or error.",
     input: Type.Object({ id: Id, ...Page }),
     readOnly: true,
     run: async ({ id, limit, offset }, ctx) => {
       const runs = await ctx.services.schedules.runs(id, limit, offset);
-      return table(runs.map((r) => ({ id: r.id, status: r.status, trigger: r.trigger, dueAt: r.dueAt, durationMs: r.durationMs, attempts: r.attempts, output: r.output, error: r.error })), { limit, offset });
+      return table(
+        runs.map((r) => ({
+          id: r.id,
+          status: r.status,
+          trigger: r.trigger,
+          dueAt: r.dueAt,
+          durationMs: r.durationMs,
+          attempts: r.attempts,
+          output: r.output,
+          error: r.error,
+        })),
+        { limit, offset },
+      );
     },
   }),
 ];

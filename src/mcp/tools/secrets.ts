@@ -12,12 +12,24 @@ export const secretTools = [
     description: 'List the names of the function secrets and which functions may read them. Values are never shown.',
     input: Type.Object({}),
     readOnly: true,
-    run: async (_a, ctx) => table((await ctx.services.functions.secrets.list()).map((s) => ({ name: s.name, functions: s.functions?.join(', ') ?? '(all)', updated_at: s.updated_at }))),
+    run: async (_a, ctx) =>
+      table(
+        (await ctx.services.functions.secrets.list()).map((s) => ({
+          name: s.name,
+          functions: s.functions?.join(', ') ?? '(all)',
+          updated_at: s.updated_at,
+        })),
+      ),
   }),
   tool<{ name: string; value: string; functions?: string[] }>({
     name: 'set-secret',
-    description: 'Create or replace a secret functions read with Deno.env.get(name). Optionally only for the listed function slugs.',
-    input: Type.Object({ name: Name, value: Type.String({ minLength: 1, maxLength: 64 * 1024 }), functions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 })) }),
+    description:
+      'Create or replace a secret functions read with Deno.env.get(name). Optionally only for the listed function slugs.',
+    input: Type.Object({
+      name: Name,
+      value: Type.String({ minLength: 1, maxLength: 64 * 1024 }),
+      functions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 })),
+    }),
     readOnly: false,
     run: async (a, ctx) => {
       const { created } = await ctx.services.functions.putSecret(a.name, a.value, a.functions ?? null);

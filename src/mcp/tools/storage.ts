@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { tool } from '../types.js';
 import { table } from '../format.js';
+import { BucketName } from '../../storage/schemas.js';
 
-const Bucket = Type.String({ minLength: 1, maxLength: 63, description: 'Bucket name' });
+const Bucket = BucketName; // the routes' (storage/schemas.ts)
 const ADMIN = { kind: 'admin' } as const;
 
 /** Buckets and objects: the storage service behind /api/storage/buckets. */
@@ -19,8 +20,16 @@ export const storageTools = [
   }),
   tool<{ bucketName: string; isPublic: boolean }>({
     name: 'create-bucket',
-    description: 'Create a storage bucket. Public buckets are readable by anyone with the URL; private ones by the uploader and admins (signed URLs for others).',
-    input: Type.Object({ bucketName: Bucket, isPublic: Type.Boolean({ default: true }) }),
+    description:
+      'Create a storage bucket, PRIVATE unless isPublic is true: private objects are read by their uploader and admins (signed URLs for others); ' +
+      'public ones by anyone with the URL, no key needed (only for assets meant for everyone, never user files).',
+    input: Type.Object({
+      bucketName: Bucket,
+      isPublic: Type.Boolean({
+        default: false,
+        description: 'false (the default): private. true: anyone with an object URL can download it.',
+      }),
+    }),
     readOnly: false,
     run: async ({ bucketName, isPublic }, ctx) => {
       const b = await ctx.services.storage.createBucket(bucketName, isPublic);
@@ -49,17 +58,35 @@ export const storageTools = [
     }),
     readOnly: true,
     run: async (a, ctx) => {
-      const { data, total } = await ctx.services.storage.listObjects(a.bucketName, { prefix: a.prefix, limit: a.limit, offset: a.offset }, ctx.baseUrl);
-      return table(data.map((o) => ({ key: o.key, size: o.size, mimeType: o.mimeType, uploadedAt: o.uploadedAt })), { offset: a.offset, limit: a.limit, total });
+      const { data, total } = await ctx.services.storage.listObjects(
+        a.bucketName,
+        { prefix: a.prefix, limit: a.limit, offset: a.offset },
+        ctx.baseUrl,
+      );
+      return table(
+        data.map((o) => ({ key: o.key, size: o.size, mimeType: o.mimeType, uploadedAt: o.uploadedAt })),
+        { offset: a.offset, limit: a.limit, total },
+      );
     },
   }),
   tool<{ bucketName: string; key: string; expiresIn: number }>({
     name: 'get-object-url',
-    description: 'A URL to download one object: the plain URL in a public bucket, a signed URL that expires (expiresIn seconds) in a private one.',
-    input: Type.Object({ bucketName: Bucket, key: Type.String({ minLength: 1, maxLength: 1024 }), expiresIn: Type.Integer({ minimum: 1, maximum: 604_800, default: 3600 }) }),
+    description:
+      'A URL to download one object: the plain URL in a public bucket, a signed URL that expires (expiresIn seconds) in a private one.',
+    input: Type.Object({
+      bucketName: Bucket,
+      key: Type.String({ minLength: 1, maxLength: 1024 }),
+      expiresIn: Type.Integer({ minimum: 1, maximum: 604_800, default: 3600 }),
+    }),
     readOnly: true,
     run: async (a, ctx) => {
-      const s = await ctx.services.storage.transfers.downloadStrategy({ bucket: a.bucketName, key: a.key, expiresIn: a.expiresIn, identity: ADMIN, base: ctx.baseUrl });
+      const s = await ctx.services.storage.transfers.downloadStrategy({
+        bucket: a.bucketName,
+        key: a.key,
+        expiresIn: a.expiresIn,
+        identity: ADMIN,
+        base: ctx.baseUrl,
+      });
       return s.expiresAt ? `${s.url}\n(expires ${s.expiresAt})` : s.url;
     },
   }),

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { AppError } from '../../../errors/index.js';
-import { effectiveConfig } from '../../../operations.js';
+import { effectiveConfig, type RunningServer } from '../../../config/running.js';
 import { backupName } from '../../../admin/backups.js';
 import type { RoutePlugin } from '../../types.js';
 import { keptBackupRoutes } from './backups.js';
@@ -19,7 +19,7 @@ const ConfigRow = Type.Object({
 });
 
 /** Operator endpoints: the effective configuration; a backup of the running server, streamed or kept on the server. */
-export const adminRoutes: RoutePlugin = async (app, { deps }) => {
+export const adminRoutes: RoutePlugin<'backups' | keyof RunningServer> = async (app, { deps }) => {
   app.get(
     '/api/admin/config',
     {
@@ -40,7 +40,8 @@ export const adminRoutes: RoutePlugin = async (app, { deps }) => {
       config: { access: 'admin' },
       schema: {
         tags: ['admin'],
-        summary: 'A backup of the running server (embedded database + local storage) as a .tar.gz; restore it with "npm run plinth -- restore <file>"',
+        summary:
+          'A backup of the running server (embedded database + local storage) as a .tar.gz; restore it with "npm run plinth -- restore <file>"',
         security: [{ apiKey: [] }],
       },
     },
@@ -50,7 +51,10 @@ export const adminRoutes: RoutePlugin = async (app, { deps }) => {
       // The first chunk before the headers: a backup that cannot start (no connection, a
       // backup already running in that session) answers an error envelope, not a 200.
       const first = await chunks.next().catch((err: unknown) => {
-        throw new AppError('SERVICE_UNAVAILABLE', { message: `The backup could not start: ${err instanceof Error ? err.message : String(err)}`, cause: err });
+        throw new AppError('SERVICE_UNAVAILABLE', {
+          message: `The backup could not start: ${err instanceof Error ? err.message : String(err)}`,
+          cause: err,
+        });
       });
       const source = Readable.from(
         (async function* () {

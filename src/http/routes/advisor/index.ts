@@ -18,14 +18,18 @@ const Issue = Type.Object({
 const Suppression = Type.Object({ key: Type.String(), reason: Type.String(), createdAt: Type.String() });
 
 /** The security and performance advisor (docs/advisor.md). */
-export const advisorRoutes: RoutePlugin = async (app, { deps }) => {
+export const advisorRoutes: RoutePlugin<'advisor'> = async (app, { deps }) => {
   const { advisor } = deps;
 
   app.post(
     '/api/advisor/scan',
     {
       config: admin,
-      schema: { tags: ['advisor'], summary: 'Run every rule now; the answer lists all findings, suppressed ones marked', response: { 200: Type.Object({ scannedAt: Type.String(), rules: Type.Integer(), issues: Type.Array(Issue) }) } },
+      schema: {
+        tags: ['advisor'],
+        summary: 'Run every rule now; the answer lists all findings, suppressed ones marked',
+        response: { 200: Type.Object({ scannedAt: Type.String(), rules: Type.Integer(), issues: Type.Array(Issue) }) },
+      },
     },
     async () => advisor.scan(),
   );
@@ -37,7 +41,12 @@ export const advisorRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags: ['advisor'],
         summary: 'The findings of the last scan, most severe first',
-        querystring: Type.Object({ includeSuppressed: Type.Optional(Type.Boolean()), category: Type.Optional(Type.Union([Type.Literal('security'), Type.Literal('performance'), Type.Literal('health')])) }),
+        querystring: Type.Object({
+          includeSuppressed: Type.Optional(Type.Boolean()),
+          category: Type.Optional(
+            Type.Union([Type.Literal('security'), Type.Literal('performance'), Type.Literal('health')]),
+          ),
+        }),
         response: { 200: Type.Object({ issues: Type.Array(Issue) }) },
       },
     },
@@ -49,7 +58,14 @@ export const advisorRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.get(
     '/api/advisor/suppressions',
-    { config: admin, schema: { tags: ['advisor'], summary: 'The silenced findings', response: { 200: Type.Object({ suppressions: Type.Array(Suppression) }) } } },
+    {
+      config: admin,
+      schema: {
+        tags: ['advisor'],
+        summary: 'The silenced findings',
+        response: { 200: Type.Object({ suppressions: Type.Array(Suppression) }) },
+      },
+    },
     async () => ({ suppressions: await advisor.suppressions() }),
   );
 
@@ -60,7 +76,10 @@ export const advisorRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags: ['advisor'],
         summary: 'Silence a finding by its key, with the reason',
-        body: Type.Object({ key: Type.String({ minLength: 3, maxLength: 500 }), reason: Type.String({ minLength: 1, maxLength: 1000 }) }),
+        body: Type.Object({
+          key: Type.String({ minLength: 3, maxLength: 500 }),
+          reason: Type.String({ minLength: 1, maxLength: 1000 }),
+        }),
         response: { 201: Type.Object({ message: Type.String(), key: Type.String() }) },
       },
     },
@@ -74,7 +93,12 @@ export const advisorRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/advisor/suppressions/:key',
     {
       config: admin,
-      schema: { tags: ['advisor'], summary: 'Report a suppressed finding again', params: Type.Object({ key: Type.String({ maxLength: 500 }) }), response: { 200: Type.Object({ message: Type.String(), key: Type.String() }) } },
+      schema: {
+        tags: ['advisor'],
+        summary: 'Report a suppressed finding again',
+        params: Type.Object({ key: Type.String({ maxLength: 500 }) }),
+        response: { 200: Type.Object({ message: Type.String(), key: Type.String() }) },
+      },
     },
     async (request) => {
       await advisor.unsuppress(request.params.key);

@@ -10,7 +10,10 @@ export function callContext(request: FastifyRequest, reply: FastifyReply): CallC
     if (!reply.raw.writableFinished) controller.abort();
   });
   return {
-    caller: id.kind === 'user' ? { kind: 'user', userId: id.userId } : { kind: id.kind === 'anon' ? 'anon' : 'admin', userId: null },
+    caller:
+      id.kind === 'user'
+        ? { kind: 'user', userId: id.userId }
+        : { kind: id.kind === 'anon' ? 'anon' : 'admin', userId: null },
     signal: controller.signal,
     logError: (err, msg) => request.log.error({ err }, msg),
   };
@@ -20,7 +23,11 @@ export function callContext(request: FastifyRequest, reply: FastifyReply): CallC
  * Runs `fn`; when the client went away first there is nobody to answer: log it quietly and
  * tell Fastify not to send anything (rather than an "unhandled error" 500 to a closed socket).
  */
-export async function unlessGone<T>(request: FastifyRequest, reply: FastifyReply, fn: () => Promise<T>): Promise<T | undefined> {
+export async function unlessGone<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
   try {
     return await fn();
   } catch (err) {
@@ -30,4 +37,3 @@ export async function unlessGone<T>(request: FastifyRequest, reply: FastifyReply
     return undefined;
   }
 }
-

@@ -5,7 +5,7 @@ import { UserSchema } from './schemas.js';
 const UserId = Type.Object({ id: Type.String({ format: 'uuid' }) });
 
 /** User administration (admin only). */
-export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
+export const authAdminRoutes: RoutePlugin<'auth' | 'userAdmin'> = async (app, { deps }) => {
   const auth = deps.auth;
   const admin = { config: { access: 'admin' as const } };
   const security = [{ apiKey: [] }];
@@ -38,7 +38,13 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/auth/users/:id',
     {
       ...admin,
-      schema: { tags: ['auth'], summary: 'One user', security, params: UserId, response: { 200: Type.Object({ user: UserSchema }) } },
+      schema: {
+        tags: ['auth'],
+        summary: 'One user',
+        security,
+        params: UserId,
+        response: { 200: Type.Object({ user: UserSchema }) },
+      },
     },
     async (request) => ({ user: await auth.getUser(request.params.id) }),
   );
@@ -92,9 +98,24 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
           {
             name: Type.Optional(Type.String({ maxLength: 200 })),
             emailVerified: Type.Optional(Type.Literal(true)),
-            banned: Type.Optional(Type.Boolean({ description: 'true bans (no sign-in of any kind, sessions end at once), false lifts the ban' })),
-            bannedUntil: Type.Optional(Type.String({ format: 'date-time', description: 'With banned: true, when the ban ends (in the future); without it the ban lasts until lifted' })),
-            banReason: Type.Optional(Type.String({ maxLength: 500, description: "With banned: true, the admin's note (not shown to the user)" })),
+            banned: Type.Optional(
+              Type.Boolean({
+                description: 'true bans (no sign-in of any kind, sessions end at once), false lifts the ban',
+              }),
+            ),
+            bannedUntil: Type.Optional(
+              Type.String({
+                format: 'date-time',
+                description:
+                  'With banned: true, when the ban ends (in the future); without it the ban lasts until lifted',
+              }),
+            ),
+            banReason: Type.Optional(
+              Type.String({
+                maxLength: 500,
+                description: "With banned: true, the admin's note (not shown to the user)",
+              }),
+            ),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -115,7 +136,15 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
         params: UserId,
         response: {
           200: Type.Object({
-            sessions: Type.Array(Type.Object({ id: Type.String(), createdAt: Type.String(), expiresAt: Type.String(), ip: Type.Union([Type.String(), Type.Null()]), userAgent: Type.Union([Type.String(), Type.Null()]) })),
+            sessions: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                createdAt: Type.String(),
+                expiresAt: Type.String(),
+                ip: Type.Union([Type.String(), Type.Null()]),
+                userAgent: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
           }),
         },
       },
@@ -132,7 +161,17 @@ export const authAdminRoutes: RoutePlugin = async (app, { deps }) => {
         summary: "A user's sign-in identities (OAuth and OpenID Connect providers)",
         security,
         params: UserId,
-        response: { 200: Type.Object({ identities: Type.Array(Type.Object({ provider: Type.String(), email: Type.Union([Type.String(), Type.Null()]), lastSignInAt: Type.String() })) }) },
+        response: {
+          200: Type.Object({
+            identities: Type.Array(
+              Type.Object({
+                provider: Type.String(),
+                email: Type.Union([Type.String(), Type.Null()]),
+                lastSignInAt: Type.String(),
+              }),
+            ),
+          }),
+        },
       },
     },
     async (request) => ({ identities: await deps.userAdmin.identities(request.params.id) }),

@@ -18,7 +18,7 @@ function codeOf(body: { code?: string; otp?: string }): string {
 }
 
 /** Email verification and password reset with 6-digit codes sent by email. */
-export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
+export const authEmailRoutes: RoutePlugin<'auth'> = async (app, { deps }) => {
   const auth = deps.auth;
 
   app.post(
@@ -51,7 +51,8 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
         response: { 200: SignInAnswer },
       },
     },
-    async (request) => auth.verifyEmail({ email: request.body.email, code: codeOf(request.body) }, authContext(request)),
+    async (request) =>
+      auth.verifyEmail({ email: request.body.email, code: codeOf(request.body) }, authContext(request)),
   );
 
   app.post(
@@ -80,7 +81,7 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
         summary: "Set a new password with the emailed code; ends the user's other sessions",
         description:
           'Either {email, code, newPassword} with the emailed code, or {newPassword, otp} with the reset token of ' +
-          'POST /api/auth/email/exchange-reset-password-token (the InsForge SDK\'s two-step reset).',
+          "POST /api/auth/email/exchange-reset-password-token (the InsForge SDK's two-step reset).",
         body: Type.Object({
           email: Type.Optional(Email),
           code: Type.Optional(Code),
@@ -96,7 +97,10 @@ export const authEmailRoutes: RoutePlugin = async (app, { deps }) => {
       const { email, newPassword, otp } = request.body;
       if (email !== undefined) await auth.resetPassword({ email, newPassword, code: codeOf(request.body) }, caller);
       else if (otp !== undefined) await auth.resetPasswordWithToken({ token: otp, newPassword }, caller);
-      else throw new AppError('INVALID_INPUT', { message: 'Send {email, code, newPassword}, or {newPassword, otp} with a reset token.' });
+      else
+        throw new AppError('INVALID_INPUT', {
+          message: 'Send {email, code, newPassword}, or {newPassword, otp} with a reset token.',
+        });
       return { success: true, message: 'The password has been changed; other sessions have been signed out.' };
     },
   );

@@ -3,7 +3,17 @@ import { publicAuthConfig } from '../../../auth/public-config.js';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { authContext, requireUser } from '../../request-context.js';
-import { Code, Email, GivenPassword, NewPassword, Profile, SDK_AUTH_ROUTE, SignInAnswer, Success, UserSchema } from './schemas.js';
+import {
+  Code,
+  Email,
+  GivenPassword,
+  NewPassword,
+  Profile,
+  SDK_AUTH_ROUTE,
+  SignInAnswer,
+  Success,
+  UserSchema,
+} from './schemas.js';
 
 const tags = ['auth'];
 /** `?client_type=mobile`: the SDK's server mode. Plinth always returns the refresh token in the body. */
@@ -17,7 +27,7 @@ const MAX_PROFILE_KEYS = 50;
  * POST /api/auth/users, sign-in on POST /api/auth/sessions, the current session, profiles,
  * the public auth settings and the sign-in code. Answers use the SDK's shapes.
  */
-export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
+export const authInsforgeRoutes: RoutePlugin<'auth' | 'credentials' | 'oauth'> = async (app, { deps }) => {
   const auth = deps.auth;
 
   app.post(
@@ -78,10 +88,14 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
     async (request) => {
       const { email, password, otp, method } = request.body;
       if (method === 'otp' || (method === undefined && otp !== undefined && password === undefined)) {
-        if (otp === undefined) throw new AppError('INVALID_INPUT', { message: 'Sign-in with method "otp" needs the 6-digit code as "otp".' });
+        if (otp === undefined)
+          throw new AppError('INVALID_INPUT', {
+            message: 'Sign-in with method "otp" needs the 6-digit code as "otp".',
+          });
         return auth.signInWithCode({ email, code: otp }, authContext(request));
       }
-      if (password === undefined) throw new AppError('INVALID_INPUT', { message: 'Send {email, password}, or {email, otp, method: "otp"}.' });
+      if (password === undefined)
+        throw new AppError('INVALID_INPUT', { message: 'Send {email, password}, or {email, otp, method: "otp"}.' });
       return auth.signIn({ email, password }, authContext(request));
     },
   );
@@ -126,7 +140,9 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
         tags,
         summary: "Merge keys into the signed-in user's profile (a null value removes a key)",
         security: [{ bearer: [] }],
-        body: Type.Object({ profile: Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: MAX_PROFILE_KEYS }) }),
+        body: Type.Object({
+          profile: Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: MAX_PROFILE_KEYS }),
+        }),
         response: { 200: ProfileAnswer },
       },
     },
@@ -192,11 +208,16 @@ export const authInsforgeRoutes: RoutePlugin = async (app, { deps }) => {
       config: { access: 'admin', emptyJsonBody: true },
       schema: {
         tags,
-        summary: "The anon key, under InsForge's name (its MCP server's get-anon-key); Plinth's anon key does not expire",
+        summary:
+          "The anon key, under InsForge's name (its MCP server's get-anon-key); Plinth's anon key does not expire",
         security: [{ apiKey: [] }],
         response: { 200: Type.Object({ accessToken: Type.String(), message: Type.String() }) },
       },
     },
-    async () => ({ accessToken: deps.credentials.anonKey, message: 'The anon key: send it as the apikey header (or the SDK anonKey) from clients; RLS policies decide what it may do.' }),
+    async () => ({
+      accessToken: deps.credentials.anonKey,
+      message:
+        'The anon key: send it as the apikey header (or the SDK anonKey) from clients; RLS policies decide what it may do.',
+    }),
   );
 };

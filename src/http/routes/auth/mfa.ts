@@ -5,20 +5,29 @@ import { FactorSchema, SDK_AUTH_ROUTE, SignedIn, UserSchema } from './schemas.js
 
 const FactorId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code of the authenticator app.' });
-const RecoveryCode = Type.String({ minLength: 1, maxLength: 64, description: 'One of the recovery codes (xxxxx-xxxxx).' });
+const RecoveryCode = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'One of the recovery codes (xxxxx-xxxxx).',
+});
 const USER_ROUTE = { bodyLimit: 16 * 1024, config: { access: 'user' as const } };
 const security = [{ bearer: [] }];
 const tags = ['auth'];
 
 /** MFA with TOTP: factors of the signed-in user, the sign-in challenge, recovery codes, the admin reset. */
-export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
+export const authMfaRoutes: RoutePlugin<'auth'> = async (app, { deps }) => {
   const mfa = deps.auth.mfa;
 
   app.get(
     '/api/auth/mfa/factors',
     {
       ...USER_ROUTE,
-      schema: { tags, summary: "The caller's MFA factors", security, response: { 200: Type.Object({ factors: Type.Array(FactorSchema()) }) } },
+      schema: {
+        tags,
+        summary: "The caller's MFA factors",
+        security,
+        response: { 200: Type.Object({ factors: Type.Array(FactorSchema()) }) },
+      },
     },
     async (request) => ({ factors: await mfa.list(requireUser(request).userId) }),
   );
@@ -30,7 +39,8 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'Enrol a TOTP factor: its secret, otpauth:// URI and QR code (SVG), shown this once',
-        description: 'The factor is unverified until POST /api/auth/mfa/factors/{id}/verify. With an active factor already, needs an aal2 session.',
+        description:
+          'The factor is unverified until POST /api/auth/mfa/factors/{id}/verify. With an active factor already, needs an aal2 session.',
         security,
         body: Type.Object({
           factorType: Type.Optional(Type.Literal('totp')),
@@ -63,11 +73,14 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'Check a code: activates the factor, and answers a fresh session at aal2',
-        description: 'The caller\'s session ends and a new one at aal2 starts. The first activation also answers `recoveryCodes`, shown this once.',
+        description:
+          "The caller's session ends and a new one at aal2 starts. The first activation also answers `recoveryCodes`, shown this once.",
         security,
         params: FactorId,
         body: Type.Object({ code: TotpCode }),
-        response: { 200: Type.Intersect([SignedIn, Type.Object({ recoveryCodes: Type.Optional(Type.Array(Type.String())) })]) },
+        response: {
+          200: Type.Intersect([SignedIn, Type.Object({ recoveryCodes: Type.Optional(Type.Array(Type.String())) })]),
+        },
       },
     },
     async (request) => mfa.verify(requireUser(request), request.params.id, request.body.code, authContext(request)),
@@ -143,7 +156,11 @@ export const authMfaRoutes: RoutePlugin = async (app, { deps }) => {
     },
     async (request) => {
       const deleted = await mfa.adminReset(request.params.id);
-      return { message: `${deleted} factor(s) removed; the user signs in with the first factor alone.`, deleted, user: await deps.auth.getUser(request.params.id) };
+      return {
+        message: `${deleted} factor(s) removed; the user signs in with the first factor alone.`,
+        deleted,
+        user: await deps.auth.getUser(request.params.id),
+      };
     },
   );
 };

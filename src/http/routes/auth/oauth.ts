@@ -9,8 +9,16 @@ import { PUBLIC_AUTH_ROUTE, Success, UserSchema } from './schemas.js';
 const OAuthSignedIn = Type.Object({ user: UserSchema, accessToken: Type.String(), refreshToken: Type.String() });
 const ProviderName = Type.String({ minLength: 1, maxLength: 64 });
 const StartQuery = Type.Object({
-  redirect_uri: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the app wants the browser back: must match AUTH_REDIRECT_URLS.' }),
-  code_challenge: Type.String({ minLength: 1, maxLength: 128, description: "BASE64URL(SHA256(code_verifier)) of the app's PKCE verifier." }),
+  redirect_uri: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: 'Where the app wants the browser back: must match AUTH_REDIRECT_URLS.',
+  }),
+  code_challenge: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: "BASE64URL(SHA256(code_verifier)) of the app's PKCE verifier.",
+  }),
   code_challenge_method: Type.Optional(Type.Literal('S256')),
 });
 const ClientType = Type.Object({ client_type: Type.Optional(Type.String({ maxLength: 32 })) });
@@ -33,12 +41,15 @@ function cookie(request: FastifyRequest, name: string): string | null {
 }
 
 function setFlowCookie(reply: FastifyReply, value: string, maxAge: number, secure: boolean): void {
-  reply.header('set-cookie', `${FLOW_COOKIE}=${value}; Path=${FLOW_COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  reply.header(
+    'set-cookie',
+    `${FLOW_COOKIE}=${value}; Path=${FLOW_COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+  );
   reply.header('cache-control', 'no-store');
 }
 
 /** Sign-in with OpenID Connect providers and GitHub (docs/auth.md), and the user's identities. */
-export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
+export const oauthRoutes: RoutePlugin<'config' | 'oauth'> = async (app, { deps }) => {
   const oauth = deps.oauth;
 
   app.get(
@@ -67,7 +78,13 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
     async () => ({ providers: oauth.listProviders() }),
   );
 
-  const start = async (request: FastifyRequest<{ Params: { provider: string }; Querystring: { redirect_uri: string; code_challenge: string } }>, reply: FastifyReply) => {
+  const start = async (
+    request: FastifyRequest<{
+      Params: { provider: string };
+      Querystring: { redirect_uri: string; code_challenge: string };
+    }>,
+    reply: FastifyReply,
+  ) => {
     const s = await oauth.start({
       provider: request.params.provider,
       redirectUri: request.query.redirect_uri,
@@ -87,7 +104,14 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
     response: { 200: Type.Object({ authUrl: Type.String() }) },
   };
   app.get('/api/auth/oauth/:provider', { config: { access: 'public' }, schema: startSchema }, start);
-  app.get('/api/auth/oauth/custom/:provider', { config: { access: 'public' }, schema: { ...startSchema, summary: 'The same, for a provider the SDK does not know by name' } }, start);
+  app.get(
+    '/api/auth/oauth/custom/:provider',
+    {
+      config: { access: 'public' },
+      schema: { ...startSchema, summary: 'The same, for a provider the SDK does not know by name' },
+    },
+    start,
+  );
 
   app.get(
     '/api/auth/oauth/:provider/callback',
@@ -95,7 +119,8 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
       config: { access: 'public' },
       schema: {
         tags: ['auth'],
-        summary: "The provider's redirect back: checks state and cookie, then sends the browser to the app with ?insforge_code=",
+        summary:
+          "The provider's redirect back: checks state and cookie, then sends the browser to the app with ?insforge_code=",
         params: Type.Object({ provider: ProviderName }),
         querystring: Type.Object({
           state: Type.Optional(Type.String({ maxLength: 512 })),
@@ -128,11 +153,15 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['auth'],
         summary: "Trade the one-time code of the redirect and the app's PKCE verifier for a session",
         querystring: ClientType,
-        body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 256 }), code_verifier: Type.String({ minLength: 1, maxLength: 256 }) }),
+        body: Type.Object({
+          code: Type.String({ minLength: 1, maxLength: 256 }),
+          code_verifier: Type.String({ minLength: 1, maxLength: 256 }),
+        }),
         response: { 200: OAuthSignedIn },
       },
     },
-    async (request) => oauth.exchange({ code: request.body.code, codeVerifier: request.body.code_verifier }, authContext(request)),
+    async (request) =>
+      oauth.exchange({ code: request.body.code, codeVerifier: request.body.code_verifier }, authContext(request)),
   );
 
   app.post(
@@ -158,7 +187,12 @@ export const oauthRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/auth/identities',
     {
       config: { access: 'user' },
-      schema: { tags: ['auth'], summary: "The signed-in user's provider identities", security: [{ bearer: [] }], response: { 200: Type.Object({ identities: Type.Array(Identity) }) } },
+      schema: {
+        tags: ['auth'],
+        summary: "The signed-in user's provider identities",
+        security: [{ bearer: [] }],
+        response: { 200: Type.Object({ identities: Type.Array(Identity) }) },
+      },
     },
     async (request) => ({ identities: await oauth.identities(requireUser(request).userId) }),
   );

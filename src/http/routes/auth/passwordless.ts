@@ -7,7 +7,7 @@ import { Email, NewPassword, SDK_AUTH_ROUTE, SignedIn, SignInAnswer, Success } f
 const tags = ['auth'];
 
 /** Anonymous sign-in and its conversion, magic links, and the admin cleanup of anonymous users. */
-export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
+export const authPasswordlessRoutes: RoutePlugin<'auth' | 'oauth'> = async (app, { deps }) => {
   const auth = deps.auth;
 
   app.post(
@@ -37,7 +37,11 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
         tags,
         summary: 'Make the anonymous caller a permanent account with an email and password (same id, same data)',
         security: [{ bearer: [] }],
-        body: Type.Object({ email: Email, password: NewPassword, name: Type.Optional(Type.String({ maxLength: 256 })) }),
+        body: Type.Object({
+          email: Email,
+          password: NewPassword,
+          name: Type.Optional(Type.String({ maxLength: 256 })),
+        }),
         response: { 200: Type.Intersect([SignedIn, Type.Object({ requireEmailVerification: Type.Boolean() })]) },
       },
     },
@@ -73,11 +77,16 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
         return deps.oauth.linkAnonymous(caller, { code: b.code, codeVerifier: b.code_verifier }, authContext(request));
       }
       if (b.provider !== undefined && b.token !== undefined && b.code === undefined) {
-        return deps.oauth.linkAnonymous(caller, { provider: b.provider, token: b.token, nonce: b.nonce }, authContext(request));
+        return deps.oauth.linkAnonymous(
+          caller,
+          { provider: b.provider, token: b.token, nonce: b.nonce },
+          authContext(request),
+        );
       }
       throw new AppError('INVALID_INPUT', {
         message: 'Send {provider, token} (an ID token) or {code, code_verifier} (a redirect sign-in), not both.',
-        nextActions: 'For a web sign-in, start it with GET /api/auth/oauth/{provider} and send the insforge_code of the redirect here.',
+        nextActions:
+          'For a web sign-in, start it with GET /api/auth/oauth/{provider} and send the insforge_code of the redirect here.',
       });
     },
   );
@@ -89,7 +98,8 @@ export const authPasswordlessRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'Mail a sign-in link to a known address (answers the same for unknown ones)',
-        description: 'The link is redirectTo (one of AUTH_REDIRECT_URLS) with ?magic_token=…; the app sends the token to POST /api/auth/magic-link/verify.',
+        description:
+          'The link is redirectTo (one of AUTH_REDIRECT_URLS) with ?magic_token=…; the app sends the token to POST /api/auth/magic-link/verify.',
         body: Type.Object({ email: Email, redirectTo: Type.String({ minLength: 1, maxLength: 2048 }) }),
         response: { 200: Success },
       },

@@ -17,25 +17,29 @@ export function FactorSchema() {
   });
 }
 
-export const UserSchema = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    email: Type.String(),
-    emailVerified: Type.Boolean(),
-    profile: Profile,
-    providers: Type.Array(Type.String(), { description: '"email" for a password account' }),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
-    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-    isAnonymous: Type.Boolean({ description: 'Signed in anonymously (no email: `email` is "")' }),
-    factors: Type.Array(FactorSchema()),
-    bannedUntil: Type.Union([Type.String(), Type.Null()], { description: 'Banned until this time (ISO), "infinity" until the ban is lifted; null when not banned' }),
-    banReason: Type.Union([Type.String(), Type.Null()], { description: "The admin's note on the ban in force" }),
-  },
-);
+export const UserSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  email: Type.String(),
+  emailVerified: Type.Boolean(),
+  profile: Profile,
+  providers: Type.Array(Type.String(), { description: '"email" for a password account' }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  isAnonymous: Type.Boolean({ description: 'Signed in anonymously (no email: `email` is "")' }),
+  factors: Type.Array(FactorSchema()),
+  bannedUntil: Type.Union([Type.String(), Type.Null()], {
+    description: 'Banned until this time (ISO), "infinity" until the ban is lifted; null when not banned',
+  }),
+  banReason: Type.Union([Type.String(), Type.Null()], { description: "The admin's note on the ban in force" }),
+});
 
 // Lengths bound the work done on hostile input (argon2 over a huge string, huge look-ups).
-export const Email = Type.String({ minLength: 1, maxLength: 320, description: 'Trimmed, NFKC-normalised and lower-cased.' });
+export const Email = Type.String({
+  minLength: 1,
+  maxLength: 320,
+  description: 'Trimmed, NFKC-normalised and lower-cased.',
+});
 export const NewPassword = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters.' });
 /** A password being checked: any length a real one could have, and a bit more. */
 export const GivenPassword = Type.String({ minLength: 1, maxLength: 1024 });
@@ -56,7 +60,13 @@ export const MfaRequired = Type.Object({
   challenge: Type.Object({
     token: Type.String(),
     expiresAt: Type.String({ format: 'date-time' }),
-    factors: Type.Array(Type.Object({ id: Type.String(), type: Type.Literal('totp'), friendlyName: Type.Union([Type.String(), Type.Null()]) })),
+    factors: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: Type.Literal('totp'),
+        friendlyName: Type.Union([Type.String(), Type.Null()]),
+      }),
+    ),
   }),
 });
 

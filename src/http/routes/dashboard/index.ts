@@ -24,22 +24,23 @@ const TYPES: Record<string, string> = {
 
 // Everything the page loads comes from this origin; nothing from the internet, no inline script.
 // The code editor adds one <style> element: it carries the page's nonce (a new one per load).
-const csp = (nonce: string) => [
-  "default-src 'self'",
-  "script-src 'self'",
-  `style-src 'self' 'nonce-${nonce}'`,
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+const csp = (nonce: string) =>
+  [
+    "default-src 'self'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${nonce}'`,
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 const NONCE_META = '<meta name="csp-nonce" content="" />';
 
 async function fileAt(dir: string, rel: string): Promise<{ file: string; size: number } | null> {
-  const file = path.resolve(dir, '.' + path.posix.normalize('/' + rel));
+  const file = path.resolve(dir, `.${path.posix.normalize(`/${rel}`)}`);
   if (file !== dir && !file.startsWith(dir + path.sep)) return null;
   const s = await stat(file).catch(() => null);
   return s?.isFile() ? { file, size: s.size } : null;
@@ -55,7 +56,9 @@ function headers(reply: FastifyReply, file: string, cache: string, nonce: string
 }
 
 function send(reply: FastifyReply, found: { file: string; size: number }, cache: string) {
-  return headers(reply, found.file, cache, randomBytes(16).toString('base64')).header('content-length', found.size).send(createReadStream(found.file));
+  return headers(reply, found.file, cache, randomBytes(16).toString('base64'))
+    .header('content-length', found.size)
+    .send(createReadStream(found.file));
 }
 
 /** index.html with a fresh CSP nonce in its meta tag and header. */
@@ -79,7 +82,11 @@ export function dashboardAt(dir: string): RoutePlugin {
       const found = rel ? await fileAt(dir, rel) : null;
       if (found && rel.startsWith('assets/')) return send(reply, found, 'public, max-age=31536000, immutable');
       if (found && rel !== 'index.html') return send(reply, found, 'public, max-age=300');
-      if (rel.startsWith('assets/')) throw new AppError('NOT_FOUND', { message: `No dashboard file "${rel.slice(0, 200)}".`, nextActions: 'Reload /dashboard: the page may be older than the build.' });
+      if (rel.startsWith('assets/'))
+        throw new AppError('NOT_FOUND', {
+          message: `No dashboard file "${rel.slice(0, 200)}".`,
+          nextActions: 'Reload /dashboard: the page may be older than the build.',
+        });
       return sendIndex(reply, index.file);
     };
     // Static files: no credential read, and not counted against the per-minute limit.
@@ -91,7 +98,11 @@ export function dashboardAt(dir: string): RoutePlugin {
     // The root of the server: a newcomer opening http://localhost:7130/ lands on the dashboard.
     app.get('/', { config, schema: { hide: true } }, async (_request, reply) => {
       if (!(await fileAt(dir, 'index.html'))) {
-        throw new AppError('ROUTE_NOT_FOUND', { message: 'Nothing is served at /: the dashboard is not built.', nextActions: 'Run `npm run build` to serve the dashboard at /dashboard; the API is under /api (GET /api/openapi.json).' });
+        throw new AppError('ROUTE_NOT_FOUND', {
+          message: 'Nothing is served at /: the dashboard is not built.',
+          nextActions:
+            'Run `npm run build` to serve the dashboard at /dashboard; the API is under /api (GET /api/openapi.json).',
+        });
       }
       return reply.redirect(`${app.prefix}/dashboard/`, 302);
     });

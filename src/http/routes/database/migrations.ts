@@ -2,7 +2,10 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { NAME_PATTERN, VERSION_PATTERN } from '../../../database/migrations/service.js';
 
-const Version = Type.String({ pattern: VERSION_PATTERN, description: 'digits, e.g. 20260101120000; applied in numeric order' });
+const Version = Type.String({
+  pattern: VERSION_PATTERN,
+  description: 'digits, e.g. 20260101120000; applied in numeric order',
+});
 const Name = Type.String({ pattern: NAME_PATTERN, description: 'letters, digits, _ and -' });
 const Sql = Type.String({ minLength: 1, maxLength: 1_000_000 });
 const Applied = Type.Object({
@@ -16,14 +19,18 @@ const Risk = Type.Union([Type.Literal('SAFE'), Type.Literal('WARNING'), Type.Lit
 const admin = { access: 'admin' as const };
 
 /** The app's versioned migrations (docs/database.md "Migrations"): list, apply, dry run. */
-export const migrationRoutes: RoutePlugin = async (app, { deps }) => {
+export const migrationRoutes: RoutePlugin<'migrations'> = async (app, { deps }) => {
   const { migrations } = deps;
 
   app.get(
     '/api/database/migrations',
     {
       config: admin,
-      schema: { tags: ['database'], summary: 'The applied migrations, in version order', response: { 200: Type.Object({ migrations: Type.Array(Applied) }) } },
+      schema: {
+        tags: ['database'],
+        summary: 'The applied migrations, in version order',
+        response: { 200: Type.Object({ migrations: Type.Array(Applied) }) },
+      },
     },
     async () => ({ migrations: await migrations.list() }),
   );
@@ -57,7 +64,14 @@ export const migrationRoutes: RoutePlugin = async (app, { deps }) => {
           200: Type.Object({
             riskLevel: Risk,
             reasons: Type.Array(Type.String()),
-            statements: Type.Array(Type.Object({ sql: Type.String(), kind: Type.String(), riskLevel: Risk, reasons: Type.Array(Type.String()) })),
+            statements: Type.Array(
+              Type.Object({
+                sql: Type.String(),
+                kind: Type.String(),
+                riskLevel: Risk,
+                reasons: Type.Array(Type.String()),
+              }),
+            ),
             checksum: Type.String(),
             version: Type.Union([Type.String(), Type.Null()]),
             status: Type.Union([Type.Literal('pending'), Type.Literal('applied'), Type.Literal('drift'), Type.Null()]),

@@ -12,7 +12,7 @@ const Answer = Type.Object({
 });
 
 /** Turning database changes on and off per table (admin): the realtime trigger. */
-export const realtimeTableRoutes: RoutePlugin = async (app, { deps }) => {
+export const realtimeTableRoutes: RoutePlugin<'db'> = async (app, { deps }) => {
   // Stateless over the database: the trigger is the state.
   const realtimeTables = new RealtimeTables(deps.db);
 
@@ -20,7 +20,12 @@ export const realtimeTableRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/database/tables/:tableName/realtime',
     {
       config: { access: 'admin' },
-      schema: { tags: ['database'], summary: 'Publish the changes of a table on realtime channels table:<t> and table:<t>:<id>', params: TableParams, response: { 200: Answer } },
+      schema: {
+        tags: ['database'],
+        summary: 'Publish the changes of a table on realtime channels table:<t> and table:<t>:<id>',
+        params: TableParams,
+        response: { 200: Answer },
+      },
     },
     async (request) => {
       const t = request.params.tableName;
@@ -37,10 +42,23 @@ export const realtimeTableRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.delete(
     '/api/database/tables/:tableName/realtime',
-    { config: { access: 'admin' }, schema: { tags: ['database'], summary: 'Stop publishing the changes of a table', params: TableParams, response: { 200: Answer } } },
+    {
+      config: { access: 'admin' },
+      schema: {
+        tags: ['database'],
+        summary: 'Stop publishing the changes of a table',
+        params: TableParams,
+        response: { 200: Answer },
+      },
+    },
     async (request) => {
       await realtimeTables.disable(request.params.tableName);
-      return { message: 'Realtime is off for this table', tableName: request.params.tableName, realtime: false, channels: [] };
+      return {
+        message: 'Realtime is off for this table',
+        tableName: request.params.tableName,
+        realtime: false,
+        channels: [],
+      };
     },
   );
 };

@@ -2,22 +2,13 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 import { RealtimeTables } from '../../../realtime/tables.js';
 import { sqlAsRoutes } from './sql-as.js';
+import { AlterTable, CreateTable, RunSql, TableRef } from '../../../database/schemas.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 63, description: 'letters, digits and _, starting with a letter or _' });
-const ForeignKey = Type.Object({
-  table: Name,
-  column: Name,
-  onDelete: Type.Optional(Type.String({ description: 'CASCADE, SET NULL, SET DEFAULT, RESTRICT or NO ACTION (default)' })),
+const Message = Type.Object({
+  message: Type.String(),
+  tableName: Type.String(),
+  nextActions: Type.Optional(Type.String()),
 });
-const ColumnDef = Type.Object({
-  name: Name,
-  type: Type.String({ description: 'string, integer, float, boolean, uuid, datetime, date or json' }),
-  nullable: Type.Boolean(),
-  unique: Type.Optional(Type.Boolean()),
-  defaultValue: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()])),
-  foreignKey: Type.Optional(Type.Union([ForeignKey, Type.Null()])),
-});
-const Message = Type.Object({ message: Type.String(), tableName: Type.String(), nextActions: Type.Optional(Type.String()) });
 const ColumnOut = Type.Object({
   name: Type.String(),
   type: Type.String(),
@@ -25,59 +16,36 @@ const ColumnOut = Type.Object({
   unique: Type.Boolean(),
   default: Type.Union([Type.String(), Type.Null()]),
   isPrimaryKey: Type.Boolean(),
-  foreignKey: Type.Union([Type.Object({ table: Type.String(), column: Type.String(), on_delete: Type.String() }), Type.Null()]),
+  foreignKey: Type.Union([
+    Type.Object({ table: Type.String(), column: Type.String(), on_delete: Type.String() }),
+    Type.Null(),
+  ]),
 });
-const SchemaOut = Type.Object({ tableName: Type.String(), rlsEnabled: Type.Boolean(), realtime: Type.Boolean(), columns: Type.Array(ColumnOut) });
-const Changes = Type.Object({
-  addColumns: Type.Optional(
-    Type.Array(
-      Type.Object({
-        columnName: Name,
-        type: Type.String(),
-        isNullable: Type.Optional(Type.Boolean()),
-        defaultValue: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()])),
-        unique: Type.Optional(Type.Boolean()),
-      }),
-      { maxItems: 500 },
-    ),
-  ),
-  dropColumns: Type.Optional(Type.Array(Name, { maxItems: 500 })),
-  updateColumns: Type.Optional(
-    Type.Array(
-      Type.Object({
-        columnName: Name,
-        newColumnName: Type.Optional(Name),
-        type: Type.Optional(Type.String()),
-        defaultValue: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()])),
-        isNullable: Type.Optional(Type.Boolean()),
-      }),
-      { maxItems: 500 },
-    ),
-  ),
-  addForeignKeys: Type.Optional(
-    Type.Array(
-      Type.Object({
-        columnName: Name,
-        foreignKey: Type.Object({ referenceTable: Name, referenceColumn: Name, onDelete: Type.Optional(Type.String()) }),
-      }),
-      { maxItems: 500 },
-    ),
-  ),
-  dropForeignKeys: Type.Optional(Type.Array(Name, { maxItems: 500 })),
-  renameTable: Type.Optional(Type.Object({ newTableName: Name })),
+const SchemaOut = Type.Object({
+  tableName: Type.String(),
+  rlsEnabled: Type.Boolean(),
+  realtime: Type.Boolean(),
+  columns: Type.Array(ColumnOut),
 });
-const TableParams = Type.Object({ tableName: Type.String({ maxLength: 256 }) });
+const TableParams = Type.Object({ tableName: TableRef });
 const admin = { access: 'admin' as const };
 
 /** Table management (admin) and the admin SQL endpoint. */
-export const tableRoutes: RoutePlugin = async (app, { deps }) => {
+export const tableRoutes: RoutePlugin<'db' | 'tables' | 'auth' | 'owner'> = async (app, { deps }) => {
   const { tables } = deps;
   const realtime = new RealtimeTables(deps.db);
   await sqlAsRoutes(app, { deps });
 
   app.get(
     '/api/database/tables',
-    { config: admin, schema: { tags: ['database'], summary: 'List the tables of schema public', response: { 200: Type.Array(Type.String()) } } },
+    {
+      config: admin,
+      schema: {
+        tags: ['database'],
+        summary: 'List the tables of schema public',
+        response: { 200: Type.Array(Type.String()) },
+      },
+    },
     async () => tables.list(),
   );
 
@@ -88,7 +56,7 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags: ['database'],
         summary: 'Create a table (id, created_at, updated_at are added)',
-        body: Type.Object({ tableName: Name, rlsEnabled: Type.Optional(Type.Boolean()), columns: Type.Array(ColumnDef, { maxItems: 500 }) }),
+        body: CreateTable,
         response: { 201: Message },
       },
     },
@@ -99,7 +67,7 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
         message: 'Table created successfully',
         tableName,
         nextActions: rlsEnabled
-          ? `Row-level security is on and no policy exists yet: users and the anon key see no rows until you add policies with POST /api/database/sql, e.g. create policy owner_only on public."${tableName}" using (owner = auth.uid()).`
+          ? `Row-level security is on and no policy exists yet: users and the anon key see no rows until you add policies with POST /api/database/sql, e.g. create policy owner_only on public."${tableName}" using (owner = (select auth.uid())).`
           : `Row-level security is off: anyone holding the anon key can read and write every row of "${tableName}". To restrict it, run "alter table public.${tableName} enable row level security" and create policies with POST /api/database/sql.`,
       });
     },
@@ -107,7 +75,15 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.get(
     '/api/database/tables/:tableName/schema',
-    { config: admin, schema: { tags: ['database'], summary: 'The schema of a table', params: TableParams, response: { 200: SchemaOut } } },
+    {
+      config: admin,
+      schema: {
+        tags: ['database'],
+        summary: 'The schema of a table',
+        params: TableParams,
+        response: { 200: SchemaOut },
+      },
+    },
     async (request) => {
       const schema = await tables.describe(request.params.tableName);
       return { ...schema, realtime: await realtime.isEnabled(schema.tableName) };
@@ -151,8 +127,10 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['database'],
         summary: 'Change a table: all operations in one transaction',
         params: TableParams,
-        body: Changes,
-        response: { 200: Type.Object({ message: Type.String(), tableName: Type.String(), operations: Type.Array(Type.String()) }) },
+        body: AlterTable,
+        response: {
+          200: Type.Object({ message: Type.String(), tableName: Type.String(), operations: Type.Array(Type.String()) }),
+        },
       },
     },
     async (request) => {
@@ -163,7 +141,15 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.delete(
     '/api/database/tables/:tableName',
-    { config: admin, schema: { tags: ['database'], summary: 'Delete a table and all its data', params: TableParams, response: { 200: Message } } },
+    {
+      config: admin,
+      schema: {
+        tags: ['database'],
+        summary: 'Delete a table and all its data',
+        params: TableParams,
+        response: { 200: Message },
+      },
+    },
     async (request) => {
       await tables.drop(request.params.tableName);
       return { message: 'Table deleted successfully', tableName: request.params.tableName };
@@ -176,8 +162,9 @@ export const tableRoutes: RoutePlugin = async (app, { deps }) => {
       config: admin,
       schema: {
         tags: ['database'],
-        summary: 'Run one SQL statement as the owner role (policies, functions, anything)',
-        body: Type.Object({ query: Type.String({ minLength: 1, maxLength: 1_000_000 }), params: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 10_000 })) }),
+        summary:
+          'Run SQL as the owner role in one transaction: one statement with params, or a script of several without (the rows of the last come back)',
+        body: RunSql,
         response: { 200: Type.Object({ rows: Type.Array(Type.Unknown()), rowCount: Type.Integer() }) },
       },
     },

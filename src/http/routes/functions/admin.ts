@@ -1,12 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
-import { SLUG_PATTERN } from '../../../functions/slug.js';
+import { CreateFunction, FunctionSlug, FunctionStatus, UpdateFunction } from '../../../functions/schemas.js';
 
 const tags = ['functions'];
 /** A user who GETs a function most likely wants to call it: say how. */
 const CALL_INSTEAD =
   'Reading and managing functions needs the admin API key. To call a function, send POST /api/functions/{slug} with your token, or any method to /functions/{slug}.';
-const Status = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('error')]);
+const Status = FunctionStatus;
 const fields = {
   id: Type.String({ format: 'uuid' }),
   slug: Type.String(),
@@ -17,22 +17,33 @@ const fields = {
   updated_at: Type.String({ format: 'date-time' }),
   deployed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 };
+const Dependency = Type.Object({
+  specifier: Type.String({ description: 'As the code imports it, e.g. npm:@insforge/sdk or npm:zod@3' }),
+  resolved: Type.String({ description: 'What it resolved to at deploy, e.g. npm:zod@3.25.76 (a URL as it is)' }),
+});
 const FunctionSummary = Type.Object(fields);
-const FunctionDetail = Type.Object({ ...fields, code: Type.String() });
+const FunctionDetail = Type.Object({
+  ...fields,
+  code: Type.String(),
+  dependencies: Type.Array(Dependency, {
+    description: 'The npm:, jsr: and https: imports of the saved code, resolved and bundled at deploy',
+  }),
+});
 const Saved = Type.Object({ success: Type.Boolean(), function: FunctionDetail });
-const SlugParams = Type.Object({ slug: Type.String({ pattern: SLUG_PATTERN, description: 'The function slug' }) });
-const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
-// The code may be up to 1 MiB of UTF-8 (checked after parsing); JSON escaping can grow it.
-const Code = Type.String({ minLength: 1, description: 'An ES module (JavaScript or TypeScript) exporting a default async function (req: Request) => Response; at most 1 MiB.' });
-const Description = Type.String({ maxLength: 10_000 });
+const SlugParams = Type.Object({ slug: FunctionSlug });
 const CODE_BODY_LIMIT = 8 * 1024 * 1024;
 
 /** Admin CRUD of functions and their logs: /api/functions. */
-export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
+export const functionAdminRoutes: RoutePlugin<'functions'> = async (app, { deps }) => {
   const fns = deps.functions;
 
-  app.get('/api/functions', { schema: { tags, summary: 'List functions (without code)', response: { 200: Type.Array(FunctionSummary) } }, config: { refusalHint: CALL_INSTEAD } }, async () =>
-    fns.list(),
+  app.get(
+    '/api/functions',
+    {
+      schema: { tags, summary: 'List functions (without code)', response: { 200: Type.Array(FunctionSummary) } },
+      config: { refusalHint: CALL_INSTEAD },
+    },
+    async () => fns.list(),
   );
 
   app.post(
@@ -42,16 +53,7 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'Create a function; the code is checked, the slug made from the name when absent',
-        body: Type.Object(
-          {
-            name: Name,
-            slug: Type.Optional(Type.String({ pattern: SLUG_PATTERN })),
-            code: Code,
-            description: Type.Optional(Description),
-            status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('active')], { default: 'active' })),
-          },
-          { additionalProperties: false },
-        ),
+        body: CreateFunction,
         response: { 201: Saved },
       },
     },
@@ -78,10 +80,7 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
         tags,
         summary: 'Update a function; changed code is checked and replaces the warm worker',
         params: SlugParams,
-        body: Type.Object(
-          { name: Type.Optional(Name), code: Type.Optional(Code), description: Type.Optional(Description), status: Type.Optional(Status) },
-          { additionalProperties: false },
-        ),
+        body: UpdateFunction,
         response: { 200: Saved },
       },
     },
@@ -93,7 +92,14 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
 
   app.delete(
     '/api/functions/:slug',
-    { schema: { tags, summary: 'Delete a function', params: SlugParams, response: { 200: Type.Object({ success: Type.Boolean(), message: Type.String() }) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a function',
+        params: SlugParams,
+        response: { 200: Type.Object({ success: Type.Boolean(), message: Type.String() }) },
+      },
+    },
     async (request) => {
       await fns.remove(request.params.slug);
       return { success: true, message: `Function "${request.params.slug}" deleted.` };
@@ -109,15 +115,30 @@ export const functionAdminRoutes: RoutePlugin = async (app, { deps }) => {
         params: SlugParams,
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-          after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The id of the last line seen.' })),
+          after: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
+              description: 'The id of the last line seen.',
+            }),
+          ),
         }),
         response: {
           200: Type.Object({
-            logs: Type.Array(Type.Object({ id: Type.Integer(), timestamp: Type.String({ format: 'date-time' }), level: Type.String(), message: Type.String() })),
+            logs: Type.Array(
+              Type.Object({
+                id: Type.Integer(),
+                timestamp: Type.String({ format: 'date-time' }),
+                level: Type.String(),
+                message: Type.String(),
+              }),
+            ),
           }),
         },
       },
     },
-    async (request) => ({ logs: await fns.logs(request.params.slug, request.query.limit, request.query.after ?? null) }),
+    async (request) => ({
+      logs: await fns.logs(request.params.slug, request.query.limit, request.query.after ?? null),
+    }),
   );
 };

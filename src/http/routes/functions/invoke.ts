@@ -37,7 +37,11 @@ function identityHeaders(identity: Identity): Record<string, string> {
     case 'admin':
       return { 'x-plinth-role': 'admin' };
     case 'user':
-      return { 'x-plinth-role': 'authenticated', 'x-plinth-user-id': identity.userId, 'x-plinth-user-email': identity.email };
+      return {
+        'x-plinth-role': 'authenticated',
+        'x-plinth-user-id': identity.userId,
+        'x-plinth-user-email': identity.email,
+      };
     default:
       // The anon key, or no credential at all (only on /functions/{slug}).
       return { 'x-plinth-role': 'anon' };
@@ -72,7 +76,11 @@ async function openCaller(resolver: IdentityResolver, headers: IncomingHttpHeade
     const value = strip ? /^Bearer\s+(\S+)\s*$/i.exec(v)?.[1] : v.trim();
     return value !== undefined && isPlinthCredential(value) ? v : undefined;
   };
-  return resolver.resolve({ authorization: ours(headers.authorization, true), apikey: ours(headers.apikey), 'x-api-key': ours(headers['x-api-key']) });
+  return resolver.resolve({
+    authorization: ours(headers.authorization, true),
+    apikey: ours(headers.apikey),
+    'x-api-key': ours(headers['x-api-key']),
+  });
 }
 
 async function run(
@@ -102,7 +110,7 @@ async function run(
  * request to the function unchanged; POST /api/functions/{slug} needs one. Both tell the
  * function who called in x-plinth-role, x-plinth-user-id and x-plinth-user-email.
  */
-export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
+export const functionInvokeRoutes: RoutePlugin<'config' | 'functions' | 'identity'> = async (app, { deps }) => {
   const fns = deps.functions;
   const publicUrl = deps.config.publicUrl;
   // Any body of any content type passes through raw: no parser reads it here.
@@ -118,7 +126,14 @@ export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
   // is not a Plinth credential must pass through to the function rather than be refused.
   const open = { config: { access: 'open' as const } };
   const runOpen = async (request: FastifyRequest, reply: FastifyReply) =>
-    run(fns, publicUrl, request, reply, (request.params as { slug: string }).slug, await openCaller(deps.identity, request.headers));
+    run(
+      fns,
+      publicUrl,
+      request,
+      reply,
+      (request.params as { slug: string }).slug,
+      await openCaller(deps.identity, request.headers),
+    );
   app.route({
     method: [...METHODS],
     url: '/functions/:slug',
@@ -126,7 +141,8 @@ export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
     schema: {
       tags,
       summary: 'Run a function: method, query, headers and body pass through; the function answers',
-      description: 'A Plinth credential sent along (Bearer token, anon or admin key) is checked and named in x-plinth-role, x-plinth-user-id, x-plinth-user-email; none means anon.',
+      description:
+        'A Plinth credential sent along (Bearer token, anon or admin key) is checked and named in x-plinth-role, x-plinth-user-id, x-plinth-user-email; none means anon.',
       params: Type.Object({ slug: Slug }),
     },
     handler: runOpen,
@@ -142,7 +158,11 @@ export const functionInvokeRoutes: RoutePlugin = async (app, { deps }) => {
     '/api/functions/:slug',
     {
       config: { access: 'any' },
-      schema: { tags, summary: 'Run a function as the caller (x-plinth-role, x-plinth-user-id, x-plinth-user-email)', params: Type.Object({ slug: Slug }) },
+      schema: {
+        tags,
+        summary: 'Run a function as the caller (x-plinth-role, x-plinth-user-id, x-plinth-user-email)',
+        params: Type.Object({ slug: Slug }),
+      },
     },
     (request, reply) => run(fns, publicUrl, request, reply, request.params.slug, request.identity),
   );

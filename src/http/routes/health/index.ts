@@ -2,6 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../../deps.js';
 import type { RoutePlugin } from '../../types.js';
+import { unreachableReason } from '../../../lib/wait-for-services.js';
 
 /**
  * The InsForge API level Plinth implements, answered as `version`: InsForge's clients (its MCP
@@ -16,11 +17,29 @@ const Health = Type.Object({
   version: Type.String({ description: 'The InsForge API level this server implements' }),
   plinthVersion: Type.String({ description: "Plinth's release" }),
   timestamp: Type.String({ format: 'date-time' }),
-  checks: Type.Optional(Type.Record(Type.String(), Type.Object({ status: Type.String(), message: Type.Optional(Type.String()), engine: Type.Optional(Type.String()), freeBytes: Type.Optional(Type.Number()) }, { additionalProperties: true }))),
+  checks: Type.Optional(
+    Type.Record(
+      Type.String(),
+      Type.Object(
+        {
+          status: Type.String(),
+          message: Type.Optional(Type.String()),
+          engine: Type.Optional(Type.String()),
+          freeBytes: Type.Optional(Type.Number()),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  ),
 });
 
 // A 503 is also the error envelope: the answer while the server drains on SIGTERM.
-const Envelope = Type.Object({ statusCode: Type.Number(), error: Type.String(), message: Type.String(), nextActions: Type.String() });
+const Envelope = Type.Object({
+  statusCode: Type.Number(),
+  error: Type.String(),
+  message: Type.String(),
+  nextActions: Type.String(),
+});
 
 const CHECK_TIMEOUT_MS = 3000;
 
@@ -35,7 +54,7 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
 }
 
 /** GET /api/health: never touches the database unless `?checks=true`; never rate limited. */
-export const healthRoutes: RoutePlugin = async (app, { deps }) => {
+export const healthRoutes: RoutePlugin<'healthChecks' | 'version'> = async (app, { deps }) => {
   const base = { service: 'plinth', version: INSFORGE_API_LEVEL, plinthVersion: deps.version };
   app.get(
     '/api/health',
@@ -55,7 +74,9 @@ export const healthRoutes: RoutePlugin = async (app, { deps }) => {
         return;
       }
       return runChecks(deps.healthChecks, request.log).then(({ down, degraded, checks }) => {
-        reply.status(down ? 503 : 200).send({ status: down || degraded ? 'degraded' : 'ok', ...base, timestamp: new Date().toISOString(), checks });
+        reply
+          .status(down ? 503 : 200)
+          .send({ status: down || degraded ? 'degraded' : 'ok', ...base, timestamp: new Date().toISOString(), checks });
       });
     },
   );
@@ -76,7 +97,8 @@ async function runChecks(
         return [name, { ...state, ...check.info, ...report.info }, check.required] as const;
       } catch (err) {
         log.warn({ err, check: name }, 'health check failed');
-        return [name, { status: 'down', message: `${name} is not reachable`, ...check.info }, check.required] as const;
+        const message = `${name} is not reachable: ${reasonOf(err)}`;
+        return [name, { status: 'down', message, ...check.info }, check.required] as const;
       }
     }),
   );
@@ -85,4 +107,12 @@ async function runChecks(
     degraded: entries.some(([, c]) => c.status === 'degraded'),
     checks: Object.fromEntries(entries.map(([name, c]) => [name, c])),
   };
+}
+
+/** Why a check failed, naming no credential: the socket's or server's code, from the error or what it wraps. */
+function reasonOf(err: unknown): string {
+  if ((err as Error)?.message === 'timed out') return `no answer within ${CHECK_TIMEOUT_MS / 1000} s`;
+  const cause = (err as { cause?: unknown })?.cause;
+  const reason = unreachableReason(cause ?? err);
+  return reason === 'the connection failed' && cause ? unreachableReason(err) : reason;
 }

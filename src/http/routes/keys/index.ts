@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { RoutePlugin } from '../../types.js';
 
 /** The project's public key, for an admin to copy into a client (the dashboard shows it). */
-export const keyRoutes: RoutePlugin = async (app, { deps }) => {
+export const keyRoutes: RoutePlugin<'credentials'> = async (app, { deps }) => {
   app.get(
     '/api/keys/anon',
     {

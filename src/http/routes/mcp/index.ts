@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectiveConfig } from '../../../operations.js';
+import { effectiveConfig } from '../../../config/running.js';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { publicOrigin } from '../../origin.js';
@@ -25,7 +25,13 @@ function assertAdmin(request: FastifyRequest): void {
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const sessions = new McpSessions({
-    services: { ...deps, anonKey: deps.credentials.anonKey, docs: deps.agentDocs, usage: deps.mcpUsage, effectiveConfig: () => effectiveConfig(deps) },
+    services: {
+      ...deps,
+      anonKey: deps.credentials.anonKey,
+      docs: deps.agentDocs,
+      usage: deps.mcpUsage,
+      effectiveConfig: () => effectiveConfig(deps),
+    },
     version: deps.version,
     maxSessions: deps.config.mcp.maxSessions,
     idleMs: deps.config.mcp.sessionIdleSeconds * 1000,
@@ -45,7 +51,8 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     });
     // From here the SDK's transport writes the answer (JSON, or the event stream of GET); the
     // headers set so far (CORS, X-Request-Id) go on the raw response, which hijack bypasses.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string | string[]);
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value as string | string[]);
     reply.hijack();
     await handler(request.raw, reply.raw, request.body);
   };
@@ -67,7 +74,11 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: "Record one MCP tool call (InsForge's MCP server reports each call here)",
-        body: Type.Object({ tool_name: Type.String({ minLength: 1, maxLength: 100 }), success: Type.Boolean({ default: true }), timestamp: Type.Optional(Type.String({ maxLength: 64 })) }),
+        body: Type.Object({
+          tool_name: Type.String({ minLength: 1, maxLength: 100 }),
+          success: Type.Boolean({ default: true }),
+          timestamp: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
         response: { 200: Type.Object({ success: Type.Boolean() }) },
       },
     },
@@ -84,7 +95,18 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
       schema: {
         tags,
         summary: 'MCP tool calls of the last 30 days per tool and source',
-        response: { 200: Type.Object({ tools: Type.Array(Type.Object({ tool: Type.String(), source: Type.String(), calls: Type.Integer(), failures: Type.Integer() })) }) },
+        response: {
+          200: Type.Object({
+            tools: Type.Array(
+              Type.Object({
+                tool: Type.String(),
+                source: Type.String(),
+                calls: Type.Integer(),
+                failures: Type.Integer(),
+              }),
+            ),
+          }),
+        },
       },
     },
     async () => ({ tools: await deps.mcpUsage.summary() }),
@@ -94,7 +116,8 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
   const noDeployments = async () => {
     throw new AppError('NOT_SUPPORTED', {
       message: 'Plinth does not host site deployments.',
-      nextActions: 'Deploy the frontend to a static host (Netlify, Vercel, Cloudflare Pages, any web server) and point it at this backend; fetch-docs "deployment" says more.',
+      nextActions:
+        'Deploy the frontend to a static host (Netlify, Vercel, Cloudflare Pages, any web server) and point it at this backend; fetch-docs "deployment" says more.',
     });
   };
   app.all('/api/deployments', { config: { access: 'admin' }, schema: { hide: true } }, noDeployments);

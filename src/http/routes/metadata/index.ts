@@ -4,14 +4,15 @@ import type { RoutePlugin } from '../../types.js';
 const admin = { access: 'admin' as const };
 
 /** GET /api/metadata (the whole backend in one call) and GET /api/metadata/{table} (docs/metadata.md). */
-export const metadataRoutes: RoutePlugin = async (app, { deps }) => {
+export const metadataRoutes: RoutePlugin<'metadata'> = async (app, { deps }) => {
   app.get(
     '/api/metadata',
     {
       config: admin,
       schema: {
         tags: ['metadata'],
-        summary: 'Version, auth settings, tables, buckets, functions and realtime in one answer (InsForge get-backend-metadata)',
+        summary:
+          'Version, auth settings, tables, buckets, functions and realtime in one answer (InsForge get-backend-metadata)',
         querystring: Type.Object({ mcp: Type.Optional(Type.String()) }),
         response: { 200: Type.Object({ version: Type.String() }, { additionalProperties: true }) },
       },

@@ -7,7 +7,7 @@ import type { Deps } from '../../../deps.js';
 import type { RoutePlugin } from '../../types.js';
 
 /** The admin key (x-api-key or bearer), or METRICS_TOKEN as a bearer token; else 401. */
-async function allowed(deps: Deps, request: FastifyRequest): Promise<void> {
+async function allowed(deps: Pick<Deps, 'config' | 'identity'>, request: FastifyRequest): Promise<void> {
   const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (bearer && deps.config.metricsToken && safeEqual(bearer, deps.config.metricsToken)) return;
   const identity = await deps.identity.resolve(request.headers).catch(() => null);
@@ -19,7 +19,9 @@ const Sample = Type.Object({
   at: Type.String({ description: 'The end of the interval the sample stands for (ISO 8601)' }),
   databaseBytes: Type.Number({ description: 'pg_database_size when sampled' }),
   storageBytes: Type.Number({ description: 'The sizes of all stored objects added up, when sampled' }),
-  functionCalls: Type.Union([Type.Number(), Type.Null()], { description: 'Function invocations since the previous point; null while LOGS_STORE was off' }),
+  functionCalls: Type.Union([Type.Number(), Type.Null()], {
+    description: 'Function invocations since the previous point; null while LOGS_STORE was off',
+  }),
   functionErrors: Type.Union([Type.Number(), Type.Null()], { description: 'Those that failed (a 5xx or a fault)' }),
   aiTokens: Type.Number({ description: 'AI tokens used through the gateway since the previous point' }),
 });
@@ -28,7 +30,7 @@ const Sample = Type.Object({
  * GET /metrics: Prometheus text format (docs/metrics.md). Not rate limited: scrapers poll it.
  * GET /api/metrics/history: usage over time for the dashboard's overview, admin only.
  */
-export const metricsRoutes: RoutePlugin = async (app, { deps }) => {
+export const metricsRoutes: RoutePlugin<'config' | 'identity' | 'metrics' | 'usageHistory'> = async (app, { deps }) => {
   app.get(
     '/metrics',
     {
@@ -54,12 +56,23 @@ export const metricsRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['metrics'],
         summary: 'Usage over time: database and storage bytes, function calls and errors, AI tokens (oldest first)',
         security: [{ apiKey: [] }],
-        querystring: Type.Object({ range: Type.Optional(Type.Union(Object.keys(HISTORY_RANGES).map((r) => Type.Literal(r)), { default: '24h', description: 'How far back' })) }),
+        querystring: Type.Object({
+          range: Type.Optional(
+            Type.Union(
+              Object.keys(HISTORY_RANGES).map((r) => Type.Literal(r)),
+              { default: '24h', description: 'How far back' },
+            ),
+          ),
+        }),
         response: {
           200: Type.Object({
             samples: Type.Array(Sample),
-            intervalSeconds: Type.Integer({ description: 'One sample is taken per this many seconds (USAGE_SAMPLE_SECONDS)' }),
-            stepSeconds: Type.Integer({ description: 'The seconds each point stands for: longer ranges add neighbouring samples up' }),
+            intervalSeconds: Type.Integer({
+              description: 'One sample is taken per this many seconds (USAGE_SAMPLE_SECONDS)',
+            }),
+            stepSeconds: Type.Integer({
+              description: 'The seconds each point stands for: longer ranges add neighbouring samples up',
+            }),
           }),
         },
       },
@@ -67,7 +80,11 @@ export const metricsRoutes: RoutePlugin = async (app, { deps }) => {
     async (request) => {
       const range = (request.query.range ?? '24h') as HistoryRange;
       const history = deps.usageHistory;
-      return { samples: await history.read(range), intervalSeconds: history.opts.intervalSeconds, stepSeconds: history.stepSeconds(range) };
+      return {
+        samples: await history.read(range),
+        intervalSeconds: history.opts.intervalSeconds,
+        stepSeconds: history.stepSeconds(range),
+      };
     },
   );
 };

@@ -3,7 +3,12 @@ import type { Deps } from '../../../deps.js';
 import { canonical, pickFormat, type TransformParams } from '../../../storage/images.js';
 import { keyFromRequest } from './url.js';
 
-const EXTENSION: Record<string, string> = { 'image/webp': 'webp', 'image/avif': 'avif', 'image/jpeg': 'jpg', 'image/png': 'png' };
+const EXTENSION: Record<string, string> = {
+  'image/webp': 'webp',
+  'image/avif': 'avif',
+  'image/jpeg': 'jpg',
+  'image/png': 'png',
+};
 
 /**
  * Serves a rendition of an image object (`?width&height&resize&format&quality`): read access
@@ -27,7 +32,11 @@ export async function sendRendition(
   });
   const format = pickFormat(req.transform, request.headers.accept);
   const r = await images.render(row, req.transform, format, () => storage.openObject(row));
-  const base = row.key.split('/').pop()!.replace(/\.[^.]*$/, '').replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const base = row.key
+    .split('/')
+    .pop()!
+    .replace(/\.[^.]*$/, '')
+    .replace(/[^\x20-\x7e]|["\\]/g, '_');
   reply.headers({
     'content-type': r.contentType,
     etag: `"${r.tag}"`,
@@ -40,7 +49,7 @@ export async function sendRendition(
   // Without `format` the answer depends on Accept: caches must keep them apart.
   if (req.transform.format === undefined) reply.header('vary', 'Origin, Accept');
   const inm = request.headers['if-none-match'];
-  if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${r.tag}"`)) return reply.status(304).send();
+  if (inm?.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${r.tag}"`)) return reply.status(304).send();
   if (request.method === 'HEAD') return reply.header('content-length', r.bytes.length).send();
   return reply.send(r.bytes);
 }

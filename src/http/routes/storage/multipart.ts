@@ -60,7 +60,8 @@ export function receiveFile<T>(
 
     bb.on('field', (name, value, info) => {
       if (settled) return;
-      if (info.valueTruncated || info.nameTruncated) return void finish(bad(`The field "${name.slice(0, 64)}" is too long.`));
+      if (info.valueTruncated || info.nameTruncated)
+        return void finish(bad(`The field "${name.slice(0, 64)}" is too long.`));
       if (file && name === 'path') return void finish(bad('Send the "path" field before the "file" field.'));
       fields[name] = value;
     });

@@ -1,9 +1,7 @@
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/index.js';
-import { assertValidKey, generateKey, servedInline } from '../../../storage/keys.js';
-import { parseRange } from '../../../storage/range.js';
-import type { StorageService } from '../../../storage/service.js';
+import { assertValidKey, generateKey } from '../../../storage/keys.js';
 import type { RoutePlugin } from '../../types.js';
 import { drain, receiveFile } from './multipart.js';
 import { sendRendition } from './images.js';
@@ -21,6 +19,7 @@ import {
   UploadStrategyBody,
 } from './schemas.js';
 import { baseUrl, keyFromRequest } from './url.js';
+import { sendObject } from './send.js';
 
 // Room for the multipart framing around a file of the maximum size.
 const MULTIPART_OVERHEAD = 1024 * 1024;
@@ -51,76 +50,8 @@ async function refuseBody(request: FastifyRequest, reply: FastifyReply): Promise
   if (!(await drain(request.raw))) reply.header('connection', 'close');
 }
 
-function contentDisposition(key: string, contentType: string): string {
-  const name = key.split('/').pop()!;
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `${servedInline(contentType) ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
-}
-
-const notModified = (inm: string | undefined, etag: string | null) =>
-  !!etag && !!inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${etag}"`);
-
-/**
- * Serves an object. Length, range and ETag come from what the driver holds now (its read or
- * head), never from the recorded metadata: the bytes may have changed since (a presigned POST
- * form stays valid until it expires), and a body longer than its declared Content-Length would
- * be read by the client as the next response on the connection.
- */
-async function sendObject(storage: StorageService, request: FastifyRequest, reply: FastifyReply, bucket: string, token?: string) {
-  const row = await storage.authorizeRead({ bucket, key: keyFromRequest(request), identity: request.identity, token });
-  reply.headers({
-    'content-type': row.mimeType,
-    'accept-ranges': 'bytes',
-    'last-modified': row.uploadedAt.toUTCString(),
-    'x-content-type-options': 'nosniff',
-    'content-security-policy': "default-src 'none'; sandbox",
-    'content-disposition': contentDisposition(row.key, row.mimeType),
-    'cache-control': token === undefined && row.isPublic ? 'no-cache' : 'private, no-store',
-  });
-  const bytes = await storage.smallObject(row);
-  if (bytes) return sendBytes(request, reply, bytes, row.etag);
-  // Range is defined for GET only (RFC 9110 14.2): HEAD describes the whole object.
-  const range = request.method === 'GET' ? parseRange(request.headers.range, row.size) : null;
-  const inm = request.headers['if-none-match'];
-  if (request.method === 'HEAD' || inm || range === 'unsatisfiable') {
-    // Answers that carry no bytes need only the head (a stat, or an S3 HEAD).
-    const head = await storage.headObject(row);
-    const etag = head.etag ?? row.etag;
-    if (etag) reply.header('etag', `"${etag}"`);
-    if (notModified(inm, etag)) return reply.status(304).send();
-    if (range === 'unsatisfiable') {
-      throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${head.size}` } });
-    }
-    if (request.method === 'HEAD') return reply.header('content-length', head.size).send();
-  }
-  const read = await storage.openObject(row, range ?? undefined);
-  const etag = read.etag ?? row.etag;
-  if (etag) reply.header('etag', `"${etag}"`);
-  if (read.range) {
-    reply.status(206).header('content-range', `bytes ${read.range.start}-${read.range.end}/${read.size}`);
-    reply.header('content-length', read.range.end - read.range.start + 1);
-  } else {
-    reply.header('content-length', read.size);
-  }
-  return reply.send(read.body);
-}
-
-/** Serves a small object held in memory whole (see sendObject for what each answer means). */
-function sendBytes(request: FastifyRequest, reply: FastifyReply, bytes: Buffer, etag: string | null) {
-  if (etag) reply.header('etag', `"${etag}"`);
-  if (notModified(request.headers['if-none-match'], etag)) return reply.status(304).send();
-  if (request.method === 'HEAD') return reply.header('content-length', bytes.length).send();
-  const range = parseRange(request.headers.range, bytes.length);
-  if (range === 'unsatisfiable') {
-    throw new AppError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${bytes.length}` } });
-  }
-  if (!range) return reply.send(bytes);
-  reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${bytes.length}`);
-  return reply.send(bytes.subarray(range.start, range.end + 1));
-}
-
 /** The two upload routes, in their own scope: every body stays unread for the handler to stream. */
-const uploadRoutes: RoutePlugin = async (app, { deps }) => {
+const uploadRoutes: RoutePlugin<'config' | 'storage'> = async (app, { deps }) => {
   const storage = deps.storage;
   const max = storage.maxUploadBytes;
   const tags = ['storage'];
@@ -131,73 +62,99 @@ const uploadRoutes: RoutePlugin = async (app, { deps }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
-  app.post('/api/storage/buckets/:bucketName/objects', {
-    config: { access: 'user' },
-    schema: {
-      tags,
-      summary: 'Upload a file (multipart field "file"; optional text field "path", sent before it, gives the key)',
-      consumes: ['multipart/form-data'],
-      params: BucketParams,
-      response: { 201: StorageObject },
+  app.post(
+    '/api/storage/buckets/:bucketName/objects',
+    {
+      config: { access: 'user' },
+      schema: {
+        tags,
+        summary: 'Upload a file (multipart field "file"; optional text field "path", sent before it, gives the key)',
+        consumes: ['multipart/form-data'],
+        params: BucketParams,
+        response: { 201: StorageObject },
+      },
     },
-  }, async (request, reply) => {
-    const bucket = request.params.bucketName;
-    if (!isMultipart(request)) {
-      await refuseBody(request, reply);
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', { message: 'Send the file as multipart/form-data in a field named "file".' });
-    }
-    let generated = false;
-    const obj = await upload(request, reply, max, async () => {
-      await storage.bucket(bucket);
-      return receiveFile(
-        request.raw,
-        (file, info, fields) => {
-          generated = fields.path === undefined;
+    async (request, reply) => {
+      const bucket = request.params.bucketName;
+      if (!isMultipart(request)) {
+        await refuseBody(request, reply);
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', {
+          message: 'Send the file as multipart/form-data in a field named "file".',
+        });
+      }
+      let generated = false;
+      const obj = await upload(request, reply, max, async () => {
+        await storage.bucket(bucket);
+        return receiveFile(
+          request.raw,
+          (file, info, fields) => {
+            generated = fields.path === undefined;
+            return storage.putObject({
+              bucket,
+              key: fields.path ?? generateKey(info.filename || 'file'),
+              body: file,
+              contentType: info.mimeType,
+              identity: request.identity,
+              base: base(request),
+            });
+          },
+          // A generated key is new: remove the object again if the form broke after the file.
+          async (o) => {
+            if (generated) await storage.deleteObject({ bucket, key: o.key, identity: request.identity });
+          },
+        );
+      });
+      return reply.status(201).send(obj);
+    },
+  );
+
+  app.put(
+    '/api/storage/buckets/:bucketName/objects/*',
+    {
+      config: { access: 'user' },
+      schema: {
+        tags,
+        summary: 'Create or replace the object at a key (multipart field "file", or the raw body)',
+        consumes: ['multipart/form-data', 'application/octet-stream'],
+        params: ObjectParams,
+        response: { 200: StorageObject },
+      },
+    },
+    async (request, reply) => {
+      const bucket = request.params.bucketName;
+      return upload(request, reply, max, async () => {
+        const key = assertValidKey(keyFromRequest(request));
+        if (!isMultipart(request)) {
+          const length =
+            request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
           return storage.putObject({
             bucket,
-            key: fields.path ?? generateKey(info.filename || 'file'),
+            key,
+            body: request.raw,
+            length,
+            contentType: request.headers['content-type'],
+            identity: request.identity,
+            base: base(request),
+          });
+        }
+        await storage.bucket(bucket);
+        return receiveFile(request.raw, (file, info) =>
+          storage.putObject({
+            bucket,
+            key,
             body: file,
             contentType: info.mimeType,
             identity: request.identity,
             base: base(request),
-          });
-        },
-        // A generated key is new: remove the object again if the form broke after the file.
-        async (o) => {
-          if (generated) await storage.deleteObject({ bucket, key: o.key, identity: request.identity });
-        },
-      );
-    });
-    return reply.status(201).send(obj);
-  });
-
-  app.put('/api/storage/buckets/:bucketName/objects/*', {
-    config: { access: 'user' },
-    schema: {
-      tags,
-      summary: 'Create or replace the object at a key (multipart field "file", or the raw body)',
-      consumes: ['multipart/form-data', 'application/octet-stream'],
-      params: ObjectParams,
-      response: { 200: StorageObject },
+          }),
+        );
+      });
     },
-  }, async (request, reply) => {
-    const bucket = request.params.bucketName;
-    return upload(request, reply, max, async () => {
-      const key = assertValidKey(keyFromRequest(request));
-      if (!isMultipart(request)) {
-        const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
-        return storage.putObject({ bucket, key, body: request.raw, length, contentType: request.headers['content-type'], identity: request.identity, base: base(request) });
-      }
-      await storage.bucket(bucket);
-      return receiveFile(request.raw, (file, info) =>
-        storage.putObject({ bucket, key, body: file, contentType: info.mimeType, identity: request.identity, base: base(request) }),
-      );
-    });
-  });
+  );
 };
 
 /** Object upload, download, delete and the upload/download strategies. */
-export const objectRoutes: RoutePlugin = async (app, { deps }) => {
+export const objectRoutes: RoutePlugin<'config' | 'storage' | 'images'> = async (app, { deps }) => {
   const storage = deps.storage;
   const tags = ['storage'];
   const base = (request: FastifyRequest) => baseUrl(request, deps.config);
@@ -210,66 +167,113 @@ export const objectRoutes: RoutePlugin = async (app, { deps }) => {
     exposeHeadRoute: false,
     schema: {
       tags,
-      summary: 'Download an object (Range supported); private objects need the uploader, an admin or ?token= from download-strategy',
+      summary:
+        'Download an object (Range supported); private objects need the uploader, an admin or ?token= from download-strategy',
       params: ObjectParams,
       querystring: Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })), ...TransformFields }),
     },
   };
-  const read = async (request: FastifyRequest<{ Params: Static<typeof ObjectParams>; Querystring: Static<typeof readRoute.schema.querystring> }>, reply: FastifyReply) => {
+  const read = async (
+    request: FastifyRequest<{
+      Params: Static<typeof ObjectParams>;
+      Querystring: Static<typeof readRoute.schema.querystring>;
+    }>,
+    reply: FastifyReply,
+  ) => {
     const { token, ...query } = request.query;
     const transform = transformOf(query);
     if (transform) return sendRendition(deps, request, reply, { bucket: request.params.bucketName, token, transform });
     return sendObject(storage, request, reply, request.params.bucketName, token);
   };
   app.get('/api/storage/buckets/:bucketName/objects/*', readRoute, read);
-  app.head('/api/storage/buckets/:bucketName/objects/*', { ...readRoute, schema: { ...readRoute.schema, summary: 'Headers of an object' } }, read);
+  app.head(
+    '/api/storage/buckets/:bucketName/objects/*',
+    { ...readRoute, schema: { ...readRoute.schema, summary: 'Headers of an object' } },
+    read,
+  );
 
-  app.delete('/api/storage/buckets/:bucketName/objects/*', {
-    config: { access: 'user' },
-    schema: { tags, summary: 'Delete an object', params: ObjectParams, response: { 200: Message } },
-  }, async (request) => {
-    const key = keyFromRequest(request);
-    await storage.deleteObject({ bucket: request.params.bucketName, key, identity: request.identity });
-    return { message: `Object "${key}" deleted.` };
-  });
+  app.delete(
+    '/api/storage/buckets/:bucketName/objects/*',
+    {
+      config: { access: 'user' },
+      schema: { tags, summary: 'Delete an object', params: ObjectParams, response: { 200: Message } },
+    },
+    async (request) => {
+      const key = keyFromRequest(request);
+      await storage.deleteObject({ bucket: request.params.bucketName, key, identity: request.identity });
+      return { message: `Object "${key}" deleted.` };
+    },
+  );
 
-  app.post('/api/storage/buckets/:bucketName/upload-strategy', {
-    config: { access: 'user' },
-    schema: { tags, summary: 'How to upload a file: direct PUT (local) or presigned POST (S3)', params: BucketParams, body: UploadStrategyBody, response: { 200: UploadStrategy } },
-  }, async (request) =>
-    storage.transfers.uploadStrategy({ bucket: request.params.bucketName, ...request.body, identity: request.identity, base: base(request) }),
+  app.post(
+    '/api/storage/buckets/:bucketName/upload-strategy',
+    {
+      config: { access: 'user' },
+      schema: {
+        tags,
+        summary: 'How to upload a file: direct PUT (local) or presigned POST (S3)',
+        params: BucketParams,
+        body: UploadStrategyBody,
+        response: { 200: UploadStrategy },
+      },
+    },
+    async (request) =>
+      storage.transfers.uploadStrategy({
+        bucket: request.params.bucketName,
+        ...request.body,
+        identity: request.identity,
+        base: base(request),
+      }),
   );
 
   // POST .../objects/{key}/confirm-upload and .../objects/{key}/download-strategy share one
   // wildcard route (a key may contain "/"); each validates its own body schema.
-  app.post('/api/storage/buckets/:bucketName/objects/*', {
-    config: { access: 'public' },
-    schema: {
-      tags,
-      summary: 'POST .../objects/{key}/confirm-upload (body: size, contentType, etag) or .../objects/{key}/download-strategy (body: expiresIn)',
-      params: ObjectParams,
-      response: { 200: Type.Union([StorageObject, DownloadStrategy]) },
+  app.post(
+    '/api/storage/buckets/:bucketName/objects/*',
+    {
+      config: { access: 'public' },
+      schema: {
+        tags,
+        summary:
+          'POST .../objects/{key}/confirm-upload (body: size, contentType, etag) or .../objects/{key}/download-strategy (body: expiresIn)',
+        params: ObjectParams,
+        response: { 200: Type.Union([StorageObject, DownloadStrategy]) },
+      },
     },
-  }, async (request) => {
-    const bucket = request.params.bucketName;
-    const path = request.params['*'];
-    // No body at all means the defaults; a JSON null or array is still checked (and refused).
-    const body = request.body === undefined ? {} : request.body;
-    if (path.endsWith('/confirm-upload')) {
-      if (request.identity.kind === 'none') throw new AppError('UNAUTHORIZED');
-      const input = check<Static<typeof ConfirmBody>>(request, ConfirmBody, body);
-      return storage.transfers.confirmUpload({ bucket, key: keyFromRequest(request, '/confirm-upload'), ...input, identity: request.identity, base: base(request) });
-    }
-    if (path.endsWith('/download-strategy')) {
-      const input = check<Static<typeof DownloadBody>>(request, DownloadBody, body);
-      const { expiresIn, ...query } = input;
-      const transform = transformOf(query);
-      return storage.transfers.downloadStrategy({ bucket, key: keyFromRequest(request, '/download-strategy'), expiresIn, identity: request.identity, base: base(request), transform: transform ? canonical(transform) : undefined });
-    }
-    throw new AppError('ROUTE_NOT_FOUND', {
-      message: 'POST on an object path must end with /confirm-upload or /download-strategy; upload with PUT.',
-    });
-  });
+    async (request) => {
+      const bucket = request.params.bucketName;
+      const path = request.params['*'];
+      // No body at all means the defaults; a JSON null or array is still checked (and refused).
+      const body = request.body === undefined ? {} : request.body;
+      if (path.endsWith('/confirm-upload')) {
+        if (request.identity.kind === 'none') throw new AppError('UNAUTHORIZED');
+        const input = check<Static<typeof ConfirmBody>>(request, ConfirmBody, body);
+        return storage.transfers.confirmUpload({
+          bucket,
+          key: keyFromRequest(request, '/confirm-upload'),
+          ...input,
+          identity: request.identity,
+          base: base(request),
+        });
+      }
+      if (path.endsWith('/download-strategy')) {
+        const input = check<Static<typeof DownloadBody>>(request, DownloadBody, body);
+        const { expiresIn, ...query } = input;
+        const transform = transformOf(query);
+        return storage.transfers.downloadStrategy({
+          bucket,
+          key: keyFromRequest(request, '/download-strategy'),
+          expiresIn,
+          identity: request.identity,
+          base: base(request),
+          transform: transform ? canonical(transform) : undefined,
+        });
+      }
+      throw new AppError('ROUTE_NOT_FOUND', {
+        message: 'POST on an object path must end with /confirm-upload or /download-strategy; upload with PUT.',
+      });
+    },
+  );
 };
 
 /** Validates (with the route's own Ajv: coercion, defaults) a body chosen by path suffix. */
@@ -279,7 +283,9 @@ function check<T>(request: FastifyRequest, schema: TSchema, body: unknown): T {
   const copy = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...(body as object) } : body;
   if (!validate(copy)) {
     const e = validate.errors?.[0];
-    throw new AppError('INVALID_INPUT', { message: `Invalid request: body${e?.instancePath ?? ''} ${e?.message ?? 'is not valid'}.` });
+    throw new AppError('INVALID_INPUT', {
+      message: `Invalid request: body${e?.instancePath ?? ''} ${e?.message ?? 'is not valid'}.`,
+    });
   }
   return copy as T;
 }

@@ -48,7 +48,8 @@ const HEADER_RULES: Record<string, (v: string) => boolean> = {
 /** Refuses, in the envelope, what tus would refuse in plain text before its handlers. */
 function assertTusHeaders(request: FastifyRequest): void {
   if (request.method === 'OPTIONS') return;
-  if (request.headers['tus-resumable'] !== '1.0.0') throw new AppError('TUS_VERSION_UNSUPPORTED', { headers: { 'tus-version': '1.0.0' } });
+  if (request.headers['tus-resumable'] !== '1.0.0')
+    throw new AppError('TUS_VERSION_UNSUPPORTED', { headers: { 'tus-version': '1.0.0' } });
   const bad = Object.entries(request.headers).filter(([name, value]) => {
     if (name === 'content-type') return request.method === 'PATCH' && value !== 'application/offset+octet-stream';
     const rule = HEADER_RULES[name];
@@ -57,7 +58,8 @@ function assertTusHeaders(request: FastifyRequest): void {
   if (bad.length) {
     throw new AppError('INVALID_INPUT', {
       message: `Invalid ${bad.map(([n]) => n).join(', ')} header.`,
-      nextActions: 'Send tus 1.0.0 headers: Upload-Offset and Upload-Length as whole numbers, Upload-Metadata as "key base64,...", PATCH bodies as application/offset+octet-stream.',
+      nextActions:
+        'Send tus 1.0.0 headers: Upload-Offset and Upload-Length as whole numbers, Upload-Metadata as "key base64,...", PATCH bodies as application/offset+octet-stream.',
     });
   }
 }
@@ -73,7 +75,10 @@ async function hook<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** Any error tus answers, as the envelope; 5xx causes go to the log only. */
-function envelope(err: Error | { status_code: number; body: string }, log: FastifyBaseLogger | undefined): { status_code: number; body: string } {
+function envelope(
+  err: Error | { status_code: number; body: string },
+  log: FastifyBaseLogger | undefined,
+): { status_code: number; body: string } {
   const status = 'status_code' in err ? err.status_code : 500;
   const body = 'body' in err ? err.body : '';
   if (body.startsWith('{')) return { status_code: status, body }; // already ours (a hook's AppError)
@@ -81,13 +86,20 @@ function envelope(err: Error | { status_code: number; body: string }, log: Fasti
   if (code) {
     const e = new AppError(code);
     // 410 for an expired upload, as tus asks; the envelope keeps its status in step.
-    return { status_code: status === 410 ? 410 : e.status, body: JSON.stringify({ ...e.toBody(), statusCode: status === 410 ? 410 : e.status }) };
+    return {
+      status_code: status === 410 ? 410 : e.status,
+      body: JSON.stringify({ ...e.toBody(), statusCode: status === 410 ? 410 : e.status }),
+    };
   }
   if (status >= 500) {
     log?.error({ err }, 'resumable upload failed');
     return { status_code: 500, body: JSON.stringify(new AppError('INTERNAL_ERROR').toBody()) };
   }
-  const e: ErrorBody = { ...new AppError('INVALID_INPUT').toBody(), statusCode: status, message: body.trim() || 'The tus request is not valid.' };
+  const e: ErrorBody = {
+    ...new AppError('INVALID_INPUT').toBody(),
+    statusCode: status,
+    message: body.trim() || 'The tus request is not valid.',
+  };
   e.nextActions = 'Send a tus 1.0.0 request (Tus-Resumable: 1.0.0) as docs/storage.md describes; tus-js-client does.';
   return { status_code: status, body: JSON.stringify(e) };
 }
@@ -97,7 +109,7 @@ function envelope(err: Error | { status_code: number; body: string }, log: Fasti
  * `@tus/server` on Node's own request and response: Fastify resolves the caller (identity,
  * rate limit, CORS), then hands the raw exchange over. The hooks call ResumableUploads.
  */
-export const resumableRoutes: RoutePlugin = async (app, { deps }) => {
+export const resumableRoutes: RoutePlugin<'config' | 'resumable'> = async (app, { deps }) => {
   const uploads = deps.resumable;
   // The caller of each exchange, by Node's request (srvx's request keeps it as runtime.node.req).
   const calls = new WeakMap<object, Caller>();
@@ -121,7 +133,9 @@ export const resumableRoutes: RoutePlugin = async (app, { deps }) => {
     onIncomingRequest: async (req, id) => {
       if (req.method !== 'POST') await hook(() => uploads.authorizeAccess(caller(req).identity, id));
     },
-    onUploadCreate: async (req, upload) => ({ metadata: await hook(() => uploads.authorizeCreate(caller(req).identity, upload)) }),
+    onUploadCreate: async (req, upload) => ({
+      metadata: await hook(() => uploads.authorizeCreate(caller(req).identity, upload)),
+    }),
     onUploadFinish: async (req, upload) => {
       const c = caller(req);
       const object = await hook(() => uploads.finish(c.identity, upload, c.base));
@@ -146,22 +160,35 @@ export const resumableRoutes: RoutePlugin = async (app, { deps }) => {
     }
     calls.set(request.raw, { identity: request.identity, base: baseUrl(request, deps.config), log: request.log });
     // Headers Fastify's hooks set (request id, CORS) go out with tus's answer.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value as string);
     reply.hijack();
     await tus.handle(request.raw, reply.raw);
   };
   const tags = ['storage'];
   const schema = (summary: string) => ({ tags, summary, consumes: ['application/offset+octet-stream'] });
-  app.post(RESUMABLE_PATH, {
-    config: { access: 'user' },
-    schema: schema('Start a resumable upload (tus 1.0.0 creation, creation-with-upload); Upload-Metadata: bucketName, objectName, contentType'),
-  }, handle);
-  app.options(RESUMABLE_PATH, { config: { access: 'open' }, schema: { tags, summary: 'tus discovery: versions, extensions, Tus-Max-Size' } }, handle);
+  app.post(
+    RESUMABLE_PATH,
+    {
+      config: { access: 'user' },
+      schema: schema(
+        'Start a resumable upload (tus 1.0.0 creation, creation-with-upload); Upload-Metadata: bucketName, objectName, contentType',
+      ),
+    },
+    handle,
+  );
+  app.options(
+    RESUMABLE_PATH,
+    { config: { access: 'open' }, schema: { tags, summary: 'tus discovery: versions, extensions, Tus-Max-Size' } },
+    handle,
+  );
   app.route({
     method: ['HEAD', 'PATCH', 'DELETE'],
     url: `${RESUMABLE_PATH}/:id`,
     config: { access: 'user' },
-    schema: schema('Resume (HEAD: offset held; PATCH: more bytes at Upload-Offset) or terminate (DELETE) a resumable upload'),
+    schema: schema(
+      'Resume (HEAD: offset held; PATCH: more bytes at Upload-Offset) or terminate (DELETE) a resumable upload',
+    ),
     handler: handle,
   });
 };

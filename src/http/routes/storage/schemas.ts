@@ -1,8 +1,8 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { MAX_DIMENSION } from '../../../storage/images.js';
-import { BUCKET_NAME_PATTERN } from '../../../storage/keys.js';
+import { BucketName } from '../../../storage/schemas.js';
 
-export const BucketName = Type.String({ pattern: BUCKET_NAME_PATTERN, description: '1-63 letters, digits, "_" or "-"' });
+export { BucketName } from '../../../storage/schemas.js';
 export const BucketParams = Type.Object({ bucketName: BucketName });
 export const ObjectParams = Type.Object({ bucketName: BucketName, '*': Type.String() });
 
@@ -23,7 +23,9 @@ export const UploadStrategyBody = Type.Object({
 });
 
 export const UploadStrategy = Type.Object({
-  method: Type.String({ description: '"direct" (local storage: PUT the file to uploadUrl) or "presigned" (S3: POST a form)' }),
+  method: Type.String({
+    description: '"direct" (local storage: PUT the file to uploadUrl) or "presigned" (S3: POST a form)',
+  }),
   uploadUrl: Type.String(),
   fields: Type.Record(Type.String(), Type.String()),
   key: Type.String(),
@@ -38,8 +40,6 @@ export const ConfirmBody = Type.Object({
   etag: Type.Optional(Type.String({ maxLength: 256 })),
 });
 
-
-
 export const DownloadStrategy = Type.Object({
   method: Type.String(),
   url: Type.String(),
@@ -50,15 +50,26 @@ export const Message = Type.Object({ message: Type.String() });
 
 /** Image transform parameters of a download (docs/storage.md, "Image transforms"). */
 export const TransformFields = {
-  width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DIMENSION, description: 'Output width in pixels (image objects only)' })),
+  width: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_DIMENSION, description: 'Output width in pixels (image objects only)' }),
+  ),
   height: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DIMENSION, description: 'Output height in pixels' })),
-  resize: Type.Optional(Type.Union([Type.Literal('cover'), Type.Literal('contain'), Type.Literal('fill')], { description: 'How width × height is filled (default cover)' })),
-  format: Type.Optional(
-    Type.Union([Type.Literal('origin'), Type.Literal('webp'), Type.Literal('avif'), Type.Literal('jpeg'), Type.Literal('png')], {
-      description: 'Output format; without it, Accept picks webp (else avif), else the source format',
+  resize: Type.Optional(
+    Type.Union([Type.Literal('cover'), Type.Literal('contain'), Type.Literal('fill')], {
+      description: 'How width × height is filled (default cover)',
     }),
   ),
-  quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Encoder quality (default 80; AVIF 50)' })),
+  format: Type.Optional(
+    Type.Union(
+      [Type.Literal('origin'), Type.Literal('webp'), Type.Literal('avif'), Type.Literal('jpeg'), Type.Literal('png')],
+      {
+        description: 'Output format; without it, Accept picks webp (else avif), else the source format',
+      },
+    ),
+  ),
+  quality: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: 'Encoder quality (default 80; AVIF 50)' }),
+  ),
 };
 export const TransformQuery = Type.Object(TransformFields);
 

@@ -26,4 +26,5 @@ export function keyFromRequest(request: FastifyRequest, suffix = '', pattern = O
 }
 
 /** The object key of GET .../buckets/{b}/download-strategy/objects/{key} (the InsForge SDK's path). */
-export const keyFromDownloadStrategyPath = (request: FastifyRequest) => keyFromRequest(request, '', DOWNLOAD_STRATEGY_PATH);
+export const keyFromDownloadStrategyPath = (request: FastifyRequest) =>
+  keyFromRequest(request, '', DOWNLOAD_STRATEGY_PATH);
