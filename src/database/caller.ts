@@ -15,9 +15,10 @@ export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): st
 // The caller's setup, run first in every transaction of a user or anon (prepared where the
 // engine allows): the role, the claims, the claims' `sub` on its own (as PostgREST sets
 // request.jwt.claim.sub: auth.uid() reads it without parsing the claims JSON, once per row
-// of a policy), the statement timeout, and the check of a user's session not checked yet, in
-// the same round trip.
-const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true)`;
+// of a policy), the statement timeout, the app's search_path (the owner role's: Plinth's own
+// connection resolves names in pg_catalog only, src/db/postgres.ts), and the check of a
+// user's session not checked yet, in the same round trip.
+const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true), set_config('search_path', '"$user", public, plinth_extensions', true)`;
 const SETUP_STATEMENT = statement(SETUP);
 const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(4)} as live`);
 

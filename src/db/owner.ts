@@ -59,6 +59,11 @@ export async function openOwner(db: Db, opts: { max?: number } = {}): Promise<Ow
   const url = new URL(db.connection.url);
   url.username = role;
   url.password = password;
-  const owner = await openPostgres(url.toString(), { max: opts.max ?? 10, prepare: db.connection.prepare });
+  // The owner's own search_path ("$user", public, plinth_extensions: migration 0300), where the app's SQL runs.
+  const owner = await openPostgres(url.toString(), {
+    max: opts.max ?? 10,
+    prepare: db.connection.prepare,
+    searchPath: null,
+  });
   return { db: owner, role, separate: true };
 }

@@ -118,11 +118,26 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
 }
 
 /**
+ * Where Plinth's own connection resolves names: Postgres's catalog only. That connection has
+ * more rights than the owner role (on the embedded server it is a superuser), and an operator
+ * or function the owner creates in `public` with an exact match of the argument types would
+ * otherwise win over pg_catalog's (CVE-2018-1058's shape) in Plinth's own catalog queries.
+ * Callers' transactions set their own (src/database/caller.ts).
+ */
+export const PINNED_SEARCH_PATH = 'pg_catalog, pg_temp';
+
+/**
  * A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode).
  * `prepare`: run each Statement as a named prepared statement (off by default: PgBouncer in
  * transaction mode loses them between transactions; on for the embedded server).
+ * `searchPath`: set on every connection as it opens (PINNED_SEARCH_PATH by default); null
+ * keeps the role's own (the owner role's pool, where the app's SQL runs).
  */
-export async function openPostgres(url: string, opts: { max?: number; prepare?: boolean } = {}): Promise<Db> {
+export async function openPostgres(
+  url: string,
+  opts: { max?: number; prepare?: boolean; searchPath?: string | null } = {},
+): Promise<Db> {
+  const searchPath = opts.searchPath === undefined ? PINNED_SEARCH_PATH : opts.searchPath;
   // A server that is down answers a connect with ECONNREFUSED at once; one that does not
   // answer at all (a dead host, a full backlog) must not hold a request longer than this.
   const pool = new pg.Pool({
@@ -135,7 +150,11 @@ export async function openPostgres(url: string, opts: { max?: number; prepare?: 
   // An idle client losing its connection must not crash the process; nor may a checked-out
   // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // Queued before any query of whoever asked for the connection, so it runs first.
+    if (searchPath) client.query(`select set_config('search_path', $1, false)`, [searchPath]).catch(() => {});
+  });
   const wrap = (q: pg.Pool | pg.PoolClient) => queryable(q, opts.prepare === true);
   const root = wrap(pool);
   const listener = new PgListener(url);

@@ -122,13 +122,6 @@ describe.each(backends())('the owner role cannot make itself superuser (%s)', (b
   it('a trigger on a table that cascades from auth.users, fired by deleting the user', async () => {
     const u = await createTestUser(t);
     await sql('create table public.owned (user_id uuid references auth.users (id) on delete cascade)');
-    console.log(
-      (
-        await sql(
-          `select current_user, (select count(*) from pg_trigger where tgrelid = to_regclass($$public.owned$$)) as n`,
-        )
-      ).body,
-    );
     await sql(
       `create function public.gone() returns trigger language plpgsql as $$ begin perform public.pwn(); return null; end $$`,
     );
@@ -188,6 +181,37 @@ describe.each(backends())('the owner role cannot make itself superuser (%s)', (b
     await expect(migrate(t.deps.db, [...readMigrations(), future])).rejects.toThrow(
       /creates schema "plinth_future", which exists and belongs to role "plinth_owner_/,
     );
+  });
+
+  it("Plinth's own queries: an operator or function the owner plants in public is never picked", async () => {
+    // CVE-2018-1058's shape at run time: `relnamespace = 'public'::regnamespace` matches an
+    // operator on (oid, regnamespace) exactly, pg_catalog's =(oid, oid) does not; so does a
+    // plain function call on a name. Plinth's own connection resolves names in pg_catalog only.
+    const planted = await sql(`
+      create function public.pwn_eq(oid, regnamespace) returns boolean language plpgsql as $$ begin perform public.pwn(); return $1 = $2::oid; end $$;
+      create operator public.= (leftarg = oid, rightarg = regnamespace, function = public.pwn_eq);
+      create function public.pwn_eq(name, name) returns boolean language plpgsql as $$ begin perform public.pwn(); return $1::text = $2::text; end $$;
+      create operator public.= (leftarg = name, rightarg = name, function = public.pwn_eq);
+      create function public.format_type(oid, integer) returns text language plpgsql as $$ begin perform public.pwn(); return 'x'; end $$;
+      create table public.probe (id int primary key, note text)`);
+    expect(planted.status).toBe(200);
+    // The operator works for the owner's own queries, so a superuser resolving it would fire it.
+    expect(
+      (await sql(`select count(*)::int as n from pg_class where relnamespace = 'public'::regnamespace`)).status,
+    ).toBe(200);
+    expect(existsSync(marker)).toBe(false);
+    for (const [method, url] of [
+      ['POST', '/api/advisor/scan'],
+      ['GET', '/api/metadata'],
+      ['GET', '/api/database/tables'],
+      ['GET', '/api/database/tables/probe/schema'],
+      ['GET', '/api/database/types/typescript'],
+      ['GET', '/api/db/probe?select=id'],
+    ] as const) {
+      const r = await call(t, method, url, { headers: admin() });
+      expect(await superuser(), url).toBe(false);
+      expect(r.status, `${url}: ${JSON.stringify(r.body)}`).toBeLessThan(500);
+    }
   });
 
   it('the owner reads system.user_migrations but cannot write it; the migrations API still records', async () => {
