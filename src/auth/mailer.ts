@@ -64,7 +64,15 @@ export class SmtpMailer implements Mailer {
     private readonly from: string,
   ) {
     // Connections are opened per message: mail is rare, and a pool would hold sockets open.
-    this.transport = nodemailer.createTransport(smtpUrl);
+    // An attempt ends well inside the job queue's 120 s for it (src/email/delivery.ts), so a
+    // hung server never has a retry start while the first send is still in flight (nodemailer's
+    // default socket timeout is 10 minutes). Timeouts in SMTP_URL's query win.
+    this.transport = nodemailer.createTransport({
+      url: smtpUrl,
+      connectionTimeout: 20_000,
+      greetingTimeout: 20_000,
+      socketTimeout: 60_000,
+    });
   }
 
   send(mail: Mail): Promise<void> {

@@ -5,6 +5,8 @@ import type { MessageStore } from './messages.js';
 
 export const SEND_QUEUE = 'email-send';
 const RETENTION_QUEUE = 'email-retention';
+/** An attempt runs at most 120 s (the job's expiry, see policy()); one begun 10 minutes ago has ended. */
+const STRANDED_AFTER_SECONDS = 600;
 
 export interface DeliveryOptions {
   /** Attempts per mail, the first included (EMAIL_MAX_ATTEMPTS). */
@@ -44,10 +46,23 @@ export class EmailDelivery {
 
   async start(): Promise<void> {
     await this.jobs.work<{ messageId: string }>(SEND_QUEUE, { concurrency: 4 }, (job) => this.deliver(job));
-    await this.jobs.work(RETENTION_QUEUE, { concurrency: 1 }, async () => ({
-      pruned: await this.store.prune(this.opts.retentionDays),
-    }));
+    await this.jobs.work(RETENTION_QUEUE, { concurrency: 1 }, () => this.sweep());
     await this.jobs.boss.schedule(RETENTION_QUEUE, '*/10 * * * *');
+  }
+
+  /**
+   * Every 10 minutes: old mail pruned, and a mail whose last attempt was cut short (no handler
+   * saw it end, so it would stay queued) given up on, as the last failed attempt would have.
+   */
+  async sweep(): Promise<{ pruned: number; stranded: number }> {
+    const stranded = await this.store.failStranded(this.opts.maxAttempts, STRANDED_AFTER_SECONDS);
+    for (const m of stranded)
+      this.opts.report('error', 'email: gave up on a mail', {
+        messageId: m.id,
+        attempt: m.attempts,
+        error: 'the last attempt was cut short',
+      });
+    return { pruned: await this.store.prune(this.opts.retentionDays), stranded: stranded.length };
   }
 
   private policy() {

@@ -45,6 +45,8 @@ export function maskSubject(subject: string): string {
   return subject.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[link]').replace(/\d{4,}/g, (d) => '•'.repeat(d.length));
 }
 
+const STRANDED = 'The last attempt was cut short (Plinth stopped during it): the mail may not have arrived.';
+
 /** One attempt's claim: the mail to send, or null when it was sent, failed or is being resent. */
 export interface Claimed {
   mail: Mail;
@@ -99,6 +101,24 @@ export class MessageStore {
       `update email.messages set status = 'failed', failed_at = clock_timestamp(), last_error = $2, mail = case when kind = 'auth' then null else mail end where id = $1`,
       [id, error.slice(0, 1000)],
     );
+  }
+
+  /**
+   * Mails whose last attempt was cut short (Plinth stopped during it, so no handler saw it end):
+   * queued with every attempt spent, the last one begun `graceSeconds` ago or more. Marked
+   * failed (resendable as any failed mail); their ids and attempts.
+   */
+  async failStranded(maxAttempts: number, graceSeconds: number): Promise<{ id: string; attempts: number }[]> {
+    const { rows } = await this.db.query<{ id: string; attempts: number }>(
+      `update email.messages
+          set status = 'failed', failed_at = clock_timestamp(),
+              last_error = coalesce(last_error || '; ', '') || $3,
+              mail = case when kind = 'auth' then null else mail end
+        where status = 'queued' and attempts >= $1 and last_attempt_at <= now() - make_interval(secs => $2)
+        returning id, attempts`,
+      [maxAttempts, graceSeconds, STRANDED],
+    );
+    return rows;
   }
 
   async list(status: MessageStatus | undefined, limit: number, offset: number): Promise<EmailMessage[]> {

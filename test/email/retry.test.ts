@@ -136,6 +136,38 @@ describe.each(backends())('queued mail through an SMTP outage (%s)', (backend) =
     expect((await call(t, 'GET', '/api/email/messages', { headers: { apikey: t.anonKey } })).status).toBe(403);
   }, 60_000);
 
+  it('gives up on a mail whose last attempt was cut short (Plinth killed during it), at error level, resendable', async () => {
+    // What a kill -9 during the last attempt leaves: every attempt spent, still queued, and no
+    // job left to end it. The sweep (every 10 minutes, run here at once) ends it.
+    const { rows } = await t.deps.db.query<{ id: string }>(
+      `insert into email.messages (kind, caller, recipients, subject, mail, attempts, last_attempt_at)
+       values ('raw', 'admin', array['cut@example.com'], 'cut', $1, 3, now() - interval '11 minutes') returning id`,
+      [JSON.stringify({ to: 'cut@example.com', subject: 'cut', text: 'hello' })],
+    );
+    const id = rows[0]!.id;
+    const recent = await t.deps.db.query<{ id: string }>(
+      `insert into email.messages (kind, caller, recipients, subject, mail, attempts, last_attempt_at)
+       values ('raw', 'admin', array['busy@example.com'], 'busy', $1, 3, now() - interval '1 minute') returning id`,
+      [JSON.stringify({ to: 'busy@example.com', subject: 'busy', text: 'hello' })],
+    );
+    const before = lines.length;
+    await t.deps.jobs!.send('email-retention', {});
+    await expect.poll(async () => (await byId(id)).status, { timeout: 20_000, interval: 200 }).toBe('failed');
+    expect(await byId(id)).toMatchObject({
+      attempts: 3,
+      resendable: true,
+      lastError: expect.stringMatching(/cut short/),
+    });
+    // An attempt begun a minute ago may still be running: left alone.
+    expect((await byId(recent.rows[0]!.id)).status).toBe('queued');
+    const gaveUp = lines
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'email: gave up on a mail' && l.messageId === id);
+    expect(gaveUp).toMatchObject({ level: 50, attempt: 3 });
+    await t.deps.db.query('delete from email.messages where id = $1', [recent.rows[0]!.id]);
+  }, 60_000);
+
   it('lists a sign-up mail without its code, and keeps its content only until it is sent', async () => {
     await smtp.down();
     const email = `masked-${Date.now()}@example.com`;
