@@ -257,11 +257,7 @@ export async function buildDeps(
     life.onClose(() => mailer.close());
     if (mailer instanceof SmtpMailer) life.health('smtp', { run: () => mailer.verify(), required: false });
     const email = buildEmail(config, db, mailer, redis);
-    const auth = createAuth(
-      config,
-      { db, tokens, mailer, redis, email, logs, secret: credentials.jwtSecret },
-      owner.db,
-    );
+    const auth = createAuth(config, { db, tokens, redis, email, logs, secret: credentials.jwtSecret }, owner.db);
     const oauth = new OAuthService({ db, auth, config: config.auth.oauth, publicUrl: config.publicUrl, logs });
     const ai = createAiGateway(config.ai, db, (u) => metrics.countAiTokens(u.promptTokens, u.completionTokens));
     life.onClose(() => ai.close());

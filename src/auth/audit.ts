@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { LogLevel, LogWriter } from '../logs/index.js';
-import { AuthService, type AuthContext, type AuthServiceDeps, type SignedIn } from './service.js';
+import { AuthService, type AuthContext, type AuthParts, type AuthServiceDeps, type SignedIn } from './service.js';
 import type { SignInResult } from './signin.js';
 import type { SignInHooks } from './hooks.js';
 import type { UserRow } from './users.js';
@@ -15,15 +15,14 @@ type Caller = { userId: string; sessionId: string } | null;
 export class AuditedAuthService extends AuthService {
   private readonly hooks: SignInHooks;
 
+  /** `parts` are built with the same audit hooks (`auditHooks(logs)`), so their sign-ins log as these do. */
   constructor(
     deps: AuthServiceDeps,
+    parts: AuthParts,
     private readonly logs: LogWriter,
   ) {
-    // The sign-ins of the other services (second factor, magic link, anonymous) log as the
-    // password and code sign-ins do: the same lines, their method named.
-    const hooks = auditHooks(logs);
-    super(deps, hooks);
-    this.hooks = hooks;
+    super(deps, parts);
+    this.hooks = auditHooks(logs);
   }
 
   private event(level: LogLevel, message: string, fields: Record<string, unknown>): void {
@@ -133,7 +132,7 @@ function refused(logs: LogWriter, failed: string, err: unknown, fields: Record<s
 }
 
 /** The audit lines of a sign-in: a session, a challenge for the second factor, or a refusal. */
-function auditHooks(logs: LogWriter): SignInHooks {
+export function auditHooks(logs: LogWriter): SignInHooks {
   return {
     onSignIn: (r, method, ctx) => {
       if ('mfaRequired' in r) logs.write('auth', 'info', 'sign-in: second factor required', { method, ip: ctx.ip });

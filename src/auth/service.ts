@@ -1,50 +1,51 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/index.js';
-import type { Mail } from './mailer.js';
-import { CODE_TTL_SECONDS, type CodePurpose } from './codes.js';
+import { CODE_TTL_SECONDS } from './codes.js';
 import { DummyHash, hashPassword, verifyPassword } from './passwords.js';
 import { normalizeEmail, parseEmail } from './email.js';
 import * as users from './users.js';
 import * as sessions from './sessions.js';
 import type { User, UserRow } from './users.js';
-import { SessionIssuer, amrEntry, type SignedIn, type SignInResult } from './signin.js';
-import { MfaService } from './mfa.js';
-import { AnonymousUsers } from './anonymous.js';
-import { MagicLinks } from './magic-link.js';
-import type { SignInHooks } from './hooks.js';
-import { type AuthContext, type AuthServiceDeps, CODE_MAILS as MAILS, CODE_MINUTES } from './context.js';
+import { amrEntry, type SessionIssuer, type SignedIn, type SignInResult } from './signin.js';
+import type { MfaService } from './mfa.js';
+import type { AnonymousUsers } from './anonymous.js';
+import type { MagicLinks } from './magic-link.js';
+import type { CodeMail } from './code-mail.js';
+import type { AuthContext, AuthServiceDeps } from './context.js';
 
 export type { SignedIn, SignInResult } from './signin.js';
 export type { AuthContext, AuthServiceDeps } from './context.js';
 
 const RESET_TOKEN = /^rpt_([0-9a-f-]{36})_[A-Za-z0-9_-]{32}$/;
 
+/** The auth services built beside the main one (src/auth/create.ts), each on the shared deps. */
+export interface AuthParts {
+  issuer: SessionIssuer;
+  codeMail: CodeMail;
+  /** TOTP factors, challenges and recovery codes. */
+  mfa: MfaService;
+  /** Anonymous sign-in, conversion and cleanup. */
+  anonymous: AnonymousUsers;
+  magicLinks: MagicLinks;
+}
+
 /** Sign-up, sign-in, sessions, email codes and user administration. Framework-free. */
 export class AuthService {
   private readonly dummy = new DummyHash();
   readonly issuer: SessionIssuer;
-  /** TOTP factors, challenges and recovery codes. */
   readonly mfa: MfaService;
-  /** Anonymous sign-in, conversion and cleanup. */
   readonly anonymous: AnonymousUsers;
   readonly magicLinks: MagicLinks;
+  private readonly codeMail: CodeMail;
 
-  /** `hooks` hear the sign-ins of the other services (second factor, magic link, anonymous). */
   constructor(
     private readonly deps: AuthServiceDeps,
-    hooks?: SignInHooks,
+    parts: AuthParts,
   ) {
     // Build the dummy hash now, so the first unknown-email sign-in is not slower.
     void this.dummy.get();
-    this.issuer = new SessionIssuer(deps);
-    this.mfa = new MfaService({ ...deps, issuer: this.issuer, hooks });
-    this.anonymous = new AnonymousUsers({
-      ...deps,
-      issuer: this.issuer,
-      sendVerification: (row, ctx) => this.sendCode(row, 'verify_email', ctx),
-      hooks,
-    });
-    this.magicLinks = new MagicLinks({ ...deps, issuer: this.issuer, hooks });
+    ({ issuer: this.issuer, mfa: this.mfa, anonymous: this.anonymous, magicLinks: this.magicLinks } = parts);
+    this.codeMail = parts.codeMail;
   }
 
   get requireEmailVerification(): boolean {
@@ -67,7 +68,7 @@ export class AuthService {
     if (this.deps.requireEmailVerification) {
       // Not counted against the per-address mail limit: an address signs up once, and a
       // 429 here would leave an account behind with no code.
-      await this.sendCode(row, 'verify_email', ctx);
+      await this.codeMail.send(row, 'verify_email', ctx);
       return { user: users.toUser(row), accessToken: null, refreshToken: null, requireEmailVerification: true };
     }
     return { ...(await this.issuer.open(row, ctx, 'aal1', [amrEntry('password')])), requireEmailVerification: false };
@@ -138,7 +139,7 @@ export class AuthService {
     await this.deps.guard.mailSent(email);
     const row = await users.userByEmail(this.deps.db, email);
     // Answer the same whether or not the address is known, so it cannot be probed.
-    if (row && !row.email_verified) await this.sendCode(row, 'verify_email', ctx);
+    if (row && !row.email_verified) await this.codeMail.send(row, 'verify_email', ctx);
   }
 
   /** Checks a verification code; marks the email verified and signs the user in. */
@@ -155,7 +156,7 @@ export class AuthService {
     const email = normalizeEmail(rawEmail);
     await this.deps.guard.mailSent(email);
     const row = await users.userByEmail(this.deps.db, email);
-    if (row) await this.sendCode(row, 'reset_password', ctx);
+    if (row) await this.codeMail.send(row, 'reset_password', ctx);
   }
 
   /**
@@ -212,7 +213,7 @@ export class AuthService {
     const email = normalizeEmail(rawEmail);
     await this.deps.guard.mailSent(email);
     const row = await users.userByEmail(this.deps.db, email);
-    if (row) await this.sendCode(row, 'sign_in', ctx);
+    if (row) await this.codeMail.send(row, 'sign_in', ctx);
   }
 
   /** Signs in with an emailed sign-in code; the code proves the address, so it counts as verified. */
@@ -319,23 +320,5 @@ export class AuthService {
    */
   startSession(row: UserRow, ctx: AuthContext): Promise<SignedIn> {
     return this.issuer.open(row, ctx, 'aal1', [amrEntry('oauth')]);
-  }
-
-  /**
-   * Issues a code and mails it. The mail is sent in the background (a failure is logged), so
-   * the answer takes the same time whether or not a mail went out. Callers count the mail
-   * against the per-address limit first, before anything changes.
-   */
-  private async sendCode(row: UserRow, purpose: CodePurpose, ctx: AuthContext): Promise<void> {
-    const code = await this.deps.codes.issue(this.deps.db, row.id, purpose);
-    const mail: Mail = {
-      to: row.email,
-      ...((await this.deps
-        .templates?.(purpose, { code, minutes: String(CODE_MINUTES), email: row.email })
-        .catch(() => null)) ?? MAILS[purpose](code)),
-    };
-    this.deps.mailer
-      .send(mail, ctx.log)
-      .catch((err) => ctx.log.error({ err, to: row.email }, 'email could not be sent'));
   }
 }
