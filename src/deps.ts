@@ -275,6 +275,7 @@ export async function buildDeps(
     const ops = operations(
       config,
       db,
+      owner.db,
       { oauth, auth, functions, schedules: automation.schedules, logs },
       VERSION,
       life,

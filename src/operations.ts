@@ -30,10 +30,15 @@ import type { Lifecycle } from './lib/lifecycle.js';
 /**
  * Metadata (one section per area) and the advisor (one URL source per kind of code that calls
  * URLs: functions, schedules), on Plinth's own connection; the backups of the embedded server.
+ * The app's tables are described on the owner's pool (`ownerDb`): the names, types, defaults and
+ * policies they show are written as the app's own SQL sees them (`authors`, not
+ * `public.authors`), which Plinth's own connection, resolving names in pg_catalog only, would
+ * qualify.
  */
 export function operations(
   config: Readonly<Config>,
   db: Db,
+  ownerDb: Db,
   areas: {
     oauth: OAuthService;
     auth: AuthService;
@@ -49,9 +54,9 @@ export function operations(
   life.onClose(() => backups.close());
   const mcpUsage = new McpUsage(db);
   life.onClose(() => mcpUsage.flush());
-  const metadata = new MetadataService({ db, version, realtimeTrigger: REALTIME_TRIGGER }, [
+  const metadata = new MetadataService({ db: ownerDb, version, realtimeTrigger: REALTIME_TRIGGER }, [
     authSection(() => publicAuthConfig(oauth, auth.requireEmailVerification)),
-    databaseSection(db, REALTIME_TRIGGER),
+    databaseSection(ownerDb, REALTIME_TRIGGER),
     storageSection(db),
     functionsSection(() => functions.list()),
     realtimeSection(db, REALTIME_TRIGGER),

@@ -72,7 +72,7 @@ describe.each(backends())('the privilege sweep (%s)', (backend) => {
       const seen = violations.map((v) => `${v.rule}: ${v.what}`).join('\n');
       expect(seen).toMatch(/search_path.*realtime\.bad_definer/);
       expect(seen).toMatch(/body.*realtime\.bad_definer.*public\.sweep_probe/);
-      expect(seen).toMatch(/trigger bad on swept runs realtime\.bad_trigger/);
+      expect(seen).toMatch(/trigger bad on public\.swept runs realtime\.bad_trigger/);
       expect(seen).toMatch(/event trigger.*bad_event/);
       expect(seen).toMatch(/depend.*mcp\.tool_calls.*public\.sweep_probe/);
       expect(seen).toMatch(/relation realtime\.overflow is owned by/);
