@@ -1,6 +1,6 @@
 // A steady mixed load against a running Plinth: reads, writes with unique ids, uploads and
 // function calls, each answer recorded with its status, code and time.
-import { at, call } from '../helpers/http.js';
+import { type Answer as Reply, at, call } from '../helpers/http.js';
 
 export interface Answer {
   kind: 'read' | 'write' | 'upload' | 'call';
@@ -48,7 +48,7 @@ async function one(t: LoadTarget, kind: Answer['kind']): Promise<Answer> {
   const server = at(t.url);
   const headers = { 'x-api-key': t.adminKey };
   const id = `${process.pid}-${Date.now().toString(36)}-${seq++}`;
-  let r: Awaited<ReturnType<typeof call>>;
+  let r: Reply;
   try {
     const signal = AbortSignal.timeout(20_000);
     if (kind === 'read') r = await call(server, 'GET', `/api/database/records/${t.table}?limit=5`, { headers, signal });
