@@ -14,6 +14,7 @@ export class Browser {
   async get(url: string, headers: Record<string, string> = {}): Promise<Response> {
     const jar = this.cookies(url);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    // raw fetch: a browser's request to any host, redirects not followed, the Response handed back as is
     const res = await fetch(url, { redirect: 'manual', headers: { ...headers, ...(cookie ? { cookie } : {}) } });
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtServer } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
+import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 import { until } from '../helpers/until.js';
 
@@ -37,14 +38,14 @@ async function startWithDeadStdout(dataDir: string) {
   const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
     proc.on('exit', (code) => resolve({ code, at: Date.now() })),
   );
-  const base = `http://127.0.0.1:${port}`;
+  const server = at(`http://127.0.0.1:${port}`);
   await until(
-    async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true,
+    async () => (await call(server, 'GET', '/api/health').catch(() => null))?.status === 200,
     60_000,
     'the server to start',
   );
   proc.stdout!.destroy(); // the reader is gone: every write to fd 1 now fails with EPIPE
-  return { proc, port, base, exited, stderr: () => err };
+  return { proc, port, server, exited, stderr: () => err };
 }
 
 const kill = (proc: ChildProcess) => {
@@ -71,9 +72,9 @@ describe('a broken stdout pipe', () => {
     const s = await startWithDeadStdout(dir);
     try {
       // Requests keep being answered while every log line fails to be written.
-      for (let i = 0; i < 20; i++) expect((await fetch(`${s.base}/api/health`)).status).toBe(200);
+      for (let i = 0; i < 20; i++) expect((await call(s.server, 'GET', '/api/health')).status).toBe(200);
       const load = Array.from({ length: 50 }, () =>
-        fetch(`${s.base}/api/nope`).then(
+        call(s.server, 'GET', '/api/nope').then(
           (r) => r.status,
           () => 0,
         ),

@@ -1,5 +1,6 @@
 // A steady mixed load against a running Plinth: reads, writes with unique ids, uploads and
 // function calls, each answer recorded with its status, code and time.
+import { type Answer as Reply, at, call } from '../helpers/http.js';
 
 export interface Answer {
   kind: 'read' | 'write' | 'upload' | 'call';
@@ -22,7 +23,7 @@ export interface LoadTarget {
 /** Sets up the table, bucket and function the load uses. */
 export async function prepare(target: Omit<LoadTarget, 'table' | 'bucket' | 'fn'>): Promise<LoadTarget> {
   const t: LoadTarget = { ...target, table: 'fault_items', bucket: 'fault-files', fn: 'fault-echo' };
-  const h = { 'x-api-key': t.adminKey, 'content-type': 'application/json' };
+  const h = { 'x-api-key': t.adminKey };
   const steps: Array<[string, unknown]> = [
     [
       '/api/database/tables',
@@ -35,8 +36,8 @@ export async function prepare(target: Omit<LoadTarget, 'table' | 'bucket' | 'fn'
     ],
   ];
   for (const [p, body] of steps) {
-    const r = await fetch(t.url + p, { method: 'POST', headers: h, body: JSON.stringify(body) });
-    if (r.status >= 300) throw new Error(`setup ${p}: ${r.status} ${await r.text()}`);
+    const r = await call(at(t.url), 'POST', p, { headers: h, body });
+    if (r.status >= 300) throw new Error(`setup ${p}: ${r.status} ${r.text}`);
   }
   return t;
 }
@@ -44,39 +45,28 @@ export async function prepare(target: Omit<LoadTarget, 'table' | 'bucket' | 'fn'
 let seq = 0;
 async function one(t: LoadTarget, kind: Answer['kind']): Promise<Answer> {
   const start = Date.now();
-  const auth = { 'x-api-key': t.adminKey };
+  const server = at(t.url);
+  const headers = { 'x-api-key': t.adminKey };
   const id = `${process.pid}-${Date.now().toString(36)}-${seq++}`;
-  let r: Response;
+  let r: Reply;
   try {
     const signal = AbortSignal.timeout(20_000);
-    if (kind === 'read') r = await fetch(`${t.url}/api/database/records/${t.table}?limit=5`, { headers: auth, signal });
+    if (kind === 'read') r = await call(server, 'GET', `/api/database/records/${t.table}?limit=5`, { headers, signal });
     else if (kind === 'write')
-      r = await fetch(`${t.url}/api/database/records/${t.table}`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify([{ tag: id }]),
-        signal,
-      });
+      r = await call(server, 'POST', `/api/database/records/${t.table}`, { headers, body: [{ tag: id }], signal });
     else if (kind === 'upload') {
       const form = new FormData();
       form.append('file', new Blob([`bytes of ${id}`]), 'f.txt');
-      r = await fetch(`${t.url}/api/storage/buckets/${t.bucket}/objects/${id}.txt`, {
-        method: 'PUT',
-        headers: auth,
-        body: form,
+      r = await call(server, 'PUT', `/api/storage/buckets/${t.bucket}/objects/${id}.txt`, {
+        headers,
+        raw: form,
         signal,
       });
-    } else r = await fetch(`${t.url}/functions/${t.fn}`, { method: 'POST', headers: auth, signal });
+    } else r = await call(server, 'POST', `/functions/${t.fn}`, { headers, signal });
   } catch {
     return { kind, status: 0, ms: Date.now() - start, at: start, id };
   }
-  const text = await r.text().catch(() => '');
-  let code: string | undefined;
-  try {
-    code = JSON.parse(text)?.error;
-  } catch {
-    /* not an envelope */
-  }
+  const code = typeof r.body?.error === 'string' ? (r.body.error as string) : undefined;
   return { kind, status: r.status, code, ms: Date.now() - start, at: start, id };
 }
 

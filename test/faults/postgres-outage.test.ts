@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlinth, type FaultApp } from './app.js';
 import { prepare, runLoad, tally, type LoadTarget } from './load.js';
 import { postgresUnavailable, startPostgres, type TestPostgres } from './procs.js';
+import { call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 
 const why = postgresUnavailable();
@@ -49,7 +50,7 @@ describe.skipIf(why !== null)('Postgres stopped and restarted under load', () =>
     const backAt = Date.now();
     const recovery = await until(
       async () => {
-        const r = await fetch(`${t.url}/api/database/records/${target.table}?limit=1`, {
+        const r = await call(t, 'GET', `/api/database/records/${target.table}?limit=1`, {
           headers: { 'x-api-key': t.adminKey },
         });
         return r.status === 200;
@@ -93,10 +94,10 @@ describe.skipIf(why !== null)('Postgres stopped and restarted under load', () =>
     // Uploads answered 2xx are readable.
     const uploads = answers.filter((a) => a.kind === 'upload' && a.status === 200).slice(-5);
     for (const u of uploads) {
-      const r = await fetch(`${t.url}/api/storage/buckets/${target.bucket}/objects/${u.id}.txt`, {
+      const r = await call(t, 'GET', `/api/storage/buckets/${target.bucket}/objects/${u.id}.txt`, {
         headers: { 'x-api-key': t.adminKey },
       });
-      expect(await r.text()).toBe(`bytes of ${u.id}`);
+      expect(r.text).toBe(`bytes of ${u.id}`);
     }
   }, 90_000);
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { prepare, runLoad, tally, type LoadTarget } from './load.js';
 import { hasCommand, startRedis, type TestRedis } from './procs.js';
+import { call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 
 const why = hasCommand('redis-server') ? null : 'no redis-server on this machine (apt-get install redis-server)';
@@ -15,10 +16,7 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
   let redis: TestRedis;
   let t: TestApp;
   let target: LoadTarget;
-  const health = async () => {
-    const r = await fetch(`${t.url}/api/health?checks=true`, { headers: { 'x-api-key': t.adminKey } });
-    return { status: r.status, body: await r.json() };
-  };
+  const health = () => call(t, 'GET', '/api/health?checks=true', { headers: { 'x-api-key': t.adminKey } });
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -32,7 +30,7 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
 
   it('keeps serving with rate limits open, reports Redis down, and counts again once it is back', async () => {
     const limitOf = async () =>
-      (await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } })).headers.get(
+      (await call(t, 'GET', '/api/database/tables', { headers: { 'x-api-key': t.adminKey } })).headers.get(
         'x-ratelimit-remaining',
       );
     const before = Number(await limitOf());
@@ -55,15 +53,13 @@ describe.skipIf(why !== null)('Redis stopped under load', () => {
     expect(h.body.checks.database).toMatchObject({ status: 'ok' });
     expect(h.status).toBe(200);
     // Nothing is counted meanwhile, so no rate-limit headers claim a budget.
-    const uncounted = await fetch(`${t.url}/api/database/tables`, { headers: { 'x-api-key': t.adminKey } });
+    const uncounted = await call(t, 'GET', '/api/database/tables', { headers: { 'x-api-key': t.adminKey } });
     expect(uncounted.status).toBe(200);
     for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
       expect(uncounted.headers.get(h), h).toBeNull();
     // Sign-in attempts still get their answer (the guard counts in this process meanwhile).
-    const signin = await fetch(`${t.url}/api/auth/signin`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password-1' }),
+    const signin = await call(t, 'POST', '/api/auth/signin', {
+      body: { email: 'nobody@example.com', password: 'wrong-password-1' },
     });
     expect(signin.status).toBe(401);
 

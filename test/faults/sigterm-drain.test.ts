@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtServer } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
+import { at, call, send } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 import { until } from '../helpers/until.js';
 import { startApp } from '../helpers/app.js';
@@ -49,42 +50,30 @@ describe('SIGTERM with requests in flight', () => {
     proc.stdout.on('data', (d) => (out += d));
     proc.stderr.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-    const base = `http://127.0.0.1:${port}`;
+    const server = at(`http://127.0.0.1:${port}`);
     const admin = { 'x-api-key': adminKey };
-    const json = { ...admin, 'content-type': 'application/json' };
     try {
-      await until(async () => (await fetch(`${base}/api/health`)).ok, 60_000, 'the server to start');
+      await until(async () => (await call(server, 'GET', '/api/health')).status === 200, 60_000, 'the server to start');
       // A function that holds its answer until told how long; a 12 MiB object to stream.
       const code =
         'export default async (req) => { await new Promise((r) => setTimeout(r, Number(new URL(req.url).searchParams.get("ms")))); return Response.json({ done: true }); }';
       expect(
-        (
-          await fetch(`${base}/api/functions`, {
-            method: 'POST',
-            headers: json,
-            body: JSON.stringify({ name: 'lingers', code }),
-          })
-        ).status,
+        (await call(server, 'POST', '/api/functions', { headers: admin, body: { name: 'lingers', code } })).status,
       ).toBe(201);
-      expect((await fetch(`${base}/functions/lingers?ms=1`)).status).toBe(200);
+      expect((await call(server, 'GET', '/functions/lingers?ms=1')).status).toBe(200);
       expect(
-        (
-          await fetch(`${base}/api/storage/buckets`, {
-            method: 'POST',
-            headers: json,
-            body: JSON.stringify({ bucketName: 'drain' }),
-          })
-        ).status,
+        (await call(server, 'POST', '/api/storage/buckets', { headers: admin, body: { bucketName: 'drain' } })).status,
       ).toBe(201);
       const big = new FormData();
       big.append('file', new Blob([Buffer.alloc(12 * MiB, 3)]), 'big.bin');
-      expect(
-        (await fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, { method: 'PUT', headers: admin, body: big }))
-          .status,
-      ).toBe(200);
+      const stored = await call(server, 'PUT', '/api/storage/buckets/drain/objects/big.bin', {
+        headers: admin,
+        raw: big,
+      });
+      expect(stored.status).toBe(200);
 
       // In flight: a function call of 2 s, an upload sent over ~1.5 s, a download read slowly.
-      const call = fetch(`${base}/functions/lingers?ms=2000`).then(async (r) => [r.status, await r.json()] as const);
+      const lingering = call(server, 'GET', '/functions/lingers?ms=2000').then((r) => [r.status, r.body] as const);
       const boundary = 'drainboundary';
       let parts = 0;
       const uploadBody = new ReadableStream<Uint8Array>({
@@ -101,16 +90,14 @@ describe('SIGTERM with requests in flight', () => {
           } else c.enqueue(Buffer.alloc(64 * 1024, 5));
         },
       });
-      const upload = fetch(`${base}/api/storage/buckets/drain/objects/up.bin`, {
-        method: 'PUT',
+      const upload = call(server, 'PUT', '/api/storage/buckets/drain/objects/up.bin', {
         headers: { ...admin, 'content-type': `multipart/form-data; boundary=${boundary}` },
-        body: uploadBody,
-        duplex: 'half',
-      } as RequestInit).then(async (r) => [r.status, await r.json()] as const);
+        raw: uploadBody,
+      }).then((r) => [r.status, r.body] as const);
       // `connection: close`: the server ends the connection once the response is written, and
       // undici (fetch) reports a keep-alive connection closed while its reader is behind as
       // "other side closed", even with every byte received.
-      const download = fetch(`${base}/api/storage/buckets/drain/objects/big.bin`, {
+      const download = send(server, 'GET', '/api/storage/buckets/drain/objects/big.bin', {
         headers: { ...admin, connection: 'close' },
       }).then(async (r) => {
         let bytes = 0;
@@ -139,7 +126,7 @@ describe('SIGTERM with requests in flight', () => {
         5_000,
         'new connections to be refused',
       );
-      const [c, u, d] = await Promise.all([call, upload, download]);
+      const [c, u, d] = await Promise.all([lingering, upload, download]);
       const drained = Date.now();
       expect(c).toEqual([200, { done: true }]);
       expect(u[0]).toBe(200);
@@ -179,7 +166,8 @@ describe('SIGTERM with requests in flight', () => {
     proc.stderr.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
     try {
-      await until(async () => (await fetch(`http://127.0.0.1:${port}/api/health`)).ok, 60_000, 'the server to start');
+      const server = at(`http://127.0.0.1:${port}`);
+      await until(async () => (await call(server, 'GET', '/api/health')).status === 200, 60_000, 'the server to start');
       // Each connection sends its next request as soon as an answer is whole, until the server
       // closes the connection; a connection that closes with a request unanswered is a loss.
       const CONNECTIONS = 24;

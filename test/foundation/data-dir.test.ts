@@ -3,11 +3,12 @@
 // data dir this user cannot write is named in one line with a non-zero exit.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtServer } from '../helpers/build.js';
+import { at, call } from '../helpers/http.js';
+import { freePort } from '../helpers/port.js';
 
 let BUILD_DIR = '';
 beforeAll(async () => {
@@ -24,15 +25,6 @@ function cleanEnv(): Record<string, string> {
     if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|S3_.*)$/.test(k)) env[k] = v;
   }
   return env;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function start(env: Record<string, string>, uid?: number) {
@@ -53,8 +45,8 @@ function start(env: Record<string, string>, uid?: number) {
 async function waitHealthy(port: number, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
-      (r) => r.ok,
+    const ok = await call(at(`http://127.0.0.1:${port}`), 'GET', '/api/health').then(
+      (r) => r.status === 200,
       () => false,
     );
     if (ok) return;
@@ -77,7 +69,7 @@ describe('one Plinth per DATA_DIR', () => {
       expect(lines[0]).toContain(`DATA_DIR ${dataDir} is in use by another Plinth (pid ${first.proc.pid} on host `);
       expect(second.stdout()).toBe('');
       // The first one never noticed: it still answers, and its database is its own.
-      expect((await fetch(`http://127.0.0.1:${p1}/api/health`)).status).toBe(200);
+      expect((await call(at(`http://127.0.0.1:${p1}`), 'GET', '/api/health')).status).toBe(200);
 
       // Killed without a chance to clean up: the lock goes with the process, the next one starts
       // (and stops the orphaned Postgres the killed one left).

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { builtServer } from '../helpers/build.js';
+import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
 const run = promisify(execFile);
@@ -39,7 +40,7 @@ describe.skipIf(NODES.length === 0)('the compiled server on every supported Node
       const { stdout: version } = await run(node, ['--version']);
       const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-node-'));
       const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
+      const server = at(`http://127.0.0.1:${port}`);
       const proc = spawn(node, [`${BUILD_DIR}/main.js`], {
         env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,8 +52,8 @@ describe.skipIf(NODES.length === 0)('the compiled server on every supported Node
       try {
         let healthy = false;
         for (let i = 0; i < 600 && !healthy && proc.exitCode === null; i++) {
-          healthy = await fetch(`${base}/api/health`).then(
-            (r) => r.ok,
+          healthy = await call(server, 'GET', '/api/health').then(
+            (r) => r.status === 200,
             () => false,
           );
           if (!healthy) await new Promise((r) => setTimeout(r, 100));
@@ -60,14 +61,8 @@ describe.skipIf(NODES.length === 0)('the compiled server on every supported Node
         expect(healthy, `${version.trim()} did not become healthy:\n${out}`).toBe(true);
         const adminKey = /(ik_[A-Za-z0-9]+)/.exec(out)?.[1];
         expect(adminKey, 'the first start prints the admin key').toBeDefined();
-        const json = async (method: string, p: string, body: unknown, headers: Record<string, string>) => {
-          const r = await fetch(base + p, {
-            method,
-            headers: { 'content-type': 'application/json', ...headers },
-            body: JSON.stringify(body),
-          });
-          return { status: r.status, body: await r.json() };
-        };
+        const json = (method: string, p: string, body: unknown, headers: Record<string, string>) =>
+          call(server, method, p, { body, headers });
         const admin = { 'x-api-key': adminKey! };
         const signup = await json(
           'POST',
@@ -85,18 +80,17 @@ describe.skipIf(NODES.length === 0)('the compiled server on every supported Node
         );
         expect(table.status).toBe(201);
         expect((await json('POST', '/api/database/records/notes', [{ body: version.trim() }], user)).status).toBe(201);
-        const rows = await (await fetch(`${base}/api/database/records/notes?select=body`, { headers: user })).json();
+        const rows = (await call(server, 'GET', '/api/database/records/notes?select=body', { headers: user })).body;
         expect(rows).toEqual([{ body: version.trim() }]);
         expect(
           (await json('POST', '/api/storage/buckets', { bucketName: 'files', isPublic: false }, admin)).status,
         ).toBe(201);
-        const put = await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, {
-          method: 'PUT',
+        const put = await call(server, 'PUT', '/api/storage/buckets/files/objects/a.txt', {
           headers: { ...admin, 'content-type': 'text/plain' },
-          body: 'hello',
+          raw: 'hello',
         });
         expect(put.status).toBe(200);
-        expect(await (await fetch(`${base}/api/storage/buckets/files/objects/a.txt`, { headers: admin })).text()).toBe(
+        expect((await call(server, 'GET', '/api/storage/buckets/files/objects/a.txt', { headers: admin })).text).toBe(
           'hello',
         );
         proc.kill('SIGTERM');

@@ -11,6 +11,7 @@ import { alive } from '../../src/lib/process.js';
 import { openDatabase } from '../../src/db/open.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
 import { builtServer } from '../helpers/build.js';
+import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
 const run = promisify(execFile);
@@ -46,7 +47,7 @@ async function waitHealthy(port: number, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).ok) return;
+      if ((await call(at(`http://127.0.0.1:${port}`), 'GET', '/api/health')).status === 200) return;
     } catch {
       /* starting */
     }
@@ -107,7 +108,9 @@ describe('the server process', () => {
     const second = startServer(env);
     await waitHealthy(port);
     expect(second.output()).not.toMatch(/ik_[0-9a-f]{64}/);
-    const r = await fetch(`http://127.0.0.1:${port}/api/health?checks=true`, { headers: { 'x-api-key': adminKey! } });
+    const r = await call(at(`http://127.0.0.1:${port}`), 'GET', '/api/health?checks=true', {
+      headers: { 'x-api-key': adminKey! },
+    });
     expect(r.status).toBe(200);
     // The embedded Postgres under DATA_DIR/postgres: stopped with Plinth, nothing left behind.
     const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
@@ -133,8 +136,8 @@ describe('the server process', () => {
     const second = startServer(env);
     await waitHealthy(port);
     expect(alive(orphan)).toBe(false);
-    const r = await fetch(`http://127.0.0.1:${port}/api/health?checks=true`);
-    expect((await r.json()).checks.database).toEqual({ status: 'ok', engine: 'embedded' });
+    const r = await call(at(`http://127.0.0.1:${port}`), 'GET', '/api/health?checks=true');
+    expect(r.body.checks.database).toEqual({ status: 'ok', engine: 'embedded' });
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 120_000);

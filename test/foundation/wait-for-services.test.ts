@@ -12,6 +12,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresService, redisService, unreachableReason } from '../../src/lib/wait-for-services.js';
 import { builtServer } from '../helpers/build.js';
+import { at, call } from '../helpers/http.js';
+import { freePort } from '../helpers/port.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -36,15 +38,6 @@ afterAll(async () => {
   await c.query(`drop database if exists ${DB} with (force)`);
   await c.end();
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A TCP relay on `port` to `target`, opened and closed at will (closing also cuts its connections). */
 function relay(port: number, target: { host: string; port: number }) {
@@ -76,8 +69,8 @@ function relay(port: number, target: { host: string; port: number }) {
 
 async function health(port: number, query = ''): Promise<{ status: number; body: Record<string, unknown> } | null> {
   try {
-    const r = await fetch(`http://127.0.0.1:${port}/api/health${query}`);
-    return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    const r = await call(at(`http://127.0.0.1:${port}`), 'GET', `/api/health${query}`);
+    return { status: r.status, body: r.body as Record<string, unknown> };
   } catch {
     return null;
   }
@@ -160,9 +153,9 @@ describe.skipIf(!PG_URL || !REDIS_URL)('a server Postgres and Redis that are not
         },
       });
       expect((await health(port, '?checks=true'))?.status).toBe(503);
-      const other = await fetch(`http://127.0.0.1:${port}/api/database/tables`);
+      const other = await call(at(`http://127.0.0.1:${port}`), 'GET', '/api/database/tables');
       expect(other.status).toBe(503);
-      expect(await other.json()).toMatchObject({ error: 'SERVICE_UNAVAILABLE' });
+      expect(other.body).toMatchObject({ error: 'SERVICE_UNAVAILABLE' });
       // One line per reason, not one per retry; the password is never printed.
       expect(out.match(/database 127\.0\.0\.1:\d+\/plinth_wait_\d+ is not reachable/g)).toHaveLength(1);
 

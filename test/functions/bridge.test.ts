@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
-import { call } from '../helpers/http.js';
+import { at, call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 import { startSmtp } from '../auth/smtp.js';
 import { sql } from '../database/helpers.js';
@@ -182,7 +182,7 @@ describe.each(backends())('a function calls its Plinth through the bridge (%s)',
 
   it("reaches PLINTH_URL but still not loopback: another port, 127.0.0.1 at Plinth's own port, localhost under another port", async () => {
     const otherPort = (other.address() as { port: number }).port;
-    expect(await (await fetch(`http://127.0.0.1:${otherPort}/`)).text()).toBe('another service');
+    expect((await call(at(`http://127.0.0.1:${otherPort}`), 'GET', '/')).text).toBe('another service');
     const urls = [
       `http://127.0.0.1:${otherPort}/`,
       `http://localhost:${otherPort}/`,

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { at, call } from '../helpers/http.js';
 import { denoBinary } from '../../src/functions/runtime/deno.js';
 import { HostPool } from '../../src/functions/runtime/pool.js';
 import { createRuntimeServer } from '../../src/functions/runtime/server.js';
@@ -131,7 +132,7 @@ describe('remote function runtime (FUNCTION_RUNTIME_URL)', () => {
     expect(again.status).toBe(200);
     expect(await again.text()).toBe('again');
     // Without the token the runtime answers nothing useful.
-    const direct = await fetch(`${runtimeUrl}/_plinth/health`);
+    const direct = await call(at(runtimeUrl), 'GET', '/_plinth/health');
     expect(direct.status).toBe(401);
   });
 });

@@ -4,6 +4,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { at, call } from '../helpers/http.js';
 import type { HostPool } from '../../src/functions/runtime/pool.js';
 
 // Runs one escape attempt named by ?a= and reports {ok, value} or {ok: false, name, message}.
@@ -194,7 +195,7 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     await new Promise<void>((r) => six.listen(0, '::', r));
     const port = String((six.address() as { port: number }).port);
     try {
-      expect(await (await fetch(`http://[::1]:${port}/`)).text()).toBe('reached');
+      expect((await call(at(`http://[::1]:${port}`), 'GET', '/')).text).toBe('reached');
       for (const host of [
         '[::1]',
         '[::]',
@@ -245,8 +246,8 @@ describe.each(backends())('function sandbox on %s', (backend) => {
     const name = hostname();
     const { address } = await lookup(name, { family: 4 });
     expect(address).toMatch(/^(127\.|10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.)/);
-    const direct = await fetch(`http://${name}:${sidePort}/`);
-    expect(await direct.text()).toBe('reached');
+    const direct = await call(at(`http://${name}:${sidePort}`), 'GET', '/');
+    expect(direct.text).toBe('reached');
     const r = await probe('probe', 'fetch', { t: `http://${name}:${sidePort}/` });
     expect(r.ok).toBe(false);
     expect(r.message).toMatch(/net access/);

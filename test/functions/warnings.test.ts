@@ -9,6 +9,7 @@ import { newAdminKey } from '../../src/auth/credentials.js';
 import type { HostPool } from '../../src/functions/runtime/pool.js';
 import { serve } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
+import { at, call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 
 // The function runtime's warnings (a Deno process that exits on its own, one that fails to
@@ -24,7 +25,7 @@ describe('function runtime warnings', () => {
   let drop: () => Promise<void>;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-test-'));
   const adminKey = newAdminKey();
-  const admin = { 'x-api-key': adminKey, 'content-type': 'application/json' };
+  const admin = { 'x-api-key': adminKey };
 
   beforeAll(async () => {
     const fresh = await freshDb('embedded');
@@ -48,15 +49,13 @@ describe('function runtime warnings', () => {
   });
 
   it('tells stdout and the log store when a function process exits on its own', async () => {
-    const created = await fetch(`${url}/api/functions`, {
-      method: 'POST',
+    const created = await call(at(url), 'POST', '/api/functions', {
       headers: admin,
-      body: JSON.stringify({ name: 'steady', code: 'export default () => new Response("up")' }),
+      body: { name: 'steady', code: 'export default () => new Response("up")' },
     });
     expect(created.status).toBe(201);
-    const id = (await created.json()).function.id as string;
-    const r = await fetch(`${url}/functions/steady`);
-    expect(await r.text()).toBe('up');
+    const id = created.body.function.id as string;
+    expect((await call(at(url), 'GET', '/functions/steady')).text).toBe('up');
     const pid = (deps.functions.runtime as HostPool).pidOf(id);
     expect(pid).not.toBeNull();
     process.kill(pid!, 'SIGKILL');
@@ -66,9 +65,8 @@ describe('function runtime warnings', () => {
     expect(line).toMatchObject({ level: 40, functionId: id, signal: 'SIGKILL' });
     await until(
       async () => {
-        const logs = await fetch(`${url}/api/logs/functions?level=warn&q=exited`, { headers: admin });
-        const body = await logs.json();
-        return body.logs.some((l: { eventMessage: string }) => l.eventMessage === 'function process exited');
+        const logs = await call(at(url), 'GET', '/api/logs/functions?level=warn&q=exited', { headers: admin });
+        return logs.body.logs.some((l: { eventMessage: string }) => l.eventMessage === 'function process exited');
       },
       10_000,
       'the line in the log store',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { at, call } from '../helpers/http.js';
 import { mcpClient, type McpClient } from './helpers.js';
 
 const INIT = {
@@ -223,8 +224,8 @@ describe.each(backends())('MCP server at /api/mcp (%s)', (backend) => {
       await mcp.text('get-object-url', { bucketName: 'docs-private', key: 'notes/a.txt', expiresIn: 60 })
     ).text.split('\n')[0]!;
     expect(url).toContain('token=');
-    expect(await (await fetch(url)).text()).toBe('hello agent');
-    expect((await fetch(url.replace(/token=[^&]+/, 'token=forged'))).status).toBe(403);
+    expect((await call(at(url), 'GET', '')).text).toBe('hello agent');
+    expect((await call(at(url.replace(/token=[^&]+/, 'token=forged')), 'GET', '')).status).toBe(403);
     expect((await mcp.text('get-ai-usage')).isError).toBe(false);
     expect((await mcp.text('get-mcp-usage')).text).toContain('create-bucket');
   });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { at, call as request } from '../helpers/http.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
 
 type Caller = 'none' | 'anon' | 'userA' | 'userB' | 'admin';
@@ -206,9 +207,9 @@ describe.each(backends())('storage access (%s)', (backend) => {
 
     it('work with no credential until they expire', async () => {
       expect(url.searchParams.get('token')).toMatch(/^\d+\.[\w-]{43}$/);
-      const r = await fetch(url);
+      const r = await request(at(url), 'GET', '');
       expect(r.status).toBe(200);
-      expect(await r.text()).toBe('admin v2');
+      expect(r.text).toBe('admin v2');
     });
 
     it.each([
@@ -238,9 +239,9 @@ describe.each(backends())('storage access (%s)', (backend) => {
     ])('are refused with %s', async (_name, mutate) => {
       const u = new URL(url);
       mutate(u);
-      const r = await fetch(u);
+      const r = await request(at(u), 'GET', '');
       expect(r.status).toBe(403);
-      expect((await r.json()).error).toBe('INVALID_SIGNED_URL');
+      expect(r.body.error).toBe('INVALID_SIGNED_URL');
     });
 
     it('stop working once the object is replaced, deleted or re-created by someone else', async () => {
@@ -254,21 +255,20 @@ describe.each(backends())('storage access (%s)', (backend) => {
       };
       const refused = async (u: string) => {
         for (const method of ['GET', 'HEAD']) {
-          const r = await fetch(u, { method });
+          const r = await request(at(u), method, '');
           expect(r.status).toBe(403);
-          const text = await r.text();
-          expect(text).not.toContain('B private');
-          if (method === 'GET') expect(JSON.parse(text).error).toBe('INVALID_SIGNED_URL');
+          expect(r.text).not.toContain('B private');
+          if (method === 'GET') expect(r.body.error).toBe('INVALID_SIGNED_URL');
         }
       };
       expect((await put('userA', 'A v1')).status).toBe(200);
       const v1 = await link();
-      expect(await (await fetch(v1)).text()).toBe('A v1');
+      expect((await request(at(v1), 'GET', '')).text).toBe('A v1');
       // Replaced by its uploader: the old link goes, a new one works.
       expect((await put('userA', 'A v2')).status).toBe(200);
       await refused(v1);
       const v2 = await link();
-      expect(await (await fetch(v2)).text()).toBe('A v2');
+      expect((await request(at(v2), 'GET', '')).text).toBe('A v2');
       // Deleted: the link goes (as an invalid link, so a token cannot probe keys either).
       expect((await call('userA', 'DELETE', path)).status).toBe(200);
       await refused(v2);

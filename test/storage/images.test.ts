@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { at, send } from '../helpers/http.js';
 import { startStorageApp, type DriverKind, type StorageTestApp } from './helpers.js';
 
 const cases = backends().flatMap((b) => (['local', 's3'] as DriverKind[]).map((d) => [b, d] as const));
@@ -143,7 +144,7 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
     const s = await r.json();
     expect(s.method).toBe('direct'); // also on S3: a presigned S3 link cannot transform
     expect(s.url).toMatch(/\?width=120&format=webp&token=/);
-    r = await fetch(s.url);
+    r = await send(at(s.url), 'GET', '');
     expect(await dims(r)).toEqual({ width: 120, height: 120, format: 'webp' });
     const token = new URL(s.url).searchParams.get('token')!;
     for (const q of ['width=1000&format=webp', 'width=120&format=png', 'width=120', '']) {
@@ -157,7 +158,7 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
       user.auth,
     );
     const g = await r.json();
-    expect(await dims(await fetch(g.url))).toEqual({ width: 30, height: 30, format: 'jpeg' });
+    expect(await dims(await send(at(g.url), 'GET', ''))).toEqual({ width: 30, height: 30, format: 'jpeg' });
   });
 
   it('refuses bad input with a 4xx envelope: parameters, non-images, a decompression bomb', async () => {

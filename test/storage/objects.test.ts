@@ -1,6 +1,7 @@
 // Every bucket and object endpoint, on both drivers and both database backends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../helpers/db.js';
+import { at, call } from '../helpers/http.js';
 import { encodeKey, startStorageApp, type DriverKind, type StorageTestApp } from './helpers.js';
 
 const cases = backends().flatMap((b) => (['local', 's3'] as DriverKind[]).map((d) => [b, d] as const));
@@ -252,7 +253,7 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       expect(r.status).toBe(200);
       let s = await r.json();
       expect(s).toEqual({ method: 'direct', url: `${t.url}/api/storage/buckets/objs/objects/dl/pub.txt` });
-      expect(await (await fetch(s.url)).text()).toBe('public bytes');
+      expect((await call(at(s.url), 'GET', '')).text).toBe('public bytes');
 
       await t.createBucket('priv', false);
       await t.upload('priv', { key: 'dl/secret file.txt', data: 'private bytes' });
@@ -267,9 +268,9 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
       expect(ttl).toBeGreaterThan(3590_000);
       expect(ttl).toBeLessThan(3610_000);
       // The URL works with no credential at all.
-      r = await fetch(s.url);
-      expect(r.status).toBe(200);
-      expect(await r.text()).toBe('private bytes');
+      const signed = await call(at(s.url), 'GET', '');
+      expect(signed.status).toBe(200);
+      expect(signed.text).toBe('private bytes');
       r = await t.json(
         'POST',
         `/api/storage/buckets/priv/objects/${encodeKey('dl/secret file.txt')}/download-strategy`,
@@ -326,13 +327,12 @@ describe.each(cases)('storage endpoints (%s, %s driver)', (backend, driver) => {
         const s = await (
           await t.json('POST', '/api/storage/buckets/objs/upload-strategy', { filename: 'direct.txt' })
         ).json();
-        let r = await fetch(s.uploadUrl, {
-          method: 'PUT',
+        const put = await call(at(s.uploadUrl), 'PUT', '', {
           headers: { ...t.admin, 'content-type': 'text/plain' },
-          body: 'direct upload',
+          raw: 'direct upload',
         });
-        expect(r.status).toBe(200);
-        r = await t.json('POST', s.confirmUrl, { size: 13 });
+        expect(put.status).toBe(200);
+        let r = await t.json('POST', s.confirmUrl, { size: 13 });
         expect(r.status).toBe(200);
         expect(await r.json()).toMatchObject({ key: s.key, size: 13 });
         r = await t.json('POST', s.confirmUrl, { size: 12 });

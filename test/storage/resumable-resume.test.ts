@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { builtServer } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { backends, freshDb } from '../helpers/db.js';
+import { at, call, send } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 import { startStorageApp, type StorageTestApp } from './helpers.js';
 import { hashOf, tusUpload } from './tus.js';
@@ -66,7 +67,7 @@ describe.each(backends())('resumable uploads resume (%s)', (backend) => {
     await Promise.race([first.done, until(async () => killedAt > 0, 120_000, 'the upload to reach 40%')]);
     expect(killedAt).toBeGreaterThan(0);
     const url = first.upload.url!;
-    const head = await fetch(url, { method: 'HEAD', headers: { ...t.admin, 'tus-resumable': '1.0.0' } });
+    const head = await call(at(url), 'HEAD', '', { headers: { ...t.admin, 'tus-resumable': '1.0.0' } });
     const held = Number(head.headers.get('upload-offset'));
     expect(held).toBeGreaterThan(0.3 * size);
     expect(held).toBeLessThan(size);
@@ -109,17 +110,16 @@ describe.each(backends())('resumable uploads resume (%s)', (backend) => {
     // The periodic sweep waits until the 410 is seen (else it may remove the upload first: 404).
     t.deps.resumable.stop();
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    const late = await fetch(url, {
-      method: 'PATCH',
+    const late = await call(at(url), 'PATCH', '', {
       headers: {
         ...t.admin,
         'tus-resumable': '1.0.0',
         'upload-offset': '10',
         'content-type': 'application/offset+octet-stream',
       },
-      body: 'y',
+      raw: 'y',
     });
-    expect([late.status, (await late.json()).error]).toEqual([410, 'RESUMABLE_UPLOAD_NOT_FOUND']);
+    expect([late.status, late.body.error]).toEqual([410, 'RESUMABLE_UPLOAD_NOT_FOUND']);
     // No call here: the in-process sweep (every second with this expiry), running again, removes it.
     t.deps.resumable.start();
     await until(async () => readdirSync(dir).length === 0, 10_000, 'the expired upload to be swept');
@@ -182,6 +182,7 @@ describe.each(backends())('resumable upload across a Plinth crash (%s)', (backen
     const adminKey = newAdminKey();
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
+    const server = at(base);
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env))
       if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_)/.test(k)) env[k] = v;
@@ -198,7 +199,7 @@ describe.each(backends())('resumable upload across a Plinth crash (%s)', (backen
     const start = async () => {
       const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], { env, stdio: 'ignore' });
       await until(
-        async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true,
+        async () => (await call(server, 'GET', '/api/health').catch(() => null))?.status === 200,
         60_000,
         'Plinth to start',
       );
@@ -207,11 +208,7 @@ describe.each(backends())('resumable upload across a Plinth crash (%s)', (backen
     const admin = { 'x-api-key': adminKey };
     let proc = await start();
     try {
-      const r = await fetch(`${base}/api/storage/buckets`, {
-        method: 'POST',
-        headers: { ...admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ bucketName: 'crash' }),
-      });
+      const r = await call(server, 'POST', '/api/storage/buckets', { headers: admin, body: { bucketName: 'crash' } });
       expect(r.status).toBe(201);
       const size = 256 * MiB;
       const seed = 7;
@@ -246,7 +243,8 @@ describe.each(backends())('resumable upload across a Plinth crash (%s)', (backen
       // The restarted server took the remaining ~154 MiB in 32 MiB PATCHes: streamed to disk, its
       // peak resident size rose by far less than that (a server holding the upload would not).
       expect(memoryOf(proc.pid!).peak - before.rss).toBeLessThan((0.6 * size) / 2);
-      const got = await fetch(`${base}/api/storage/buckets/crash/objects/survivor.bin`);
+      // 256 MiB: hashed as it streams in, never held whole.
+      const got = await send(server, 'GET', '/api/storage/buckets/crash/objects/survivor.bin');
       expect(await hashBody(got)).toEqual({ hash: hashOf(seed, size), size });
     } finally {
       proc.kill('SIGTERM');

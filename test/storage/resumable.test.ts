@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
+import { type Answer, at, call } from '../helpers/http.js';
 import { startStorageApp, type DriverKind, type StorageTestApp } from './helpers.js';
 import { bytesAt, tusUpload } from './tus.js';
 
@@ -27,24 +28,23 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
   afterAll(async () => t?.close());
 
   /** Starts an upload by hand (POST), answering the upload URL. */
-  const create = async (size: number, m: Record<string, string>, headers: Record<string, string> = user.auth) => {
-    const r = await t.fetch(PATH, {
-      method: 'POST',
+  const create = (size: number, m: Record<string, string>, headers: Record<string, string> = user.auth) =>
+    call(t, 'POST', PATH, {
       headers: { ...headers, 'tus-resumable': '1.0.0', 'upload-length': String(size), 'upload-metadata': meta(m) },
     });
-    return r;
-  };
   const patch = (url: string, offset: number, body: Buffer, headers: Record<string, string> = user.auth) =>
-    fetch(url, {
-      method: 'PATCH',
+    call(at(url), 'PATCH', '', {
       headers: {
         ...headers,
         'tus-resumable': '1.0.0',
         'upload-offset': String(offset),
         'content-type': 'application/offset+octet-stream',
       },
-      body: new Uint8Array(body),
+      raw: new Uint8Array(body),
     });
+  /** HEAD or DELETE on an upload URL. */
+  const tus = (method: string, url: string) =>
+    call(at(url), method, '', { headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
 
   it('uploads 20 MiB in 5 MiB chunks into an ordinary object (row, bytes, type, listing)', async () => {
     const data = bytesAt(1, 0, 20 * 1024 * 1024);
@@ -67,7 +67,7 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     );
     expect(row.rows[0]!.uploaded_by).toBe(user.userId);
     // The upload itself is gone once it became the object.
-    const head = await fetch(run.upload.url!, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
+    const head = await tus('HEAD', run.upload.url!);
     expect(head.status).toBe(404);
     if (driver === 'local') expect(t.localFiles()).toContain('media/videos~/clip.bin');
   });
@@ -100,85 +100,74 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     expect(r.status).toBe(201);
     const url = r.headers.get('location')!;
     expect((await patch(url, 0, Buffer.alloc(400))).status).toBe(204);
-    const d = await fetch(url, { method: 'DELETE', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
-    expect(d.status).toBe(204);
-    expect((await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } })).status).toBe(
-      404,
-    );
+    expect((await tus('DELETE', url)).status).toBe(204);
+    expect((await tus('HEAD', url)).status).toBe(404);
     expect((await t.fetch('/api/storage/buckets/media/objects/gone.bin')).status).toBe(404);
   });
 
   it('refuses bad input with the envelope and writes nothing', async () => {
-    const expectError = async (r: Response, status: number, code: string) => {
+    const expectError = (r: Answer, status: number, code: string) => {
       expect(r.status).toBe(status);
-      const body = JSON.parse(await r.text());
-      expect(body).toMatchObject({
+      expect(r.body).toMatchObject({
         statusCode: status,
         error: code,
         message: expect.any(String),
         nextActions: expect.any(String),
       });
     };
-    await expectError(await create(10, { objectName: 'a.txt' }), 400, 'INVALID_INPUT');
-    await expectError(await create(10, { bucketName: 'media', objectName: '../x' }), 400, 'INVALID_KEY');
-    await expectError(await create(10, { bucketName: 'nope', objectName: 'a.txt' }), 404, 'BUCKET_NOT_FOUND');
-    await expectError(
+    expectError(await create(10, { objectName: 'a.txt' }), 400, 'INVALID_INPUT');
+    expectError(await create(10, { bucketName: 'media', objectName: '../x' }), 400, 'INVALID_KEY');
+    expectError(await create(10, { bucketName: 'nope', objectName: 'a.txt' }), 404, 'BUCKET_NOT_FOUND');
+    expectError(
       await create(65 * 1024 * 1024, { bucketName: 'media', objectName: 'big.bin' }),
       413,
       'PAYLOAD_TOO_LARGE',
     );
-    await expectError(await create(10, { bucketName: 'media', objectName: 'a.txt' }, {}), 401, 'UNAUTHORIZED');
-    await expectError(
+    expectError(await create(10, { bucketName: 'media', objectName: 'a.txt' }, {}), 401, 'UNAUTHORIZED');
+    expectError(
       await create(10, { bucketName: 'media', objectName: 'a.txt' }, { 'x-api-key': t.anonKey }),
       403,
       'FORBIDDEN',
     );
     // Someone else's object: refused at creation, as PUT would be.
-    await expectError(
-      await create(10, { bucketName: 'media', objectName: 'videos/clip.bin' }, other.auth),
-      403,
-      'FORBIDDEN',
-    );
+    expectError(await create(10, { bucketName: 'media', objectName: 'videos/clip.bin' }, other.auth), 403, 'FORBIDDEN');
 
     const r = await create(100, { bucketName: 'media', objectName: 'half.bin' });
     const url = r.headers.get('location')!;
     expect((await patch(url, 0, Buffer.alloc(40, 1))).status).toBe(204);
-    await expectError(await patch(url, 10, Buffer.alloc(10)), 409, 'UPLOAD_OFFSET_MISMATCH');
-    await expectError(await patch(url, 40, Buffer.alloc(61)), 413, 'UPLOAD_TOO_LONG');
+    expectError(await patch(url, 10, Buffer.alloc(10)), 409, 'UPLOAD_OFFSET_MISMATCH');
+    expectError(await patch(url, 40, Buffer.alloc(61)), 413, 'UPLOAD_TOO_LONG');
     // Another user cannot see, resume or end it.
-    await expectError(await patch(url, 40, Buffer.alloc(10), other.auth), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
+    expectError(await patch(url, 40, Buffer.alloc(10), other.auth), 404, 'RESUMABLE_UPLOAD_NOT_FOUND');
     // Protocol errors keep tus's status, in the envelope.
-    await expectError(
-      await fetch(url, {
-        method: 'PATCH',
+    expectError(
+      await call(at(url), 'PATCH', '', {
         headers: { ...user.auth, 'upload-offset': '40', 'content-type': 'application/offset+octet-stream' },
-        body: 'x',
+        raw: 'x',
       }),
       412,
       'TUS_VERSION_UNSUPPORTED',
     );
-    await expectError(
-      await fetch(url, {
-        method: 'PATCH',
+    expectError(
+      await call(at(url), 'PATCH', '', {
         headers: { ...user.auth, 'tus-resumable': '1.0.0', 'upload-offset': '40', 'content-type': 'text/plain' },
-        body: 'x',
+        raw: 'x',
       }),
       400,
       'INVALID_INPUT',
     );
-    const h = await fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
+    const h = await tus('HEAD', url);
     expect(h.headers.get('upload-offset')).toBe('40');
     expect((await t.fetch('/api/storage/buckets/media/objects/half.bin')).status).toBe(404);
-    await expectError(
-      await fetch(`${t.url}${PATH}/tus.00000000000000000000000000000000`, {
-        method: 'PATCH',
+    expectError(
+      await call(t, 'PATCH', `${PATH}/tus.00000000000000000000000000000000`, {
         headers: {
           ...user.auth,
           'tus-resumable': '1.0.0',
           'upload-offset': '0',
           'content-type': 'application/offset+octet-stream',
         },
-        body: 'x',
+        raw: 'x',
       }),
       404,
       'RESUMABLE_UPLOAD_NOT_FOUND',
@@ -186,7 +175,7 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
   });
 
   it('the end checks again: a key taken meanwhile, a bucket deleted meanwhile; the upload goes, nothing is written', async () => {
-    const head = (url: string) => fetch(url, { method: 'HEAD', headers: { ...user.auth, 'tus-resumable': '1.0.0' } });
+    const head = (url: string) => tus('HEAD', url);
     // Another user takes the key while the upload is under way: the end is refused like a PUT.
     let r = await create(10, { bucketName: 'media', objectName: 'race.txt' });
     let url = r.headers.get('location')!;
@@ -198,7 +187,7 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     });
     expect(put.status).toBe(200);
     r = await patch(url, 5, Buffer.from('67890'));
-    expect([r.status, (await r.json()).error]).toEqual([403, 'FORBIDDEN']);
+    expect([r.status, r.body.error]).toEqual([403, 'FORBIDDEN']);
     expect((await head(url)).status).toBe(404);
     expect(await (await t.fetch('/api/storage/buckets/media/objects/race.txt')).text()).toBe('theirs');
     // The bucket goes while the upload is under way.
@@ -208,7 +197,7 @@ describe.each(cases)('resumable uploads (%s, %s driver)', (backend, driver) => {
     expect((await patch(url, 0, Buffer.alloc(5))).status).toBe(204);
     expect((await t.json('DELETE', '/api/storage/buckets/brief')).status).toBe(200);
     r = await patch(url, 5, Buffer.alloc(5));
-    expect([r.status, (await r.json()).error]).toEqual([404, 'BUCKET_NOT_FOUND']);
+    expect([r.status, r.body.error]).toEqual([404, 'BUCKET_NOT_FOUND']);
     expect((await head(url)).status).toBe(404);
     if (driver === 'local') expect(t.localFiles().filter((f) => f.startsWith('brief/'))).toEqual([]);
     expect((await t.deps.db.query(`select 1 from storage.objects where bucket = 'brief'`)).rows).toEqual([]);

@@ -15,7 +15,7 @@ async function postForm(s: UploadStrategy, data: Buffer, type: string): Promise<
   const fd = new FormData();
   for (const [k, v] of Object.entries(s.fields)) fd.append(k, v);
   fd.append('file', new Blob([data as BlobPart], { type }), 'upload.bin');
-  return fetch(s.uploadUrl, { method: 'POST', body: fd });
+  return fetch(s.uploadUrl, { method: 'POST', body: fd }); // raw fetch: the form goes to S3 itself, not to Plinth
 }
 
 interface RawResponse {
@@ -137,7 +137,7 @@ describe.each(backends())('S3 presigned flow (%s)', (backend) => {
     expect(u.origin).toBe(t.s3!.endpoint);
     expect(u.searchParams.get('X-Amz-Expires')).toBe('3600');
     expect(u.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
-    r = await fetch(d.url);
+    r = await fetch(d.url); // raw fetch: a presigned URL read from S3 itself, not from Plinth
     expect(r.status).toBe(200);
     expect(Buffer.from(await r.arrayBuffer()).equals(data)).toBe(true);
     r = await as(a, 'POST', `/api/storage/buckets/up/objects/${s.key}/download-strategy`, { expiresIn: 120 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { backends, freshDb } from '../helpers/db.js';
+import { at, call } from '../helpers/http.js';
 import { until } from '../helpers/until.js';
 import { freePort } from '../helpers/port.js';
 
@@ -37,8 +38,8 @@ describe('a webhook delivery cut by kill -9', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-webhook-kill-'));
     const adminKey = newAdminKey();
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const json = { 'x-api-key': adminKey, 'content-type': 'application/json' };
+    const server = at(`http://127.0.0.1:${port}`);
+    const admin = { 'x-api-key': adminKey };
     const start = () => {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(process.env))
@@ -62,28 +63,23 @@ describe('a webhook delivery cut by kill -9', () => {
       return p;
     };
     const ready = () =>
-      until(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true, 120_000, 'Plinth to start');
+      until(
+        async () => (await call(server, 'GET', '/api/health').catch(() => null))?.status === 200,
+        120_000,
+        'Plinth to start',
+      );
     let proc: ChildProcess = start();
     try {
       await ready();
       const sql = async (query: string) =>
-        expect(
-          (await fetch(`${base}/api/database/sql`, { method: 'POST', headers: json, body: JSON.stringify({ query }) }))
-            .status,
-        ).toBe(200);
+        expect((await call(server, 'POST', '/api/database/sql', { headers: admin, body: { query } })).status).toBe(200);
       await sql('create table public.orders (id serial primary key, item text)');
-      const hook = await fetch(`${base}/api/database/webhooks`, {
-        method: 'POST',
-        headers: json,
-        body: JSON.stringify({
-          name: 'cut',
-          table: 'orders',
-          events: ['INSERT'],
-          url: `http://127.0.0.1:${receiverPort}/hook`,
-        }),
+      const hook = await call(server, 'POST', '/api/database/webhooks', {
+        headers: admin,
+        body: { name: 'cut', table: 'orders', events: ['INSERT'], url: `http://127.0.0.1:${receiverPort}/hook` },
       });
       expect(hook.status).toBe(201);
-      const { id } = await hook.json();
+      const { id } = hook.body;
       await sql(`insert into public.orders (item) values ('one')`);
       await until(async () => hits === 1, 20_000, 'the first attempt to reach the receiver');
       proc.kill('SIGKILL');
@@ -92,7 +88,7 @@ describe('a webhook delivery cut by kill -9', () => {
       await ready();
       // The job of the cut attempt expires (WEBHOOK_TIMEOUT_MS + 5 s) and is retried.
       const deliveries = async () =>
-        (await (await fetch(`${base}/api/database/webhooks/${id}/deliveries`, { headers: json })).json()) as Array<{
+        (await call(server, 'GET', `/api/database/webhooks/${id}/deliveries`, { headers: admin })).body as Array<{
           status: string;
           attempts: number;
         }>;
