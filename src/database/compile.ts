@@ -74,6 +74,7 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
   const joins: string[] = [];
   const groupBy: string[] = [];
   const embeds = new Set<string>();
+  const embedded = new Set<string>();
   let spreads = 0;
   const aggregated = aggregates(node, table);
   const add: Add = (expr, name, strict) => {
@@ -111,7 +112,10 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
       const before = joins.length;
       addGroupedSpread(ctx, table, item, alias, { joins, add, groupBy, where: nodeWhere });
       spreads += joins.length - before;
-    } else if (!item.empty) addEmbed(ctx, table, item, alias, joins, add);
+    } else if (!item.empty) {
+      if (!item.spread) embedOnce(ctx, table, embedded, embedName(item));
+      addEmbed(ctx, table, item, alias, joins, add);
+    }
   }
   if (aggregated && joins.length > spreads) {
     throw new AppError('INVALID_QUERY', {
@@ -122,18 +126,55 @@ function projection(ctx: CompileContext, table: TableMeta, node: ReadNode, alias
   return { cols, names, joins, groupBy: aggregated ? groupBy : [], aggregated };
 }
 
+/**
+ * Two embeds of one name at one level: PostgREST names each embed's join
+ * `<table>_<name>_<depth>`, and Postgres refuses the second with 42712; so does Plinth, in its words.
+ */
+function embedOnce(ctx: CompileContext, table: TableMeta, seen: Set<string>, name: string): void {
+  if (!seen.has(name)) {
+    seen.add(name);
+    return;
+  }
+  throw new AppError('INVALID_QUERY', {
+    message: `table name "${safe(`${table.name}_${name}_${ctx.depth + 1}`, 200)}" specified more than once`,
+    nextActions: `Give one of them an alias, e.g. select=${name}2:${name}(*).`,
+    pgrstCode: '42712',
+  });
+}
+
 const groupSql = (proj: Projection) =>
   proj.aggregated && proj.groupBy.length ? ` group by ${proj.groupBy.join(', ')}` : '';
 
 /** The rows of an embedded relation for one parent row: its projection, join, filters, grouping, order and page. */
 function childQuery(ctx: CompileContext, e: Embed, parentAlias: string): { sql: string; names: string[] } {
-  const proj = projection(ctx, e.table, e.item.node, e.alias);
-  const where = [joinCondition(e, parentAlias), ...nodeWhere(ctx, e.table, e.item.node, e.alias)];
-  const node = e.item.node;
-  const order = orderSql(ctx, e.table, node, e.alias);
-  const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
-  const sql = `select ${proj.cols.join(', ')} from ${embedFrom(e, parentAlias)}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
-  return { sql, names: proj.names };
+  const depth = ++ctx.depth;
+  try {
+    const proj = projection(ctx, e.table, e.item.node, e.alias);
+    const where = [joinCondition(e, parentAlias), ...nodeWhere(ctx, e.table, e.item.node, e.alias)];
+    const node = e.item.node;
+    const order = orderSql(ctx, e.table, node, e.alias);
+    const page = `${node.limit !== null ? ` limit ${ctx.p.add(node.limit)}` : ''}${node.offset !== null ? ` offset ${ctx.p.add(node.offset)}` : ''}`;
+    const sql = `select ${proj.cols.join(', ')} from ${embedFrom(e, parentAlias)}${proj.joins.join('')} where ${where.join(' and ')}${groupSql(proj)}${order}${page}`;
+    return { sql, names: proj.names };
+  } catch (err) {
+    throw embeddedColumn(err, e.table.name, depth);
+  } finally {
+    ctx.depth--;
+  }
+}
+
+/**
+ * A missing column of an embedded table, named as Postgres names it under PostgREST, which
+ * aliases the table `<table>_<depth>` (`column messages_1.sum does not exist`).
+ */
+function embeddedColumn(err: unknown, table: string, depth: number): unknown {
+  const prefix = `column ${table}.`;
+  if (!(err instanceof AppError) || err.code !== 'UNKNOWN_COLUMN' || !err.message.startsWith(prefix)) return err;
+  return new AppError('UNKNOWN_COLUMN', {
+    message: `column ${table}_${depth}.${err.message.slice(prefix.length)}`,
+    pgrstCode: '42703',
+    cause: err,
+  });
 }
 
 /** `exists (...)`: the embed has at least one row for the parent row (its own filters applied). */

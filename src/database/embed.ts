@@ -16,6 +16,8 @@ export interface CompileContext {
   n: number;
   /** The exposed schema of the request (PostgREST names it in relationship errors). */
   schema: string;
+  /** How deep the node being compiled is embedded (0: the table of the request). */
+  depth: number;
 }
 
 export function newContext(
@@ -24,7 +26,7 @@ export function newContext(
   p = new Params(),
   schema = 'public',
 ): CompileContext {
-  return { tables, fks, p, n: 0, schema };
+  return { tables, fks, p, n: 0, schema, depth: 0 };
 }
 
 export interface Embed {

@@ -2,6 +2,7 @@
 // called, and the one the given argument names (or the body's type) select.
 import { AppError } from '../errors/index.js';
 import { statement, type Queryable } from '../db/types.js';
+import { closest } from '../lib/fuzzy.js';
 
 /** One parameter of a function: `mode` i(n), o(ut), b(oth), v(ariadic), t(able). */
 export interface Arg {
@@ -45,6 +46,20 @@ const LOOKUP = statement(LOOKUP_SQL);
 /** The overloads of `schema.name` (catalog rows, the same for every caller). */
 export async function lookupFunctions(db: Queryable, name: string, schema: string): Promise<FunctionRow[]> {
   return (await db.query<FunctionRow>(LOOKUP, [name, schema])).rows;
+}
+
+// The functions of a schema PostgREST can call (as `callable` below): for the hint of a name not found.
+const CALLABLE = statement(`
+select distinct p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+where n.nspname = $1 and p.prokind = 'f' and (p.pronargs = 0
+  or exists (select 1 from unnest(p.proargnames) with ordinality a(name, i)
+             where a.name <> '' and coalesce(p.proargmodes[a.i], 'i') in ('i', 'b', 'v'))
+  or (p.pronargs = 1 and p.proargtypes[0] in ('bytea'::regtype, 'json'::regtype, 'jsonb'::regtype, 'text'::regtype, 'xml'::regtype)))`);
+
+/** The names of the functions of `schema` that can be called; asked only when a name has none. */
+export async function callableNames(db: Queryable, schema: string, rows: FunctionRow[]): Promise<string[]> {
+  if (rows.some(callable)) return [];
+  return (await db.query<{ name: string }>(CALLABLE, [schema])).rows.map((r) => r.name);
 }
 
 /** The parameters of an overload (the catalog row may hold them as JSON text). */
@@ -96,6 +111,30 @@ const signature = (schema: string, name: string, r: FunctionRow) =>
     .map((a) => `${a.name ?? ''} => ${a.castType}`)
     .join(', ')})`;
 
+/** `(a, b)`: parameter names sorted, as PostgREST compares them for its hint. */
+const nameList = (names: readonly string[]) => `(${[...names].sort().join(', ')})`;
+
+/**
+ * PostgREST's hint for a function it did not find: the closest overload's parameters when the
+ * name has callable overloads, else the closest callable function of the schema by name.
+ */
+function notFoundHint(
+  schema: string,
+  name: string,
+  given: string[],
+  overloads: FunctionRow[],
+  others: readonly string[],
+): string | undefined {
+  const found = overloads.length
+    ? closest(
+        overloads.map((r) => nameList(inputArgs(r).map((a) => a.name ?? ''))),
+        nameList(given),
+      )
+    : closest(others, name, 0.75);
+  if (found === null) return undefined;
+  return `Perhaps you meant to call the function ${schema}.${overloads.length ? name : ''}${found}`;
+}
+
 /** The function was not found with these names: PostgREST's PGRST202 (message, details, hint). */
 function notFound(
   schema: string,
@@ -103,6 +142,7 @@ function notFound(
   given: string[],
   kind: BodyKind | null,
   overloads: FunctionRow[],
+  others: readonly string[],
 ): AppError {
   const raw = kind === 'text' || kind === 'bytes';
   const names = [...given].sort();
@@ -115,20 +155,10 @@ function notFound(
       : kind === 'bytes'
         ? ' with a single unnamed bytea parameter'
         : `${withParams}${kind === 'json' ? ' or with a single unnamed json/jsonb parameter' : ''}`;
-  // PostgREST suggests the overload whose parameters are closest to the given ones.
-  const closest = overloads
-    .map((r) => ({ r, shared: inputArgs(r).filter((a) => a.name !== null && given.includes(a.name)).length }))
-    .sort((a, b) => b.shared - a.shared)[0];
   return new AppError('RPC_NOT_FOUND', {
     message: `Could not find the function ${schema}.${name}${raw ? '' : names.length ? `(${names.join(', ')})` : ' without parameters'} in the schema cache`,
     details: `Searched for the function ${schema}.${name}${searched}, but no matches were found in the schema cache.`,
-    hint:
-      raw || !closest
-        ? undefined
-        : `Perhaps you meant to call the function ${schema}.${name}(${inputArgs(closest.r)
-            .map((a) => a.name ?? '')
-            .sort()
-            .join(', ')})`,
+    hint: raw ? undefined : notFoundHint(schema, name, given, overloads, others),
     pgrstCode: 'PGRST202',
   });
 }
@@ -144,13 +174,14 @@ export function pickOverload(
   name: string,
   given: string[],
   kind: BodyKind | null,
+  others: readonly string[] = [],
 ): FunctionRow {
   const candidates = rows.filter(callable);
   const names = new Set(given);
   let found = candidates.filter((r) => takesNames(r, names, kind));
   if (!found.length) found = candidates.filter((r) => takesBody(r, kind));
   if (found.length === 1) return found[0]!;
-  if (!found.length) throw notFound(schema, name, given, kind, candidates);
+  if (!found.length) throw notFound(schema, name, given, kind, candidates, others);
   const listed = found.sort(
     (a, b) =>
       inputArgs(a).length - inputArgs(b).length || signature(schema, name, a).localeCompare(signature(schema, name, b)),

@@ -25,3 +25,29 @@ export function translate(err: unknown, op: Operation, schemaChanged: () => void
     (info && raisedError(err, info.code)) ?? refinePgError(err, op === 'delete' ? 'delete' : 'records', schemaChanged)
   );
 }
+
+/**
+ * A constraint violation (SQLSTATE class 23) as PostgREST answers it on /api/db: Postgres's own
+ * message, DETAIL and HINT (`duplicate key value violates unique constraint "x"`, `Key (id)=(1)
+ * already exists.`), beside our envelope; a missing referenced row is 409 there, as a duplicate.
+ * Postgres leaves the values out of DETAIL when the caller may not read them (RLS on the table,
+ * no SELECT on the columns), so this shows no more than the caller can see. Null: not one.
+ */
+export function constraintAnswer(err: AppError): AppError | null {
+  let found = err.cause;
+  while (found instanceof AppError) found = found.cause; // a refined answer keeps the first as its cause
+  const cause = found as { message?: unknown; detail?: unknown; hint?: unknown } | undefined;
+  const info = pgErrorInfo(cause);
+  if (!info?.code.startsWith('23') || typeof cause?.message !== 'string') return null;
+  const text = (v: unknown) => (typeof v === 'string' ? v.replace(/[\x00-\x1f\x7f]/g, ' ').slice(0, 1000) : undefined);
+  const reference = info.code === '23503' && err.code === 'INVALID_INPUT';
+  return new AppError(reference ? 'CONFLICT' : err.code, {
+    message: text(cause.message),
+    details: text(cause.detail),
+    hint: text(cause.hint),
+    nextActions: reference
+      ? 'Refer to a row that exists (insert it first), or change the rows that still refer to this one.'
+      : err.nextActions,
+    cause,
+  });
+}

@@ -10,6 +10,7 @@ import {
   type BodyKind,
   type FunctionRow,
   inputArgs,
+  callableNames,
   lookupFunctions,
   parseArgs,
   pickOverload,
@@ -171,7 +172,7 @@ export async function callFunction(
     source === 'query' ? split.args : hasBody && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const kind: BodyKind | null =
     source === 'query' ? null : (req.bodyKind ?? (Buffer.isBuffer(req.body) ? 'bytes' : 'json'));
-  const fn = pickOverload(rows, schema, name, Object.keys(args), kind);
+  const fn = pickOverload(rows, schema, name, Object.keys(args), kind, await callableNames(tx, schema, rows));
   if (source === 'query' && fn.volatility === 'v') {
     throw new AppError('READ_ONLY_CALL', {
       message: `Function "${name}" is VOLATILE (it may change data), so GET and HEAD cannot call it; use POST.`,

@@ -47,7 +47,7 @@ export const DATA_ERRORS = {
     status: 300,
     message: 'More than one overload of the function matches these arguments.',
     nextActions:
-      'Give argument names that only one overload takes (the details list the candidates), or rename or drop an overload.',
+      'Give argument names that only one overload takes (the message lists the candidates), or rename or drop an overload.',
   },
   RELATION_NOT_FOUND: {
     status: 400,

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, internalErrorBody, type ErrorBody, type ErrorCode } from '../../errors/index.js';
 import { pgErrorInfo } from '../../db/errors.js';
+import { constraintAnswer } from '../../database/records-errors.js';
 
 const BY_FASTIFY_CODE: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -123,11 +124,14 @@ export function frameworkErrorHandler(err: FastifyError, _request: FastifyReques
 /** The error envelope on every error, and 404 for unknown routes. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
-    const appErr = toAppError(err);
-    if (!appErr) {
+    const found = toAppError(err);
+    if (!found) {
       request.log.error({ err }, 'unhandled error');
       return reply.status(500).type('application/json').send(internalErrorBody(request.id));
     }
+    // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
+    // path keeps Plinth's wording.
+    const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
     logAnswer(request, appErr);
     const body = request.routeOptions.config?.postgrest ? postgrestBody(appErr) : appErr.toBody();
     return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
