@@ -45,6 +45,22 @@ export async function axeViolations(page: Page): Promise<string[]> {
     );
 }
 
+/**
+ * axeViolations in the light and then the dark theme (the system preference emulated, so open
+ * dialogs, popovers and editors stay open), each prefixed with its theme; the page is light after.
+ */
+export async function axeBothThemes(page: Page): Promise<string[]> {
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await settled(page);
+    found.push(...(await axeViolations(page)).map((v) => `${scheme}: ${v}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await settled(page);
+  return found;
+}
+
 /** Records the JavaScript the page downloads: bytes and gzip-9 bytes (what a compressing proxy would send). */
 export function recordScripts(page: Page): () => Promise<{ files: number; bytes: number; gzipBytes: number }> {
   const bodies: Buffer[] = [];
