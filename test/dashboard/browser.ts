@@ -108,17 +108,25 @@ export async function overflow(page: Page): Promise<string[]> {
 export const SHOTS =
   process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
 
-/** With PLINTH_SCREENSHOTS=1, the page as it is now in both themes: name.png and name-dark.png (the page is in light before and after). */
-export async function screenshots(page: Page, name: string): Promise<void> {
+/**
+ * With PLINTH_SCREENSHOTS=1, the page as it is now in both themes: name.png and name-dark.png
+ * (the page is in light before and after). Toasts left from earlier steps are hidden unless
+ * `toasts` says the picture is about one.
+ */
+export async function screenshots(page: Page, name: string, opts: { toasts?: boolean } = {}): Promise<void> {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
   await page.evaluate(() => window.scrollTo(0, 0));
+  const toasts = (v: string) =>
+    page.locator('ol.toasts').evaluateAll((els, v) => els.forEach((e) => ((e as HTMLElement).style.visibility = v)), v);
+  if (!opts.toasts) await toasts('hidden');
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   await page.emulateMedia({ colorScheme: 'dark' });
   await settled(page);
   await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
   await page.emulateMedia({ colorScheme: 'light' });
   await settled(page);
+  if (!opts.toasts) await toasts('');
 }
 
 /** Waits for the colour transitions a change of theme starts (a picture taken halfway mixes both themes). */

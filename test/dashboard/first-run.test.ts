@@ -338,7 +338,7 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
       const sdk = await page.getByLabel('@insforge/sdk', { exact: true }).textContent();
       expect(sdk).toContain(`createClient({ baseUrl: '${t.url}', anonKey: '${t.anonKey}' })`);
       expect(await axeViolations(page)).toEqual([]);
-      await screenshots(page, 'connect');
+      await screenshots(page, 'connect', { toasts: true });
       await page.getByRole('link', { name: 'postgrest-js', exact: true }).click();
       await expect
         .poll(() => page.getByLabel('postgrest-js', { exact: true }).textContent())

@@ -34,7 +34,9 @@ export function StackedBars(props: {
   const w = 640;
   const h = 200;
   const bw = Math.max(4, Math.min(48, (w - 8) / Math.max(days.length, 1) - 6));
-  const every = Math.ceil(days.length / 12);
+  // A label every few bars: at most 12, and at least 120 units apart (a time like "10:51 PM"
+  // at the type scale) so neighbours never overlap however narrow the chart is drawn.
+  const every = Math.max(Math.ceil(days.length / 12), Math.ceil(120 / (bw + 6)));
   const left = (i: number) => 4 + i * (bw + 6);
   return (
     <figure class="chart">

@@ -39,8 +39,8 @@ const AUTH_LABELS: Record<string, string> = {
   requireLowercase: 'Password needs a lowercase letter',
   requireUppercase: 'Password needs an uppercase letter',
   requireSpecialChar: 'Password needs a symbol',
-  verifyEmailMethod: 'Email is verified with a',
-  resetPasswordMethod: 'Password is reset with a',
+  verifyEmailMethod: 'Email is verified by',
+  resetPasswordMethod: 'Password is reset by',
   disableSignup: 'Sign-up is closed',
 };
 
