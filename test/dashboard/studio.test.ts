@@ -489,6 +489,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
             expect(await page.getByLabel('Claude Code config', { exact: true }).textContent()).toContain(
               `${t.url}/api/mcp`,
             );
+          // Loaded: checked (and pictured) as people see it, not its skeleton.
+          await page.waitForFunction(() => !document.querySelector('.skeleton'));
           expect(await overflow(page), `${p} ${scheme} ${width}px`).toEqual([]);
           expect(await axeViolations(page), `${p} ${scheme} ${width}px`).toEqual([]);
           if (SHOTS && width === 1280)

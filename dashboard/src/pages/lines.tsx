@@ -32,7 +32,8 @@ export function Lines(props: {
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <div class="plot">
-        <YTicks top={format(max)} bottom={format(0)} />
+        {/* All zero: no top value (the scale's floor of 1 would read as a value). */}
+        <YTicks top={series.some((s) => s.values.some((v) => v > 0)) ? format(max) : ''} bottom={format(0)} />
         <svg
           viewBox={`0 0 ${w} ${h}`}
           role="img"
