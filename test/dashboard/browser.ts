@@ -45,6 +45,22 @@ export async function axeViolations(page: Page): Promise<string[]> {
     );
 }
 
+/**
+ * axeViolations in the light and then the dark theme (the system preference emulated, so open
+ * dialogs, popovers and editors stay open), each prefixed with its theme; the page is light after.
+ */
+export async function axeBothThemes(page: Page): Promise<string[]> {
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await settled(page);
+    found.push(...(await axeViolations(page)).map((v) => `${scheme}: ${v}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await settled(page);
+  return found;
+}
+
 /** Records the JavaScript the page downloads: bytes and gzip-9 bytes (what a compressing proxy would send). */
 export function recordScripts(page: Page): () => Promise<{ files: number; bytes: number; gzipBytes: number }> {
   const bodies: Buffer[] = [];
@@ -92,17 +108,25 @@ export async function overflow(page: Page): Promise<string[]> {
 export const SHOTS =
   process.env.PLINTH_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/dashboard') : null;
 
-/** With PLINTH_SCREENSHOTS=1, the page as it is now in both themes: name.png and name-dark.png (the page is in light before and after). */
-export async function screenshots(page: Page, name: string): Promise<void> {
+/**
+ * With PLINTH_SCREENSHOTS=1, the page as it is now in both themes: name.png and name-dark.png
+ * (the page is in light before and after). Toasts left from earlier steps are hidden unless
+ * `toasts` says the picture is about one.
+ */
+export async function screenshots(page: Page, name: string, opts: { toasts?: boolean } = {}): Promise<void> {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
   await page.evaluate(() => window.scrollTo(0, 0));
+  const toasts = (v: string) =>
+    page.locator('ol.toasts').evaluateAll((els, v) => els.forEach((e) => ((e as HTMLElement).style.visibility = v)), v);
+  if (!opts.toasts) await toasts('hidden');
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   await page.emulateMedia({ colorScheme: 'dark' });
   await settled(page);
   await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
   await page.emulateMedia({ colorScheme: 'light' });
   await settled(page);
+  if (!opts.toasts) await toasts('');
 }
 
 /** Waits for the colour transitions a change of theme starts (a picture taken halfway mixes both themes). */

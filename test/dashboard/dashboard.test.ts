@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generateSync } from 'otplib';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { axeViolations, browserAvailable, launch, overflow, recordScripts, SHOTS, screenshots } from './browser.js';
+import { axeBothThemes, browserAvailable, launch, overflow, recordScripts, SHOTS, screenshots } from './browser.js';
 import sharp from 'sharp';
 
 const T = { timeout: 60_000 };
@@ -22,7 +22,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
   const problems: string[] = [];
 
   const shot = (name: string) => screenshots(page, name);
-  const accessible = async () => expect(await axeViolations(page)).toEqual([]);
+  const accessible = async () => expect(await axeBothThemes(page)).toEqual([]);
   /** What an action said, in the toasts. */
   const notice = (text: string) => page.getByRole('region', { name: 'Notifications' }).getByText(text).first();
   const nav = (name: string) =>

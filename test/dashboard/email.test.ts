@@ -94,6 +94,18 @@ describe.runIf(browserAvailable())('the Email page in Chromium, with a real SMTP
     ]);
     await page.getByRole('status').filter({ hasText: '2 emails failed' }).waitFor();
     expect(await row('Your order shipped').textContent()).toMatch(/ECONNREFUSED/);
+    // The last error wraps in its cell instead of being cut off at one line; its title has it whole.
+    const lastError = row('Your order shipped').locator('.wrap-text');
+    expect(
+      await lastError.evaluate((e) => [e.scrollWidth <= e.clientWidth + 1, getComputedStyle(e).whiteSpace]),
+    ).toEqual([true, 'normal']);
+    expect(await lastError.getAttribute('title')).toMatch(/ECONNREFUSED/);
+    // ...and is not hidden under the sticky actions column at 1280 px.
+    const [errBox, actBox] = [
+      (await lastError.boundingBox())!,
+      (await row('Your order shipped').locator('td.act').boundingBox())!,
+    ];
+    expect(errBox.x + errBox.width).toBeLessThanOrEqual(actBox.x + 1);
     await page.getByLabel('Status', { exact: true }).selectOption('failed');
     expect(page.url()).toBe(`${t.url}/dashboard/email?status=failed`);
     await page.reload();

@@ -10,7 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
-import { axeViolations, browserAvailable, launch, overflow, SHOTS, screenshots, signIn } from './browser.js';
+import {
+  axeBothThemes,
+  axeViolations,
+  browserAvailable,
+  launch,
+  overflow,
+  SHOTS,
+  screenshots,
+  signIn,
+} from './browser.js';
 
 const T = { timeout: 60_000 };
 
@@ -112,6 +121,11 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
         }
       }
       await page.setViewportSize({ width: 1280, height: 800 });
+      // Every page fits at 1280×800 without scrolling the sidebar: the last link (Agents) is in sight.
+      const last = (await nav.getByRole('link').last().boundingBox())!;
+      const navBox = (await nav.boundingBox())!;
+      expect(last.y + last.height).toBeLessThanOrEqual(Math.min(800, navBox.y + navBox.height));
+      expect(await nav.evaluate((e) => e.scrollHeight <= e.clientHeight)).toBe(true);
       expect(await nav.locator('[aria-current="page"]').allTextContents()).toEqual(['Overview']);
       await nav.getByRole('link', { name: 'Webhooks', exact: true }).click();
       await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
@@ -143,11 +157,19 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
       await page.emulateMedia({ colorScheme: scheme });
       for (const [p, heading, next] of PAGES) {
         await go(p, heading);
-        if (next)
+        if (next) {
           await page
             .getByRole('main')
             .getByRole(p === '/functions' || p === '/email' ? 'link' : 'button', { name: next, exact: true })
             .waitFor();
+          // One next step: each empty state offers exactly one primary button, the one named.
+          const primaries = await page
+            .locator('.empty-state')
+            .evaluateAll((els) =>
+              els.map((e) => [...e.querySelectorAll('.primary')].map((b) => b.textContent?.trim())),
+            );
+          expect(primaries, p).toEqual([[next]]);
+        }
         await page.waitForFunction(() => !document.querySelector('.skeleton'));
         expect(await page.getByText(/Loading…/).count(), p).toBe(0);
         expect(await axeViolations(page), `${p} ${scheme}`).toEqual([]);
@@ -209,7 +231,7 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
     await go('/overview', 'Overview');
     const box = await palette('webh');
     expect(await page.getByRole('dialog', { name: 'Command palette' }).isVisible()).toBe(true);
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await axeBothThemes(page)).toEqual([]);
     await screenshots(page, 'palette');
     await box.press('Enter');
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
@@ -239,6 +261,12 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
     expect(page.url()).toBe(`${t.url}/dashboard/tables?new=1`);
     await page.keyboard.press('Escape');
     await expect.poll(() => page.url()).toBe(`${t.url}/dashboard/tables`);
+    await (await palette('new function')).press('Enter');
+    await page.getByRole('heading', { name: 'New function', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${t.url}/dashboard/functions/new`);
+    await (await palette('open the sql')).press('Enter');
+    await page.getByRole('heading', { name: 'SQL editor', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${t.url}/dashboard/sql`);
   });
 
   it('answers an action with a toast', T, async () => {
@@ -248,6 +276,29 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
     await page.getByRole('button', { name: 'Create bucket' }).click();
     await toast('Created the bucket photos.').waitFor();
     await page.getByRole('link', { name: 'photos' }).waitFor();
+  });
+
+  it('adds a secret, lists it masked, and deletes it after typing its name', T, async () => {
+    await go('/secrets', 'Secrets');
+    await page.getByRole('button', { name: 'Add a secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New secret' });
+    await dialog.getByLabel('Name').fill('STRIPE_KEY');
+    await dialog.getByLabel('Value').fill('sk_live_0123456789abcdef');
+    await dialog.getByRole('button', { name: 'Save secret' }).click();
+    await toast('Saved the secret STRIPE_KEY.').waitFor();
+    const row = page.getByRole('region', { name: 'Secrets' }).getByRole('row').filter({ hasText: 'STRIPE_KEY' });
+    await row.getByText('every function').waitFor();
+    expect(await row.textContent()).toContain('sk••••••••');
+    expect(await page.locator('main').textContent()).not.toContain('0123456789');
+    await row.getByRole('button', { name: 'Delete secret STRIPE_KEY' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete secret' });
+    expect(await confirm.getByRole('button', { name: 'Delete' }).isDisabled()).toBe(true);
+    expect(await axeBothThemes(page)).toEqual([]);
+    await confirm.getByLabel('Name').fill('STRIPE_KEY');
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await toast('Deleted secret STRIPE_KEY.').waitFor();
+    await page.getByRole('button', { name: 'Add a secret' }).waitFor();
+    expect((await call(t, 'GET', '/api/secrets', { headers: admin() })).body).toEqual([]);
   });
 
   it('makes a table from a CSV file, with the column types its rows suggest', T, async () => {
@@ -287,7 +338,7 @@ describe.runIf(browserAvailable())('the dashboard on a fresh install, in Chromiu
       const sdk = await page.getByLabel('@insforge/sdk', { exact: true }).textContent();
       expect(sdk).toContain(`createClient({ baseUrl: '${t.url}', anonKey: '${t.anonKey}' })`);
       expect(await axeViolations(page)).toEqual([]);
-      await screenshots(page, 'connect');
+      await screenshots(page, 'connect', { toasts: true });
       await page.getByRole('link', { name: 'postgrest-js', exact: true }).click();
       await expect
         .poll(() => page.getByLabel('postgrest-js', { exact: true }).textContent())

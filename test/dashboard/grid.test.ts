@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { axeViolations, browserAvailable, launch, screenshots, signIn } from './browser.js';
+import { axeBothThemes, browserAvailable, launch, screenshots, signIn } from './browser.js';
 
 const T = { timeout: 60_000 };
 
@@ -19,7 +19,7 @@ describe.runIf(browserAvailable())('the rows grid in Chromium', () => {
   const problems: string[] = [];
 
   const accessible = async (name?: string) => {
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await axeBothThemes(page)).toEqual([]);
     if (name) await screenshots(page, name);
   };
   const go = async (p: string, heading: string | RegExp) => {
@@ -248,7 +248,7 @@ describe.runIf(browserAvailable())('the rows grid in Chromium', () => {
     await page.getByRole('region', { name: 'Selected rows' }).getByText('2 rows selected').waitFor();
     await page.getByRole('button', { name: 'Delete selected' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete 2 rows' });
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await axeBothThemes(page)).toEqual([]);
     await dialog.getByRole('button', { name: 'Delete 2 rows' }).click();
     await page.getByRole('region', { name: 'Notifications' }).getByText('Deleted 2 rows of todos.').waitFor();
     expect(await sql(`select id from public.todos where title like 'drop me%'`)).toEqual([]);

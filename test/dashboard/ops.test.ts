@@ -104,6 +104,16 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
     expect(
       await page.getByRole('img', { name: /Latency per minute, ms: .*p99 \(worst route\) up to 80/ }).count(),
     ).toBe(1);
+    // The axis labels are readable (the type scale, not 10 px shrunk with the SVG) and say their unit.
+    const sizes = await page
+      .locator('figure.chart .tick span')
+      .evaluateAll((els) =>
+        els.map((e) => e.getBoundingClientRect().height && parseFloat(getComputedStyle(e).fontSize)),
+      );
+    expect(sizes.length).toBeGreaterThan(4);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
+    const latency = page.locator('figure.chart').filter({ hasText: 'Latency per minute' });
+    expect(await latency.locator('.y-ticks').textContent()).toMatch(/^\d+ ms0 ms$/);
     expect(await axeViolations(page)).toEqual([]);
   });
 
@@ -121,6 +131,10 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
       'alter table public.notes enable row level security;',
     );
     await page.getByRole('button', { name: 'Run SQL' }).click();
+    await page
+      .getByRole('region', { name: 'Notifications' })
+      .getByText('Fix applied; the advisor scans again.')
+      .waitFor();
     await expect.poll(() => calls.includes('scan')).toBe(true);
     const schema = await (
       await t.fetch('/api/database/tables/notes/schema', { headers: { 'x-api-key': t.adminKey } })
@@ -233,12 +247,14 @@ describe.runIf(browserAvailable())('dashboard operations pages in Chromium', () 
       await log.getByRole('cell', { name: 'succeeded' }).waitFor();
       expect(await axeViolations(page)).toEqual([]);
       await log.getByRole('button', { name: /^Redeliver / }).click();
+      await page.getByRole('region', { name: 'Notifications' }).getByText('Delivery queued again.').waitFor();
       await until(async () => got.length === 2, 15_000, 'the redelivery');
       await log.getByRole('button', { name: 'Close' }).click();
 
       const enabled = page.getByRole('switch', { name: 'Enabled: orders-hook' });
       await enabled.click(); // the switch follows the hook as the API answers
       await expect.poll(() => enabled.isChecked()).toBe(false);
+      await page.getByRole('region', { name: 'Notifications' }).getByText('orders-hook is disabled.').waitFor();
       expect((await call(t, 'GET', `/api/database/webhooks/${hook.id}`, { headers: admin() })).body.enabled).toBe(
         false,
       );
@@ -298,6 +314,10 @@ describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server
       .click();
     await page.getByText('No backup on the server yet.').waitFor();
     await page.getByRole('button', { name: 'Create backup' }).click();
+    await page
+      .getByRole('region', { name: 'Notifications' })
+      .getByText(/^Backup started/)
+      .waitFor();
     // The new row is listed at once (running), and the page refreshes it until it is ready.
     await page
       .getByRole('region', { name: 'Backups kept on the server' })
@@ -323,7 +343,10 @@ describe.runIf(browserAvailable())('dashboard backups page in Chromium (a server
       page.getByRole('button', { name: `Download ${kept!.name}` }).click(),
     ]);
     expect(download.suggestedFilename()).toBe(kept!.name);
-    await expect.poll(() => page.getByRole('status').textContent()).toContain(`${kept!.name} downloaded`);
+    await page
+      .getByRole('region', { name: 'Notifications' })
+      .getByText(`${kept!.name} downloaded`, { exact: false })
+      .waitFor();
 
     await page.getByRole('button', { name: `Delete ${kept!.name}` }).click();
     await page.getByRole('dialog', { name: 'Delete backup' }).getByRole('button', { name: 'Delete' }).click();

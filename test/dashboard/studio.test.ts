@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
-import { axeViolations, browserAvailable, launch, overflow, screenshots, SHOTS } from './browser.js';
+import { axeBothThemes, axeViolations, browserAvailable, launch, overflow, screenshots, SHOTS } from './browser.js';
 
 const T = { timeout: 60_000 };
 
@@ -21,9 +21,11 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
   const problems: string[] = [];
 
   const accessible = async (name?: string) => {
-    expect(await axeViolations(page)).toEqual([]);
+    expect(await axeBothThemes(page)).toEqual([]);
     if (name) await screenshots(page, name);
   };
+  /** What an action said, in the toasts. */
+  const toast = (text: string | RegExp) => page.getByRole('region', { name: 'Notifications' }).getByText(text);
   const go = async (p: string, heading: string | RegExp) => {
     await page.goto(`${t.url}/dashboard${p}`);
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
@@ -155,6 +157,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     );
     await accessible('schema-sql');
     await page.getByRole('button', { name: 'Run SQL' }).click();
+    await toast('Applied: add column priority.').waitFor();
     await page.getByRole('cell', { name: 'priority', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Drop foreign key of author' }).click();
     expect(await page.getByLabel('SQL to run').textContent()).toBe(
@@ -286,9 +289,12 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
       await panel.getByRole('region', { name: 'Sessions' }).getByRole('row').nth(1).waitFor();
       await panel.getByLabel('Name').fill('Grace');
       await panel.getByRole('button', { name: 'Save' }).click();
-      await panel.getByRole('status').filter({ hasText: 'Name saved.' }).waitFor();
+      await toast('Name saved.').waitFor();
       await panel.getByRole('button', { name: 'Mark verified' }).click();
+      await toast('Marked verified.').waitFor();
       await panel.getByText('✓ verified').waitFor();
+      await panel.getByRole('button', { name: 'Send password reset' }).click();
+      await toast('Password reset email sent.').waitFor();
       await accessible('user-panel');
       await panel.getByRole('button', { name: 'Sign out everywhere' }).click();
       await panel.getByText('No live sessions.').waitFor();
@@ -377,7 +383,10 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByLabel('Function slug').fill('cleanup');
     await accessible('schedules-create');
     await page.getByRole('button', { name: 'Create schedule' }).click();
+    await toast(/^Created the schedule nightly: next run /).waitFor();
     await page.getByRole('cell', { name: 'nightly', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Run now: nightly' }).click();
+    await toast('Started nightly; its run is in History.').waitFor();
     const saved = (await call(t, 'GET', '/api/schedules', { headers: admin })).body as Array<Record<string, unknown>>;
     expect(saved.find((s) => s.name === 'nightly')).toMatchObject({
       cronSchedule: '0 3 * * *',
@@ -423,6 +432,19 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
       ]);
       expect(await cells('storage')).toEqual(['storage', 'local', 'derived', expect.stringContaining('DATA_DIR')]);
       expect(await page.content()).not.toContain(t.adminKey);
+      // Auth's settings in words, values as Yes/No and lists, never the SDK's camelCase names.
+      const authRows = page.getByRole('region', { name: 'Authentication settings' }).getByRole('row');
+      const authRow = async (name: string) =>
+        authRows
+          .filter({ has: page.getByRole('cell', { name, exact: true }) })
+          .getByRole('cell')
+          .allTextContents();
+      expect(await authRow('Password needs a digit')).toEqual(['Password needs a digit', 'No']);
+      expect(await authRow('Sign-in providers')).toEqual(['Sign-in providers', 'none']);
+      expect(await authRow('Minimum password length')).toEqual(['Minimum password length', '8']);
+      expect(await page.getByRole('region', { name: 'Authentication settings' }).textContent()).not.toMatch(
+        /requireNumber|oAuthProviders/,
+      );
       await page.getByLabel('Filter variables').fill('admin');
       await expect.poll(() => grid.getByRole('row').count()).toBe(3); // the header, ADMIN_API_KEY, RATE_LIMIT_ADMIN_PER_MINUTE
       await accessible();
@@ -467,6 +489,8 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
             expect(await page.getByLabel('Claude Code config', { exact: true }).textContent()).toContain(
               `${t.url}/api/mcp`,
             );
+          // Loaded: checked (and pictured) as people see it, not its skeleton.
+          await page.waitForFunction(() => !document.querySelector('.skeleton'));
           expect(await overflow(page), `${p} ${scheme} ${width}px`).toEqual([]);
           expect(await axeViolations(page), `${p} ${scheme} ${width}px`).toEqual([]);
           if (SHOTS && width === 1280)

@@ -4,6 +4,7 @@ import { Sparkles } from '../components/icons';
 import { aiStatus } from '../lib/ai-status';
 import { Grid } from '../grid/grid';
 import { Card, EmptyState, ErrorBox, PageHeader, SkeletonLines, useLoad } from '../ui';
+import { XTicks, YTicks } from './lines';
 
 interface Day {
   day: string;
@@ -32,46 +33,46 @@ export function StackedBars(props: {
   const max = Math.max(1, ...totals);
   const w = 640;
   const h = 200;
-  const bw = Math.max(4, Math.min(48, (w - 40) / Math.max(days.length, 1) - 6));
+  const bw = Math.max(4, Math.min(48, (w - 8) / Math.max(days.length, 1) - 6));
+  // A label every few bars: at most 12, and at least 120 units apart (a time like "10:51 PM"
+  // at the type scale) so neighbours never overlap however narrow the chart is drawn.
+  const every = Math.max(Math.ceil(days.length / 12), Math.ceil(120 / (bw + 6)));
+  const left = (i: number) => 4 + i * (bw + 6);
   return (
     <figure class="chart">
       <figcaption>{props.title}</figcaption>
-      <svg
-        viewBox={`0 0 ${w} ${h + 30}`}
-        role="img"
-        aria-label={`${props.title}: ${days.map((d, i) => `${d} ${totals[i]}`).join(', ')}`}
-      >
-        <line x1="30" y1={h} x2={w} y2={h} class="axis" />
-        <text x="0" y="12" class="tick">
-          {max}
-        </text>
-        <text x="0" y={h} class="tick">
-          0
-        </text>
-        {days.map((d, i) => {
-          let y = h;
-          const x = 36 + i * (bw + 6);
-          return (
-            <g key={d}>
-              {series.map((s, j) => {
-                const v = value(d, s);
-                const bh = (v / max) * (h - 10);
-                y -= bh;
-                return v ? (
-                  <rect key={s} x={x} y={y} width={bw} height={bh} class={colour(j)}>
-                    <title>{`${d} · ${s}: ${v}`}</title>
-                  </rect>
-                ) : null;
-              })}
-              {i % Math.ceil(days.length / 12) === 0 && (
-                <text x={x} y={h + 14} class="tick">
-                  {props.tick ? props.tick(d) : d.slice(5)}
-                </text>
-              )}
-            </g>
-          );
-        })}
-      </svg>
+      <div class="plot">
+        <YTicks top={String(max)} bottom="0" />
+        <svg
+          viewBox={`0 0 ${w} ${h}`}
+          role="img"
+          aria-label={`${props.title}: ${days.map((d, i) => `${d} ${totals[i]}`).join(', ')}`}
+        >
+          <line x1="0" y1={h - 0.5} x2={w} y2={h - 0.5} class="axis" />
+          {days.map((d, i) => {
+            let y = h - 1;
+            return (
+              <g key={d}>
+                {series.map((s, j) => {
+                  const v = value(d, s);
+                  const bh = (v / max) * (h - 10);
+                  y -= bh;
+                  return v ? (
+                    <rect key={s} x={left(i)} y={y} width={bw} height={bh} class={colour(j)}>
+                      <title>{`${d} · ${s}: ${v}`}</title>
+                    </rect>
+                  ) : null;
+                })}
+              </g>
+            );
+          })}
+        </svg>
+        <XTicks
+          ticks={days
+            .map((d, i): [string, number] => [props.tick ? props.tick(d) : d.slice(5), (left(i) + bw / 2) / w])
+            .filter((_, i) => i % every === 0)}
+        />
+      </div>
       <ul class="legend">
         {series.map((s, j) => (
           <li key={s}>

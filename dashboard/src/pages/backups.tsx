@@ -44,21 +44,25 @@ function Status({ b }: { b: Kept }) {
 export function Backups() {
   const { data, error, reload } = useLoad(() => api<Kept[]>('/api/admin/backups'), []);
   const act = useAction();
-  const [done, setDone] = useState('');
   const running = data?.some((b) => b.status === 'running') ?? false;
   useEffect(() => {
     if (!running) return;
     const id = setInterval(reload, 1500);
     return () => clearInterval(id);
   }, [running]);
-  const create = () => act.run(() => api('/api/admin/backups', { method: 'POST' }).then(reload));
+  const create = () =>
+    act.run(async () => {
+      await api('/api/admin/backups', { method: 'POST' });
+      toast('Backup started: it is listed below, ready to download when it says so.');
+      reload();
+    });
   const download = (b: Kept) =>
-    act.run(async () => setDone(await save(await request(`/api/admin/backups/${enc(b.name)}`), b.name)));
+    act.run(async () => toast(await save(await request(`/api/admin/backups/${enc(b.name)}`), b.name)));
   const [removing, setRemoving] = useState<Kept | null>(null);
   const remove = (b: Kept) => setRemoving(b);
   const direct = () =>
     act.run(async () =>
-      setDone(await save(await request('/api/admin/backup', { method: 'POST' }), 'plinth-backup.tar.gz')),
+      toast(await save(await request('/api/admin/backup', { method: 'POST' }), 'plinth-backup.tar.gz')),
     );
   return (
     <section class="stack">
@@ -78,7 +82,6 @@ export function Backups() {
               </button>
             </div>
             <ErrorBox error={act.error} />
-            {done && <p role="status">{done}</p>}
             <Grid<Kept>
               label="Backups kept on the server"
               rows={data}

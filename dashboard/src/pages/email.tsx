@@ -236,7 +236,7 @@ function MessageGrid(props: {
           label: 'Last error',
           cell: (m) =>
             m.lastError && (
-              <span class="clip-text" title={m.lastError}>
+              <span class="wrap-text" title={m.lastError}>
                 {m.lastError}
               </span>
             ),

@@ -179,6 +179,7 @@ export function Advisor() {
         <SqlConfirm
           title="Apply the fix"
           sql={fix}
+          done="Fix applied; the advisor scans again."
           onClose={() => setFix(null)}
           onDone={() => (setFix(null), void api('/api/advisor/scan', { method: 'POST' }).then(reload, reload))}
         />

@@ -88,6 +88,7 @@ function Traffic({ stats }: { stats: Stat[] }) {
       <Lines
         title="Latency per minute, ms"
         xs={minutes.map(label)}
+        format={(v) => `${v.toFixed(0)} ms`}
         series={[
           { name: 'p50 (weighted)', values: minutes.map(p50), cls: 's0' },
           { name: 'p99 (worst route)', values: minutes.map(p99), cls: 's1' },

@@ -5,7 +5,7 @@ import { Cron } from 'croner';
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { Grid } from '../grid/grid';
-import { Button, cellText, Confirm, EmptyState, ErrorBox, Modal, PageHeader, useAction, useLoad } from '../ui';
+import { Button, cellText, Confirm, EmptyState, ErrorBox, Modal, PageHeader, toast, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 import { CalendarClock, Plus } from '../components/icons';
 
@@ -63,7 +63,10 @@ function CreateSchedule({ onClose, onDone }: { onClose: () => void; onDone: () =
       enabled: true,
       [f.target]: f.value,
     };
-    if (await act.run(() => api('/api/schedules', { method: 'POST', body }))) onDone();
+    if (await act.run(() => api('/api/schedules', { method: 'POST', body }))) {
+      toast(`Created the schedule ${f.name}: next run ${next.runs[0] ?? 'in a few seconds'}.`);
+      onDone();
+    }
   };
   return (
     <Modal title="New schedule" onClose={onClose}>
@@ -197,7 +200,12 @@ export function Schedules() {
                   type="button"
                   class="ghost"
                   aria-label={`Run now: ${s.name}`}
-                  onClick={() => void act.run(() => api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' }))}
+                  onClick={() =>
+                    void act.run(async () => {
+                      await api(`/api/schedules/${enc(s.id)}/run`, { method: 'POST' });
+                      toast(`Started ${s.name}; its run is in History.`);
+                    })
+                  }
                 >
                   Run now
                 </button>

@@ -29,6 +29,46 @@ export function envVars(md: string): EnvVar[] {
   return out;
 }
 
+/** What the auth settings (GET /api/auth/public-config, in the SDK's names) mean, in words. */
+const AUTH_LABELS: Record<string, string> = {
+  oAuthProviders: 'Sign-in providers',
+  customOAuthProviders: 'OpenID Connect providers',
+  requireEmailVerification: 'Email must be verified to sign in',
+  passwordMinLength: 'Minimum password length',
+  requireNumber: 'Password needs a digit',
+  requireLowercase: 'Password needs a lowercase letter',
+  requireUppercase: 'Password needs an uppercase letter',
+  requireSpecialChar: 'Password needs a symbol',
+  verifyEmailMethod: 'Email is verified by',
+  resetPasswordMethod: 'Password is reset by',
+  disableSignup: 'Sign-up is closed',
+};
+
+/** A setting's label: from the map, else its name in words ("someNewKey" reads "Some new key"). */
+export function settingLabel(key: string): string {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .toLowerCase();
+  return AUTH_LABELS[key] ?? words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A setting's value as people read it: Yes/No, a list of badges (or "none"), else the text. */
+function SettingValue({ value }: { value: unknown }) {
+  if (typeof value === 'boolean') return <Badge tone={value ? 'success' : 'neutral'}>{value ? 'Yes' : 'No'}</Badge>;
+  if (Array.isArray(value))
+    return value.length ? (
+      <span class="row">
+        {value.map((v) => (
+          <Badge key={String(v)}>{String(v)}</Badge>
+        ))}
+      </span>
+    ) : (
+      <span class="muted">none</span>
+    );
+  return <>{cellText(value)}</>;
+}
+
 /** One row of GET /api/admin/config. */
 interface ConfigVariable {
   name: string;
@@ -121,8 +161,8 @@ export function Settings() {
               rows={Object.entries(auth.data)}
               rowKey={([k]) => k}
               columns={[
-                { key: 'k', label: 'Setting', cell: ([k]) => <code>{k}</code> },
-                { key: 'v', label: 'Value', cell: ([, v]) => cellText(v) },
+                { key: 'k', label: 'Setting', cell: ([k]) => <span title={k}>{settingLabel(k)}</span> },
+                { key: 'v', label: 'Value', cell: ([, v]) => <SettingValue value={v} /> },
               ]}
             />
           )}

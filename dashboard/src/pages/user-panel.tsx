@@ -2,11 +2,11 @@
 // verification or password-reset email, sign out everywhere, ban (until a time, with a reason) or unban. What the admin user API lacks
 // (identities, sessions, the name, the verified flag) goes through the admin SQL endpoint
 // with bind parameters.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { api } from '../api';
 import { Icon, X } from '../components/icons';
 import { Grid } from '../grid/grid';
-import { ErrorBox, useAction, useLoad } from '../ui';
+import { ErrorBox, toast, useAction, useLoad } from '../ui';
 
 interface Detail {
   id: string;
@@ -82,7 +82,6 @@ export function UserPanel({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => ref.current?.showModal(), []);
-  const [notice, setNotice] = useState('');
   const act = useAction();
   const user = useLoad(() => api<{ user: Detail }>(`/api/auth/users/${userId}`), [userId]);
   const extra = useLoad(async () => {
@@ -97,7 +96,7 @@ export function UserPanel({
     return { ids: ids.identities, sessions: sessions.sessions };
   }, [userId]);
   const u = user.data?.user;
-  const done = (msg: string) => (setNotice(msg), user.reload(), extra.reload(), onChanged());
+  const done = (msg: string) => (toast(msg), user.reload(), extra.reload(), onChanged());
   const save = (e: Event) => {
     e.preventDefault();
     const name = String(new FormData(e.currentTarget as HTMLFormElement).get('name') ?? '');
@@ -114,7 +113,6 @@ export function UserPanel({
         </button>
       </header>
       <ErrorBox error={user.error ?? extra.error ?? act.error} />
-      {notice && <p role="status">{notice}</p>}
       {u && (
         <div class="stack">
           <p>

@@ -2,7 +2,7 @@
 // with redelivery.
 import { api, enc } from '../api';
 import { Grid } from '../grid/grid';
-import { CopyButton, ErrorBox, Modal, cellText, useAction, useLoad } from '../ui';
+import { CopyButton, ErrorBox, Modal, cellText, toast, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 
 export const BASE = '/api/database/webhooks';
@@ -95,7 +95,11 @@ export function Deliveries({ hook, onClose }: { hook: Hook; onClose: () => void 
                 class="ghost"
                 aria-label={`Redeliver ${d.id}`}
                 onClick={() =>
-                  void act.run(() => api(`${path}/${enc(d.id)}/redeliver`, { method: 'POST' }).then(reload))
+                  void act.run(async () => {
+                    await api(`${path}/${enc(d.id)}/redeliver`, { method: 'POST' });
+                    toast('Delivery queued again.');
+                    reload();
+                  })
                 }
               >
                 Redeliver

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, enc } from '../api';
 import { Grid } from '../grid/grid';
 import { Plus, Webhook as WebhookIcon } from '../components/icons';
-import { Button, Confirm, EmptyState, ErrorBox, Modal, PageHeader, useAction, useLoad } from '../ui';
+import { Button, Confirm, EmptyState, ErrorBox, Modal, PageHeader, toast, useAction, useLoad } from '../ui';
 import { LoadState } from './notavailable';
 import { BASE, Deliveries, type Hook, Secret } from './webhook-dialogs';
 
@@ -173,7 +173,11 @@ export function Webhooks() {
   >(null);
   const act = useAction();
   const setEnabled = (h: Hook, enabled: boolean) =>
-    act.run(() => api(`${BASE}/${enc(h.id)}`, { method: 'PATCH', body: { enabled } }).then(reload));
+    act.run(async () => {
+      await api(`${BASE}/${enc(h.id)}`, { method: 'PATCH', body: { enabled } });
+      toast(`${h.name} is ${enabled ? 'enabled' : 'disabled'}.`);
+      reload();
+    });
   return (
     <section class="stack">
       <PageHeader
