@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@insforge/sdk';
 import { backends } from '../helpers/db.js';
-import { call } from '../helpers/http.js';
+import { at, call } from '../helpers/http.js';
 import { startStorageApp, type DriverKind, type StorageTestApp } from '../storage/helpers.js';
 import { sdk, signedInClient } from './helpers.js';
 
@@ -47,10 +47,10 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     const key = up.data!.key;
     expect(key).toMatch(/\.json$/);
     const { data } = alice.client.storage.from('pub').getPublicUrl(key);
-    const r = await fetch(data!.publicUrl);
+    const r = await call(at(data!.publicUrl), 'GET', '');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await r.text()).toBe('{"a":1}');
+    expect(r.text).toBe('{"a":1}');
   });
 
   it('createSignedUrl gives an absolute URL that works with no headers; createSignedUrls one per key', async () => {
@@ -63,9 +63,9 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     expect(s.error).toBeNull();
     expect(s.data!.signedUrl).toMatch(/^http:\/\//);
     expect(Date.parse(s.data!.expiresAt!)).toBeGreaterThan(Date.now() + 60_000);
-    const r = await fetch(s.data!.signedUrl);
+    const r = await call(at(s.data!.signedUrl), 'GET', '');
     expect(r.status).toBe(200);
-    expect(await r.text()).toBe('secret');
+    expect(r.text).toBe('secret');
     const many = await alice.client.storage.from('priv').createSignedUrls([key, key], 60);
     expect(many.error).toBeNull();
     expect(many.data).toHaveLength(2);
@@ -128,7 +128,7 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
     });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('INVALID_KEY');
-    expect((await fetch(`${t.url}/api/storage/buckets/pub/objects/${encodeURIComponent(keys[1]!)}`)).status).toBe(200);
+    expect((await call(t, 'GET', `/api/storage/buckets/pub/objects/${encodeURIComponent(keys[1]!)}`)).status).toBe(200);
     const batch = await alice.client.storage.from('pub').remove([keys[1]!, keys[2]!, keys[0]!]);
     expect(batch.error).toBeNull();
     expect(batch.data).toEqual({
@@ -138,7 +138,7 @@ describe.each(cases)('@insforge/sdk storage (%s, %s)', (backend, driver) => {
         { key: keys[0], status: 'notFound' },
       ],
     });
-    expect((await fetch(`${t.url}/api/storage/buckets/pub/objects/${encodeURIComponent(keys[2]!)}`)).status).toBe(404);
+    expect((await call(t, 'GET', `/api/storage/buckets/pub/objects/${encodeURIComponent(keys[2]!)}`)).status).toBe(404);
     // Another user's object in a public bucket: refused for that key, with the reason.
     const mine = await alice.client.storage.from('pub').upload('alice-only.txt', new Blob(['a']));
     const bob = await signedInClient(t, 'bob2');

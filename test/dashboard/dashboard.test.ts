@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generateSync } from 'otplib';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { at, call } from '../helpers/http.js';
 import { backends } from '../helpers/db.js';
 import { axeBothThemes, browserAvailable, launch, overflow, recordScripts, SHOTS, screenshots } from './browser.js';
 import sharp from 'sharp';
@@ -254,7 +255,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
 
     await page.getByRole('button', { name: 'Signed link to hello.txt' }).click();
     const url = await page.locator('code.url').textContent();
-    expect(await (await fetch(url!)).text()).toBe('hello from the dashboard');
+    expect((await call(at(url!), 'GET', '')).text).toBe('hello from the dashboard');
   });
 
   it("deploys a function, invokes it, follows its logs, and shows a syntax error's line", T, async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser, serve, startApp, type TestApp } from '../helpers/app.js';
 import { backends, freshDb } from '../helpers/db.js';
-import { call } from '../helpers/http.js';
+import { at, call } from '../helpers/http.js';
 import { admin, envelope, sql } from './helpers.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildDeps } from '../../src/deps.js';
@@ -145,7 +145,7 @@ describe.each(backends())('upgrading a database made before the owner role (%s)'
         url: served.url,
         adminKey,
         deps,
-        fetch: (p: string, init?: RequestInit) => fetch(served.url + p, init),
+        fetch: at(served.url).fetch,
       } as unknown as TestApp;
       const u = await createTestUser(t);
       await db.query(`insert into public.old_notes (owner, body) values ($1, 'kept'), (gen_random_uuid(), 'other')`, [

@@ -219,9 +219,6 @@ const RAW_FETCH: Record<string, string> = {
   'helpers/http.ts': 'at(url), the target of a server that is not a TestApp',
   'auth/browser.ts': "a browser's requests: any host, redirects by hand, the Response handed back",
   'storage/s3-presigned.test.ts': 'the presigned form and URL go to S3 itself, not to Plinth',
-  'clients/sdk-storage.test.ts': 'not converted yet (others work in test/clients)',
-  'dashboard/dashboard.test.ts': 'not converted yet (others work in test/dashboard)',
-  'database/least-privilege.test.ts': 'not converted yet (others work in test/database)',
 };
 
 /** Every TypeScript file under test/, as a path relative to it. */
