@@ -3,7 +3,6 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { AppError } from './errors/index.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import AjvCompiler from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
 import type { RoutePlugin } from './http/types.js';
@@ -37,6 +36,7 @@ import { migrationRoutes } from './http/routes/database/migrations.js';
 import { metadataRoutes } from './http/routes/metadata/index.js';
 import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
+import { buildSerializer, buildValidator } from './http/compilers.js';
 import { Drain } from './http/drain.js';
 import { advanceRoutes } from './http/routes/database/advance.js';
 import { typesRoutes } from './http/routes/database/types.js';
@@ -73,22 +73,6 @@ const ROUTES: RoutePlugin[] = [
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-const ajvCompilers = AjvCompiler();
-type Compile = (route: { httpPart?: string }) => unknown;
-const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false };
-
-/** Fastify's validator factory, with type coercion everywhere but in bodies. */
-function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
-  const build = (coerceTypes: 'array' | false) =>
-    ajvCompilers(externalSchemas, {
-      ...ajvOptions,
-      customOptions: { ...AJV_BASE, coerceTypes },
-    } as never) as unknown as Compile;
-  const coercing = build('array');
-  const strict = build(false);
-  return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
-}
 
 /** Node's answer to an Expect header other than 100-continue, with the envelope. */
 function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): void {
@@ -174,10 +158,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Fastify's own 503 body.
     return503OnClosing: false,
     // Query strings, params and headers arrive as text and are coerced to their schema types;
-    // JSON bodies are not: a 42 where a string belongs is a 400, not "42".
+    // JSON bodies are not: a 42 where a string belongs is a 400, not "42". Each schema is
+    // compiled on its route's first request, not at start (http/compilers.ts).
     schemaController: {
       compilersFactory: {
         buildValidator: buildValidator as never,
+        buildSerializer: buildSerializer as never,
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
