@@ -74,6 +74,16 @@ const ROUTES: RoutePlugin[] = [
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A plugin with its name given, as Fastify reads it: without one, Fastify looks for the plugin
+ * among the exports of every CommonJS module loaded, once per plugin (≈ 0.1 s of a loaded start).
+ */
+function named(plugin: RoutePlugin): RoutePlugin {
+  const display = Symbol.for('fastify.display-name');
+  (plugin as unknown as Record<symbol, string>)[display] ??= plugin.name;
+  return plugin;
+}
+
 /** Node's answer to an Expect header other than 100-continue, with the envelope. */
 function answerExpectationFailed(_req: IncomingMessage, res: ServerResponse): void {
   const e = new AppError('EXPECTATION_FAILED');
@@ -188,7 +198,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await registerRateLimit(app, config.rateLimit, deps.redis);
   await registerOpenApi(app, deps.version);
   app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
-  for (const routes of ROUTES) await app.register(routes, { deps });
+  for (const routes of ROUTES) await app.register(named(routes), { deps });
   // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
   await attachRealtime(app, deps);
   drain.leaveUpgrades();
