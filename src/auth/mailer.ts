@@ -109,7 +109,7 @@ export class SmtpMailer implements Mailer {
 
   async close(): Promise<void> {
     await this.inFlight.drain(5000);
-    (await this.transporter)?.close();
+    (await this.transporter?.catch(() => null))?.close();
   }
 }
 
