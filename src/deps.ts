@@ -189,7 +189,7 @@ async function startStorage(
   jwtSecret: string,
   life: Lifecycle,
 ) {
-  const storage = createStorage(config, opened.db, jwtSecret);
+  const storage = await createStorage(config, opened.db, jwtSecret);
   // Resumable uploads sweep their expired leftovers in this process: they are on this instance's disk.
   const resumable = createResumable(config, storage);
   resumable.start();

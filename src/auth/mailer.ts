@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One outgoing email: plain text, with an HTML part and more recipients when given (the email API). */
 export interface Mail {
@@ -53,53 +53,63 @@ class InFlight {
   }
 }
 
-/** Mail through nodemailer to SMTP_URL (smtp:// or smtps://, credentials in the URL). */
+/**
+ * Mail through nodemailer to SMTP_URL (smtp:// or smtps://, credentials in the URL). nodemailer
+ * is imported on the first send or check, so a start (with or without SMTP) does not load it.
+ */
 export class SmtpMailer implements Mailer {
   readonly kind = 'smtp';
-  private readonly transport: Transporter;
+  private transporter: Promise<Transporter> | null = null;
   private readonly inFlight = new InFlight();
 
   constructor(
-    smtpUrl: string,
+    private readonly smtpUrl: string,
     private readonly from: string,
-  ) {
+  ) {}
+
+  private transport(): Promise<Transporter> {
     // Connections are opened per message: mail is rare, and a pool would hold sockets open.
     // An attempt ends well inside the job queue's 120 s for it (src/email/delivery.ts), so a
     // hung server never has a retry start while the first send is still in flight (nodemailer's
     // default socket timeout is 10 minutes). Timeouts in SMTP_URL's query win.
-    this.transport = nodemailer.createTransport({
-      url: smtpUrl,
-      connectionTimeout: 20_000,
-      greetingTimeout: 20_000,
-      socketTimeout: 60_000,
-    });
+    this.transporter ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        url: this.smtpUrl,
+        connectionTimeout: 20_000,
+        greetingTimeout: 20_000,
+        socketTimeout: 60_000,
+      }),
+    );
+    return this.transporter;
   }
 
   send(mail: Mail): Promise<void> {
     return this.inFlight.track(
-      this.transport
-        .sendMail({
-          from: fromWithName(this.from, mail.fromName),
-          to: mail.to,
-          cc: mail.cc,
-          bcc: mail.bcc,
-          replyTo: mail.replyTo,
-          subject: mail.subject,
-          text: mail.text,
-          html: mail.html,
-        })
+      this.transport()
+        .then((transport) =>
+          transport.sendMail({
+            from: fromWithName(this.from, mail.fromName),
+            to: mail.to,
+            cc: mail.cc,
+            bcc: mail.bcc,
+            replyTo: mail.replyTo,
+            subject: mail.subject,
+            text: mail.text,
+            html: mail.html,
+          }),
+        )
         .then(() => {}),
     );
   }
 
   /** Checks that the SMTP server answers (for the health check). */
   async verify(): Promise<void> {
-    await this.transport.verify();
+    await (await this.transport()).verify();
   }
 
   async close(): Promise<void> {
     await this.inFlight.drain(5000);
-    this.transport.close();
+    (await this.transporter?.catch(() => null))?.close();
   }
 }
 

@@ -66,7 +66,7 @@ export class MfaService {
     // must not be able to add its own authenticator and step up with it.
     if ((row.factors ?? []).some((f) => f.status === 'verified') && caller.claims.aal !== 'aal2')
       throw new AppError('AAL2_REQUIRED');
-    const secret = this.totp.newSecret();
+    const secret = await this.totp.newSecret();
     const factor = await this.deps.db.transaction((tx) =>
       store.insertFactor(tx, {
         userId: row.id,
@@ -76,7 +76,7 @@ export class MfaService {
     );
     if (!factor)
       throw new AppError('MFA_FACTOR_LIMIT', { message: `An account has at most ${store.MAX_FACTORS} factors.` });
-    const uri = this.totp.uri(secret, input.issuer?.trim() || 'Plinth', row.email || row.id);
+    const uri = await this.totp.uri(secret, input.issuer?.trim() || 'Plinth', row.email || row.id);
     const qrCode = await this.totp.qrSvg(uri);
     const dataUri = `data:image/svg+xml;utf-8,${encodeURIComponent(qrCode)}`;
     return {

@@ -15,7 +15,7 @@ describe('Totp', () => {
   };
 
   it('accepts codes of the previous, current and next step and names the step; refuses others', async () => {
-    const secret = totp.newSecret();
+    const secret = await totp.newSecret();
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     for (const offset of [0, 1]) {
       const { code, step } = at(secret, offset);
@@ -48,7 +48,7 @@ describe('Totp', () => {
   });
 
   it('writes an otpauth URI and an SVG QR code', async () => {
-    const uri = totp.uri('JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', 'Acme', 'ann@example.com');
+    const uri = await totp.uri('JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', 'Acme', 'ann@example.com');
     expect(uri).toMatch(/^otpauth:\/\/totp\/Acme:ann%40example\.com\?/);
     expect(uri).toContain('issuer=Acme');
     const svg = await totp.qrSvg(uri);

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
+
+// otplib and qrcode are imported on the first MFA enrolment or check: a start does not load them (issue #38).
+const otp = () => import('otplib');
 
 /** Time step of the codes (RFC 6238 and every authenticator app: 30 s, 6 digits, SHA-1). */
 export const TOTP_PERIOD = 30;
@@ -19,16 +20,17 @@ export class Totp {
     this.recoveryKey = Buffer.from(hkdfSync('sha256', secret, 'plinth', 'mfa-recovery-code', 32));
   }
 
-  newSecret(): string {
-    return generateSecret({ length: 20 });
+  async newSecret(): Promise<string> {
+    return (await otp()).generateSecret({ length: 20 });
   }
 
-  uri(secret: string, issuer: string, label: string): string {
-    return generateURI({ issuer, label, secret });
+  async uri(secret: string, issuer: string, label: string): Promise<string> {
+    return (await otp()).generateURI({ issuer, label, secret });
   }
 
   /** The QR code of an `otpauth://` URI as an SVG document. */
-  qrSvg(uri: string): Promise<string> {
+  async qrSvg(uri: string): Promise<string> {
+    const { default: QRCode } = await import('qrcode');
     return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   }
 
@@ -38,7 +40,7 @@ export class Totp {
    */
   async check(secret: string, code: string): Promise<number | null> {
     if (!/^[0-9]{6}$/.test(code)) return null;
-    const r = await verify({ secret, token: code, epochTolerance: TOTP_PERIOD });
+    const r = await (await otp()).verify({ secret, token: code, epochTolerance: TOTP_PERIOD });
     // The TOTP strategy's answer carries the time step (the HOTP one, never used here, does not).
     return r.valid && 'timeStep' in r ? r.timeStep : null;
   }

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryOptions, QueryResult, Statement } from './types.js';
 import { pgliteTemporalText } from './type-parsers.js';
 import { translatePgError } from './errors.js';
@@ -10,6 +10,8 @@ const LISTEN_CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Embedded Postgres in this process. `dataDir` null keeps everything in memory. */
 export async function openPglite(dataDir: string | null): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // Imported here: only DATABASE_URL=pglite:// (or a carry-over) loads PGlite, not a default start.
+  const { PGlite } = await import('@electric-sql/pglite');
   const pg = await PGlite.create(dataDir ?? 'memory://');
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T>(

@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { build } from './esbuild.js';
 import { AppError } from '../errors/index.js';
 import { checkEntry, toModule } from './forms.js';
 

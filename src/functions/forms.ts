@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { build } from './esbuild.js';
 import { AppError } from '../errors/index.js';
 
 // The forms real apps write a function in (docs/functions.md, "Forms a function may take"),

@@ -1,4 +1,4 @@
-import { build } from 'esbuild';
+import { build } from './esbuild.js';
 import { AppError } from '../errors/index.js';
 
 /** One import of a function's module, by its kind. */

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /**
  * Redis for counters (and realtime's adapter). Down later: ioredis reconnects by itself;
@@ -6,8 +6,10 @@ import { Redis } from 'ioredis';
  * reports it. Not an unhandled error event. Not reachable at start: the client is closed
  * (ioredis would go on reconnecting in the background) and the socket's own error is thrown
  * (ECONNREFUSED, ENOTFOUND … with the address), not ioredis's "Connection is closed".
+ * ioredis is imported here, so a start without REDIS_URL does not load it.
  */
 export async function connectRedis(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
   const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   let lastError: unknown = null;
   r.on('error', (err) => {

@@ -3,7 +3,6 @@ import type { Config } from '../config/index.js';
 import type { Db } from '../db/types.js';
 import type { StorageDriver } from './driver.js';
 import { LocalDriver } from './local.js';
-import { S3Driver } from './s3.js';
 import { StorageService } from './service.js';
 import { UrlSigner } from './signing.js';
 import { ResumableUploads } from './resumable.js';
@@ -13,17 +12,18 @@ export { StorageService } from './service.js';
 export { ResumableUploads } from './resumable.js';
 export { ImageTransforms } from './images.js';
 
-/** The driver the config chooses: S3 when S3_BUCKET is set, else files under DATA_DIR/storage. */
-export function createDriver(config: Readonly<Config>): StorageDriver {
-  return config.storage.s3 ? new S3Driver(config.storage.s3) : new LocalDriver(path.join(config.dataDir, 'storage'));
+/**
+ * The driver the config chooses: S3 when S3_BUCKET is set, else files under DATA_DIR/storage.
+ * The S3 driver (and the AWS SDK with it) is imported only then: a default start does not load it.
+ */
+export async function createDriver(config: Readonly<Config>): Promise<StorageDriver> {
+  if (!config.storage.s3) return new LocalDriver(path.join(config.dataDir, 'storage'));
+  const { S3Driver } = await import('./s3.js');
+  return new S3Driver(config.storage.s3);
 }
 
-export function createStorage(
-  config: Readonly<Config>,
-  db: Db,
-  jwtSecret: string,
-  driver = createDriver(config),
-): StorageService {
+export async function createStorage(config: Readonly<Config>, db: Db, jwtSecret: string): Promise<StorageService> {
+  const driver = await createDriver(config);
   return new StorageService({
     db,
     driver,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FileStore } from '@tus/file-store';
+import type { FileStore } from '@tus/file-store';
 import type { Upload } from '@tus/server';
 import type { Identity } from '../auth/identity.js';
 import { AppError } from '../errors/index.js';
@@ -31,17 +31,32 @@ export interface ResumableOptions {
  * src/http/routes/storage/resumable.ts.
  */
 export class ResumableUploads {
-  readonly datastore: FileStore;
   readonly expiresMs: number;
   private readonly storage: StorageService;
   private readonly directory: string;
   private timer: NodeJS.Timeout | null = null;
+  private store: Promise<FileStore> | null = null;
 
   constructor(opts: ResumableOptions) {
     this.storage = opts.storage;
     this.directory = opts.directory;
     this.expiresMs = opts.expiresMs;
-    this.datastore = new FileStore({ directory: opts.directory, expirationPeriodInMilliseconds: opts.expiresMs });
+  }
+
+  /**
+   * The tus file store, made on first use: a start that sees no upload does not load `@tus/*`
+   * (issue #38). Its folder exists before the store answers (the store's own mkdir is not awaited).
+   */
+  datastore(): Promise<FileStore> {
+    this.store ??= (async () => {
+      const { FileStore } = await import('@tus/file-store');
+      await mkdir(this.directory, { recursive: true });
+      return new FileStore({ directory: this.directory, expirationPeriodInMilliseconds: this.expiresMs });
+    })().catch((err) => {
+      this.store = null;
+      throw err;
+    });
+    return this.store;
   }
 
   get maxBytes(): number {
@@ -89,7 +104,7 @@ export class ResumableUploads {
     const owner = writerId(identity) ?? ADMIN;
     let upload: Upload;
     try {
-      upload = await this.datastore.getUpload(id);
+      upload = await (await this.datastore()).getUpload(id);
     } catch {
       throw notFound();
     }
@@ -126,15 +141,16 @@ export class ResumableUploads {
   async discard(id: string): Promise<void> {
     try {
       await rm(path.join(this.directory, id), { force: true });
-      await this.datastore.configstore.delete(id);
+      await (await this.datastore()).configstore.delete(id);
     } catch {
       // Left for the sweep.
     }
   }
 
-  /** Removes expired unfinished uploads; answers how many. */
-  sweep(): Promise<number> {
-    return this.datastore.deleteExpired();
+  /** Removes expired unfinished uploads; answers how many. An empty folder needs no store to say 0. */
+  async sweep(): Promise<number> {
+    if (!this.store && (await readdir(this.directory).catch(() => [])).length === 0) return 0;
+    return (await this.datastore()).deleteExpired();
   }
 
   /**

@@ -1,6 +1,6 @@
 // The risk of a migration, read with PostgreSQL's own parser (libpg-query, WASM): which
-// statements drop or empty data, rewrite or lock a big table, or change every row.
-import { loadModule, parseSync } from 'libpg-query';
+// statements drop or empty data, rewrite or lock a big table, or change every row. The parser
+// is imported on the first script it reads: a start does not load it (issue #38).
 import { AppError } from '../../errors/index.js';
 import type { Queryable } from '../../db/types.js';
 
@@ -21,12 +21,24 @@ export interface ParsedStatement {
 }
 type Node = Record<string, any>;
 
-let loaded: Promise<void> | null = null;
+type Parse = (sql: string) => unknown;
+let loaded: Promise<Parse> | null = null;
+const parser = (): Promise<Parse> => {
+  loaded ??= import('libpg-query')
+    .then(async ({ loadModule, parseSync }) => {
+      await loadModule();
+      return parseSync;
+    })
+    .catch((err) => {
+      loaded = null;
+      throw err;
+    });
+  return loaded;
+};
 
 /** Splits a script into statements with the real parser; a syntax error is 400 SQL_ERROR with its line and column. */
 export async function splitStatements(sql: string): Promise<ParsedStatement[]> {
-  loaded ??= loadModule();
-  await loaded;
+  const parseSync = await parser();
   let tree: { stmts?: Array<{ stmt: Node; stmt_location?: number; stmt_len?: number }> };
   try {
     tree = parseSync(sql) as typeof tree;

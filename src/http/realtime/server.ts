@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { Server, type Socket } from 'socket.io';
-import { createAdapter } from '@socket.io/redis-adapter';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../errors/index.js';
@@ -54,7 +53,7 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
     maxHttpBufferSize: Math.max(2 * limits.maxPayloadBytes, 64 * 1024),
     cors: { origin: deps.config.corsOrigins ?? true },
   });
-  const closers = useRedisAdapter(io, deps);
+  const closers = await useRedisAdapter(io, deps);
   const sessions = new Map<string, Set<RtSocket>>();
   const local = localSockets(io, sessions, (kind, n) => deps.metrics.countDeliveries(kind, n));
   deps.metrics.setRealtimeSockets(() => io.engine.clientsCount);
@@ -117,9 +116,13 @@ export async function attachRealtime(app: FastifyInstance, deps: Deps): Promise<
   return server;
 }
 
-/** The Redis adapter when REDIS_URL is set; answers what closes its clients. */
-function useRedisAdapter(io: Server, deps: Deps): Array<() => Promise<unknown>> {
+/**
+ * The Redis adapter when REDIS_URL is set; answers what closes its clients. ioredis and the
+ * adapter are imported only then: a start without Redis does not load them.
+ */
+async function useRedisAdapter(io: Server, deps: Deps): Promise<Array<() => Promise<unknown>>> {
   if (!deps.config.rateLimit.redisUrl) return [];
+  const [{ Redis }, { createAdapter }] = await Promise.all([import('ioredis'), import('@socket.io/redis-adapter')]);
   const pub = new Redis(deps.config.rateLimit.redisUrl, { maxRetriesPerRequest: 2 });
   const sub = pub.duplicate();
   pub.on('error', () => {});

@@ -4,7 +4,7 @@ import { effectiveConfig } from '../../../config/running.js';
 import type { RoutePlugin } from '../../types.js';
 import { AppError } from '../../../errors/index.js';
 import { publicOrigin } from '../../origin.js';
-import { McpSessions } from '../../../mcp/sessions.js';
+import type { McpSessions, SessionOptions } from '../../../mcp/sessions.js';
 
 const READONLY = /^(1|true|yes)$/i;
 const tags = ['mcp'];
@@ -24,7 +24,7 @@ function assertAdmin(request: FastifyRequest): void {
  * server reports its tool calls.
  */
 export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
-  const sessions = new McpSessions({
+  const options: SessionOptions = {
     services: {
       ...deps,
       anonKey: deps.credentials.anonKey,
@@ -36,19 +36,39 @@ export const mcpRoutes: RoutePlugin = async (app, { deps }) => {
     maxSessions: deps.config.mcp.maxSessions,
     idleMs: deps.config.mcp.sessionIdleSeconds * 1000,
     onToolError: (tool, err) => app.log.error({ err, tool }, 'MCP tool failed'),
-  });
+  };
+  // The MCP SDK and the tools are imported on the first MCP request: a start does not load them (issue #38).
+  let opened: Promise<McpSessions> | null = null;
+  const sessions = () => {
+    opened ??= import('../../../mcp/sessions.js')
+      .then(({ McpSessions }) => new McpSessions(options))
+      .catch((err) => {
+        opened = null;
+        throw err;
+      });
+    return opened;
+  };
   // preClose: an open event stream (GET /api/mcp) would otherwise keep the server from closing.
-  app.addHook('preClose', () => sessions.close());
+  app.addHook('preClose', async () => {
+    await opened?.then(
+      (s) => s.close(),
+      () => {},
+    );
+  });
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     assertAdmin(request);
     const q = request.query as { readonly?: string };
     const readOnly = READONLY.test(q.readonly ?? '') || READONLY.test(String(request.headers['x-mcp-readonly'] ?? ''));
     const sessionId = request.headers['mcp-session-id'];
-    const handler = await sessions.handlerFor(typeof sessionId === 'string' ? sessionId : undefined, request.body, {
-      readOnly,
-      baseUrl: publicOrigin(request, deps.config.publicUrl),
-    });
+    const handler = await (await sessions()).handlerFor(
+      typeof sessionId === 'string' ? sessionId : undefined,
+      request.body,
+      {
+        readOnly,
+        baseUrl: publicOrigin(request, deps.config.publicUrl),
+      },
+    );
     // From here the SDK's transport writes the answer (JSON, or the event stream of GET); the
     // headers set so far (CORS, X-Request-Id) go on the raw response, which hijack bypasses.
     for (const [name, value] of Object.entries(reply.getHeaders()))
