@@ -36,7 +36,7 @@ import { migrationRoutes } from './http/routes/database/migrations.js';
 import { metadataRoutes } from './http/routes/metadata/index.js';
 import { advisorRoutes } from './http/routes/advisor/index.js';
 import { attachRealtime } from './http/realtime/server.js';
-import { buildSerializer, buildValidator } from './http/compilers.js';
+import { schemaCompilers } from './http/compilers.js';
 import { Drain } from './http/drain.js';
 import { advanceRoutes } from './http/routes/database/advance.js';
 import { typesRoutes } from './http/routes/database/types.js';
@@ -129,6 +129,8 @@ export interface AppOptions {
    * (a request already sent behind the last answer is still read and answered).
    */
   drainGraceMs?: number;
+  /** Compile every route's schemas as it is added (a test does, so none can fail first at a request); default on first use. */
+  compileSchemasEagerly?: boolean;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
@@ -170,12 +172,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Query strings, params and headers arrive as text and are coerced to their schema types;
     // JSON bodies are not: a 42 where a string belongs is a 400, not "42". Each schema is
     // compiled on its route's first request, not at start (http/compilers.ts).
-    schemaController: {
-      compilersFactory: {
-        buildValidator: buildValidator as never,
-        buildSerializer: buildSerializer as never,
-      },
-    },
+    schemaController: { compilersFactory: schemaCompilers(opts.compileSchemasEagerly === true) as never },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);

@@ -5,7 +5,9 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 // (fast-json-stringify) when the app becomes ready: about a second of CPU for Plinth's
 // routes, most of a start on an existing data dir (issue #38). These factories compile each
 // one on its first use instead, so a start pays only for what it serves; the compiled
-// function is the same, and it is kept for every later request.
+// function is the same, and it is kept for every later request. `schemaCompilers(true)`
+// compiles each one as its route is added, as Fastify does by itself: a test builds the app
+// that way, so a schema Ajv or fast-json-stringify cannot compile still fails a test run.
 
 type Route = { httpPart?: string };
 type Compile = (route: Route) => unknown;
@@ -21,7 +23,8 @@ const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false 
  * is handed its parent so that it may coerce or default the root) and, after a failure, for
  * `errors`: both are read from the compiled validator.
  */
-export function lazyValidator(compile: () => Validator): Validator {
+export function lazyValidator(compile: () => Validator, eager = false): Validator {
+  if (eager) return compile();
   let compiled: Validator | undefined;
   const get = () => {
     compiled ??= compile();
@@ -34,7 +37,7 @@ export function lazyValidator(compile: () => Validator): Validator {
 }
 
 /** Fastify's validator factory, with type coercion everywhere but in bodies, compiled on first use. */
-export function buildValidator(externalSchemas: never, ajvOptions: object): Compile {
+export function buildValidator(externalSchemas: never, ajvOptions: object, eager = false): Compile {
   const build = (coerceTypes: 'array' | false) =>
     ajvCompilers(externalSchemas, {
       ...ajvOptions,
@@ -42,19 +45,33 @@ export function buildValidator(externalSchemas: never, ajvOptions: object): Comp
     } as never) as unknown as (route: Route) => Validator;
   const coercing = build('array');
   const strict = build(false);
-  return (route) => lazyValidator(() => (route.httpPart === 'body' ? strict(route) : coercing(route)));
+  return (route) => lazyValidator(() => (route.httpPart === 'body' ? strict(route) : coercing(route)), eager);
 }
 
 const serializers = SerializerSelector();
 
 /** Fastify's serializer factory (fast-json-stringify), each response schema compiled on first use. */
-export function buildSerializer(externalSchemas: never, serializerOpts: never): (route: never) => Serializer {
+export function buildSerializer(
+  externalSchemas: never,
+  serializerOpts: never,
+  eager = false,
+): (route: never) => Serializer {
   const compile = serializers(externalSchemas, serializerOpts) as unknown as (route: never) => Serializer;
   return (route) => {
+    if (eager) return compile(route);
     let compiled: Serializer | undefined;
     return (data) => {
       compiled ??= compile(route);
       return compiled(data);
     };
+  };
+}
+
+/** The factories for Fastify's schemaController: lazy (a start), or `eager` (every schema compiled as its route is added). */
+export function schemaCompilers(eager: boolean) {
+  return {
+    buildValidator: (externalSchemas: never, ajvOptions: object) => buildValidator(externalSchemas, ajvOptions, eager),
+    buildSerializer: (externalSchemas: never, serializerOpts: never) =>
+      buildSerializer(externalSchemas, serializerOpts, eager),
   };
 }

@@ -68,9 +68,16 @@ export async function startApp(
 /** Builds the app on `deps` and listens on a free port of 127.0.0.1 (logging off unless a stream is given). */
 export async function serve(
   deps: Deps,
-  opts: { logStream?: NodeJS.WritableStream | false; extend?: (app: FastifyInstance) => void } = {},
+  opts: {
+    logStream?: NodeJS.WritableStream | false;
+    extend?: (app: FastifyInstance) => void;
+    compileSchemasEagerly?: boolean;
+  } = {},
 ): Promise<{ app: FastifyInstance; url: string }> {
-  const app = await buildApp(deps, { logStream: opts.logStream ?? false });
+  const app = await buildApp(deps, {
+    logStream: opts.logStream ?? false,
+    compileSchemasEagerly: opts.compileSchemasEagerly,
+  });
   opts.extend?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
