@@ -56,13 +56,13 @@ export class EmailDelivery {
    */
   async sweep(): Promise<{ pruned: number; stranded: number }> {
     const stranded = await this.store.failStranded(this.opts.maxAttempts, STRANDED_AFTER_SECONDS);
-    for (const m of stranded)
-      this.opts.report('error', 'email: gave up on a mail', {
-        messageId: m.id,
-        attempt: m.attempts,
-        error: 'the last attempt was cut short',
-      });
+    for (const m of stranded) this.gaveUp({ messageId: m.id, attempt: m.attempts }, 'the last attempt was cut short');
     return { pruned: await this.store.prune(this.opts.retentionDays), stranded: stranded.length };
+  }
+
+  /** The line of a mail given up on: error level, so stdout has it at LOG_LEVEL=warn. */
+  private gaveUp(fields: Record<string, unknown>, error: string): void {
+    this.opts.report('error', 'email: gave up on a mail', { ...fields, error });
   }
 
   private policy() {
@@ -99,7 +99,7 @@ export class EmailDelivery {
     if (claimed.expired) {
       const error = 'The sign-in code or link in it expired before the mail could be sent.';
       await this.store.failed(id, error);
-      this.opts.report('error', 'email: gave up on a mail', { ...fields, error });
+      this.gaveUp(fields, error);
       return null;
     }
     try {
@@ -111,7 +111,7 @@ export class EmailDelivery {
       const error = errorText(err);
       if (job.retryCount + 1 >= this.opts.maxAttempts) {
         await this.store.failed(id, error);
-        this.opts.report('error', 'email: gave up on a mail', { ...fields, error });
+        this.gaveUp(fields, error);
         return null;
       }
       await this.store.attemptFailed(id, error);

@@ -23,8 +23,7 @@ const AJV_BASE = { removeAdditional: false, useDefaults: true, allErrors: false 
  * is handed its parent so that it may coerce or default the root) and, after a failure, for
  * `errors`: both are read from the compiled validator.
  */
-export function lazyValidator(compile: () => Validator, eager = false): Validator {
-  if (eager) return compile();
+export function lazyValidator(compile: () => Validator): Validator {
   let compiled: Validator | undefined;
   const get = () => {
     compiled ??= compile();
@@ -45,7 +44,8 @@ export function buildValidator(externalSchemas: never, ajvOptions: object, eager
     } as never) as unknown as (route: Route) => Validator;
   const coercing = build('array');
   const strict = build(false);
-  return (route) => lazyValidator(() => (route.httpPart === 'body' ? strict(route) : coercing(route)), eager);
+  const compile = (route: Route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
+  return (route) => (eager ? compile(route) : lazyValidator(() => compile(route)));
 }
 
 const serializers = SerializerSelector();

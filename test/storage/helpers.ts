@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import { startApp, type TestApp } from '../helpers/app.js';
 import type { Backend } from '../helpers/db.js';
 import { startS3, type TestS3 } from './s3server.js';
@@ -102,4 +103,30 @@ export async function startStorageApp(
       await s3?.stop();
     },
   };
+}
+
+/**
+ * A PNG of side×side grey pixels, all black: a few KiB that decode to side² bytes (at 8,000 a
+ * decompression bomb; at 7,000 an image under the pixel limit that is costly to encode).
+ */
+export function flatPng(side: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(side, 0);
+  ihdr.writeUInt32BE(side, 4);
+  ihdr[8] = 8; // bit depth; colour type 0 (grey), no interlace
+  const rows = deflateSync(Buffer.alloc((side + 1) * side), { level: 9 });
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', rows),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

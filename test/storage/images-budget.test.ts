@@ -2,41 +2,9 @@
 // no width is refused at once (output pixels), AVIF quality is capped (one rendition for every
 // quality above 80), a render past IMAGE_RENDER_SECONDS is stopped by ending its process, and
 // renders past the bound of renders at once and waiting are 503 with Retry-After.
-import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStorageApp, type StorageTestApp } from './helpers.js';
-
-/** A PNG of side×side grey pixels: a few KiB that decode to side² pixels. */
-function flatPng(side: number): Buffer {
-  const crc32 = (b: Buffer) => {
-    let c = ~0;
-    for (const byte of b) {
-      c ^= byte;
-      for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
-    }
-    return ~c >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(side, 0);
-  ihdr.writeUInt32BE(side, 4);
-  ihdr[8] = 8;
-  const rows = deflateSync(Buffer.alloc((side + 1) * side, 0), { level: 9 });
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', rows),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
+import { flatPng, startStorageApp, type StorageTestApp } from './helpers.js';
 
 /** A side×side PNG of noise: costly to encode, whatever the format. */
 function noisePng(side: number): Promise<Buffer> {

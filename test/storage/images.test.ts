@@ -1,13 +1,12 @@
 // Image transforms on download (sharp): public, signed and presigned paths, cache, limits.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestUser } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { at, send } from '../helpers/http.js';
-import { startStorageApp, type DriverKind, type StorageTestApp } from './helpers.js';
+import { flatPng, startStorageApp, type DriverKind, type StorageTestApp } from './helpers.js';
 
 const cases = backends().flatMap((b) => (['local', 's3'] as DriverKind[]).map((d) => [b, d] as const));
 
@@ -18,38 +17,6 @@ async function photo(w: number, h: number): Promise<Buffer> {
   return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
     .jpeg({ quality: 85 })
     .toBuffer();
-}
-
-/** A PNG of side×side black pixels: a few KiB that decode to side² bytes (a decompression bomb). */
-function bomb(side: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(side, 0);
-  ihdr.writeUInt32BE(side, 4);
-  ihdr[8] = 8; // bit depth; colour type 0 (grey), no interlace
-  const rows = deflateSync(Buffer.alloc((side + 1) * side), { level: 9 });
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', rows),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
-
-function crc32(b: Buffer): number {
-  let c = ~0;
-  for (const byte of b) {
-    c ^= byte;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1;
-  }
-  return ~c >>> 0;
 }
 
 describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
@@ -164,7 +131,7 @@ describe.each(cases)('image transforms (%s, %s driver)', (backend, driver) => {
   it('refuses bad input with a 4xx envelope: parameters, non-images, a decompression bomb', async () => {
     await put('pics', 'notes.txt', 'hello', 'text/plain');
     await put('pics', 'fake.png', 'not really a png', 'image/png');
-    await put('pics', 'bomb.png', bomb(8000), 'image/png');
+    await put('pics', 'bomb.png', flatPng(8000), 'image/png');
     const cases: Array<[string, number, string]> = [
       ['a/photo.jpg?width=0', 400, 'INVALID_INPUT'],
       ['a/photo.jpg?width=100000', 400, 'INVALID_INPUT'],
