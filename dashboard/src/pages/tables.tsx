@@ -20,8 +20,13 @@ interface TableStat {
   realtime: boolean;
 }
 
-/** Row estimate, size, RLS and realtime of every table of schema public, in one query. */
-const STATS = `select c.relname::text as name, greatest(c.reltuples, 0)::bigint as rows, pg_total_relation_size(c.oid) as bytes,
+/**
+ * Row estimate, size, RLS and realtime of every table of schema public, in one query. The
+ * estimate is the planner's once ANALYZE (or autovacuum) ran, before that the live-row counter.
+ */
+const STATS = `select c.relname::text as name,
+  case when c.reltuples >= 0 then c.reltuples::bigint else coalesce(pg_stat_get_live_tuples(c.oid), 0) end as rows,
+  pg_total_relation_size(c.oid) as bytes,
   c.relrowsecurity as rls, exists (select 1 from pg_trigger g where g.tgrelid = c.oid and g.tgname = 'plinth_realtime') as realtime
   from pg_class c join pg_namespace n on n.oid = c.relnamespace
   where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`;
