@@ -127,6 +127,32 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
 export const PINNED_SEARCH_PATH = 'pg_catalog, pg_temp';
 
 /**
+ * A client class whose connect sets `search_path` before the pool hands the connection out
+ * (pg-pool calls `connect(callback)`), so no query of the caller is pipelined behind it.
+ */
+function pinnedClient(searchPath: string): typeof pg.Client {
+  return class PinnedClient extends pg.Client {
+    override connect(): Promise<pg.Client>;
+    override connect(callback: Parameters<pg.Client['connect']>[0]): void;
+    override connect(callback?: Parameters<pg.Client['connect']>[0]): Promise<pg.Client> | undefined {
+      const ready = super.connect().then(async () => {
+        try {
+          await this.query(`select set_config('search_path', $1, false)`, [searchPath]);
+        } catch (err) {
+          await this.end().catch(() => {}); // pg-pool forgets a client whose connect failed: close it
+          throw err;
+        }
+        return this as pg.Client;
+      });
+      if (!callback) return ready;
+      const done = callback as (err: Error | null, client?: pg.Client) => void;
+      ready.then((client) => done(null, client), done);
+      return undefined;
+    }
+  };
+}
+
+/**
  * A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode).
  * `prepare`: run each Statement as a named prepared statement (off by default: PgBouncer in
  * transaction mode loses them between transactions; on for the embedded server).
@@ -146,14 +172,13 @@ export async function openPostgres(
     application_name: 'plinth',
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
+    Client: searchPath ? pinnedClient(searchPath) : pg.Client,
   });
   // An idle client losing its connection must not crash the process; nor may a checked-out
   // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    // Queued before any query of whoever asked for the connection, so it runs first.
-    if (searchPath) client.query(`select set_config('search_path', $1, false)`, [searchPath]).catch(() => {});
   });
   const wrap = (q: pg.Pool | pg.PoolClient) => queryable(q, opts.prepare === true);
   const root = wrap(pool);
