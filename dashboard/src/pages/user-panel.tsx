@@ -59,14 +59,30 @@ function BanControl({ u, act, done }: { u: Detail; act: ReturnType<typeof useAct
     void act.run(() => patch(body).then(() => done('User banned; their sessions have ended.')));
   };
   return (
-    <form class="inline" onSubmit={ban} aria-label="Ban user">
-      <label for="ban-until">Banned until (empty: until unbanned)</label>
-      <input id="ban-until" name="until" type="datetime-local" />
-      <label for="ban-reason">Reason</label>
-      <input id="ban-reason" name="reason" maxLength={500} autocomplete="off" />
-      <button type="submit" class="danger" disabled={act.busy}>
-        Ban
-      </button>
+    <form onSubmit={ban} aria-label="Ban user">
+      <fieldset class="stack">
+        <legend>Ban</legend>
+        <div class="fields">
+          <div class="field">
+            <label for="ban-until">
+              Until <span class="hint">empty: until unbanned</span>
+            </label>
+            <input id="ban-until" name="until" type="datetime-local" />
+          </div>
+          <div class="field">
+            <label for="ban-reason">
+              Reason <span class="hint">optional</span>
+            </label>
+            <input id="ban-reason" name="reason" maxLength={500} autocomplete="off" />
+          </div>
+        </div>
+        <div class="actions">
+          <button type="submit" class="danger" disabled={act.busy}>
+            Ban
+          </button>
+          <span class="muted">Ends every session of this user at once.</span>
+        </div>
+      </fieldset>
     </form>
   );
 }
