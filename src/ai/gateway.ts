@@ -76,20 +76,25 @@ export class AiGateway {
     };
   }
 
-  /** Non-streaming chat completion. */
-  async chat(ctx: CallContext, req: ChatRequest): Promise<ChatCompletion> {
+  /** What both chat calls check and meter before asking the upstream. */
+  private async beginChat(ctx: CallContext, req: ChatRequest, stream: boolean) {
     const upstream = this.admit(ctx);
     checkMessages(req.messages);
     const model = this.model(req.model);
     await this.meter.checkBudget(ctx.caller);
-    const started = performance.now();
     const call = metered(ctx, {
       endpoint: 'chat',
       model,
-      stream: false,
-      started,
+      stream,
+      started: performance.now(),
       promptChars: promptChars(req.messages),
     });
+    return { upstream, model, call };
+  }
+
+  /** Non-streaming chat completion. */
+  async chat(ctx: CallContext, req: ChatRequest): Promise<ChatCompletion> {
+    const { upstream, model, call } = await this.beginChat(ctx, req, false);
     try {
       const raw = await upstream.chat({ ...req, model }, ctx.signal);
       const { completion, estimated } = shapeChat(raw, model, call.promptChars!);
@@ -107,18 +112,7 @@ export class AiGateway {
    * write, ending with "data: [DONE]" or, if the upstream breaks, with an error event.
    */
   async chatStream(ctx: CallContext, req: ChatRequest): Promise<AsyncGenerator<string>> {
-    const upstream = this.admit(ctx);
-    checkMessages(req.messages);
-    const model = this.model(req.model);
-    await this.meter.checkBudget(ctx.caller);
-    const started = performance.now();
-    const call = metered(ctx, {
-      endpoint: 'chat',
-      model,
-      stream: true,
-      started,
-      promptChars: promptChars(req.messages),
-    });
+    const { upstream, model, call } = await this.beginChat(ctx, req, true);
     // Ask for the final usage chunk when the client did not decide; it is then kept from the client.
     const clientOptions = req.stream_options;
     const injectUsage = !(

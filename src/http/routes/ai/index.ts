@@ -93,6 +93,12 @@ const UsageQuery = Type.Object({
   to: Type.Optional(Type.String({ format: 'date-time', description: 'End of the period (exclusive).' })),
   userId: Type.Optional(Type.String({ format: 'uuid' })),
 });
+/** The period and user of a usage query, as the gateway's reports take them. */
+const usageRange = (q: { from?: string; to?: string; userId?: string }) => ({
+  from: q.from ? new Date(q.from) : null,
+  to: q.to ? new Date(q.to) : null,
+  userId: q.userId ?? null,
+});
 const Num = Type.Number();
 const Nullable = Type.Union([Type.String(), Type.Null()]);
 const DailyReport = Type.Object({
@@ -265,14 +271,7 @@ export const aiRoutes: RoutePlugin<'ai' | 'config'> = async (app, { deps }) => {
       },
     },
     async (request) => {
-      const { from, to, userId } = request.query;
-      return {
-        days: await gateway.daily({
-          from: from ? new Date(from) : null,
-          to: to ? new Date(to) : null,
-          userId: userId ?? null,
-        }),
-      };
+      return { days: await gateway.daily(usageRange(request.query)) };
     },
   );
 
@@ -288,12 +287,8 @@ export const aiRoutes: RoutePlugin<'ai' | 'config'> = async (app, { deps }) => {
       },
     },
     async (request) => {
-      const { from, to, userId } = request.query;
-      const usage = await gateway.report({
-        from: from ? new Date(from) : null,
-        to: to ? new Date(to) : null,
-        userId: userId ?? null,
-      });
+      const { from, to } = request.query;
+      const usage = await gateway.report(usageRange(request.query));
       const sum = (k: 'requests' | 'errors' | 'promptTokens' | 'completionTokens' | 'totalTokens' | 'images') =>
         usage.reduce((n, u) => n + u[k], 0);
       return {
