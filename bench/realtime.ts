@@ -12,9 +12,11 @@ import path from 'node:path';
 import { io as connectIo, type Socket } from 'socket.io-client';
 import {
   PLINTH,
+  cpuMs,
   freshBenchDatabase,
   benchDir,
   freePort,
+  processTree,
   record,
   rssMiB,
   smoke,
@@ -37,6 +39,32 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU ms so far of a server and of each of its child processes (the embedded Postgres), from /proc. */
+function treeCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const p of processTree(pid)) {
+    try {
+      out.set(p, cpuMs(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** CPU ms a change cost the server (Node) and its children (Postgres) over `rounds` changes. */
+function cpuPerChange(pid: number, before: Map<number, number>, rounds: number): string {
+  let node = 0;
+  let children = 0;
+  // Processes that ended meanwhile are left out; those started meanwhile count from zero.
+  for (const [p, ms] of treeCpu(pid)) {
+    const spent = (ms - (before.get(p) ?? 0)) / rounds;
+    if (p === pid) node = spent;
+    else children += spent;
+  }
+  return `${(node + children).toFixed(1)} ms (Node ${node.toFixed(1)}, Postgres ${children.toFixed(1)})`;
+}
 
 function open(url: string, token?: string): Promise<Socket> {
   const s = connectIo(url, {
@@ -185,9 +213,11 @@ async function fanout(server: Server, adminKey: string, dir: string): Promise<vo
     if (!ack.ok) throw new Error(JSON.stringify(ack));
   }
   const payload = 'x'.repeat(200);
+  const plinthCpu0 = treeCpu(server.pid);
   const plinthLat = await fanoutLatency(sockets, 'INSERT', async () => {
     await api(server.url, adminKey, 'POST', '/api/database/records/items', [{ body: payload }]);
   });
+  const plinthCpu = cpuPerChange(server.pid, plinthCpu0, ROUNDS);
   for (const s of sockets) s.close();
 
   // The baseline: a bare socket.io server broadcasting the same payload to FANOUT sockets in a room.
@@ -213,9 +243,11 @@ server.listen(${port}, '127.0.0.1');`,
       () => undefined,
     );
     await sleep(200);
+    const bareCpu0 = treeCpu(bare.pid);
     const bareLat = await fanoutLatency(bareSockets, 'INSERT', async () => {
       await fetch(`${bare.url}/emit`).then((r) => r.text());
     });
+    const bareCpu = cpuPerChange(bare.pid, bareCpu0, ROUNDS);
     for (const s of bareSockets) s.close();
     const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms`;
     record('realtime.fanout.p99', pct(plinthLat, 99));
@@ -223,6 +255,7 @@ server.listen(${port}, '127.0.0.1');`,
     console.log(
       `(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`,
     );
+    console.log(`(b) server CPU per change: Plinth ${plinthCpu}; bare socket.io ${bareCpu}`);
   } finally {
     await bare.stop();
   }
