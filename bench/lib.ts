@@ -306,7 +306,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The command that runs Plinth the way `npm start` does, without npm in between (`npm run bench` builds dist/ first). */
-export const PLINTH = { cmd: process.execPath, args: ['dist/main.js'] };
+export const PLINTH = { cmd: process.execPath, args: [process.env.BENCH_PLINTH_MAIN ?? 'dist/main.js'] };
 
 /** Plinth run from its TypeScript source through the tsx loader (`npm run dev`). */
 export const PLINTH_SOURCE = { cmd: process.execPath, args: ['--import', 'tsx', 'src/main.ts'] };

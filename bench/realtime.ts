@@ -12,9 +12,11 @@ import path from 'node:path';
 import { io as connectIo, type Socket } from 'socket.io-client';
 import {
   PLINTH,
+  cpuMs,
   freshBenchDatabase,
   benchDir,
   freePort,
+  processTree,
   record,
   rssMiB,
   smoke,
@@ -27,6 +29,8 @@ const FANOUT = Number(process.env.BENCH_RT_FANOUT ?? smoke(1000, 100));
 const SECONDS = Number(process.env.BENCH_RT_SECONDS ?? smoke(5, 1));
 const USERS = smoke(50, 5);
 const ROUNDS = smoke(20, 3);
+/** Rounds run first and left out of the figures: the first event on a cold path (printed apart). */
+const WARMUP = smoke(1, 0);
 /** The pauses that let memory settle or a stream get going: short in the smoke run. */
 const SETTLE_MS = smoke(3000, 300);
 const DB_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? null;
@@ -37,6 +41,32 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU ms so far of a server and of each of its child processes (the embedded Postgres), from /proc. */
+function treeCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const p of processTree(pid)) {
+    try {
+      out.set(p, cpuMs(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** CPU ms a change cost the server (Node) and its children (Postgres) over `rounds` changes. */
+function cpuPerChange(pid: number, before: Map<number, number>, rounds: number): string {
+  let node = 0;
+  let children = 0;
+  // Processes that ended meanwhile are left out; those started meanwhile count from zero.
+  for (const [p, ms] of treeCpu(pid)) {
+    const spent = (ms - (before.get(p) ?? 0)) / rounds;
+    if (p === pid) node = spent;
+    else children += spent;
+  }
+  return `${(node + children).toFixed(1)} ms (Node ${node.toFixed(1)}, Postgres ${children.toFixed(1)})`;
+}
 
 function open(url: string, token?: string): Promise<Socket> {
   const s = connectIo(url, {
@@ -126,14 +156,26 @@ async function idle(server: Server): Promise<void> {
   await sleep(500);
 }
 
-/** Latencies (ms) of `rounds` events reaching every socket, each round started by `trigger`. */
+/**
+ * Latencies (ms) of ROUNDS events reaching every socket, each round started by `trigger`,
+ * after WARMUP rounds left out (`coldMs`: the last delivery of the first of them); `cpu`: what
+ * each measured round cost the server `pid` and its child processes.
+ */
 async function fanoutLatency(
   sockets: Socket[],
   event: string,
-  trigger: (round: number) => Promise<void>,
-): Promise<number[]> {
-  const lat: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+  pid: number,
+  trigger: () => Promise<void>,
+): Promise<{ lat: number[]; coldMs: number | null; cpu: string }> {
+  let lat: number[] = [];
+  let coldMs: number | null = null;
+  let cpu0 = treeCpu(pid);
+  for (let round = -WARMUP; round < ROUNDS; round++) {
+    if (round === 0) {
+      if (WARMUP > 0) coldMs = Math.max(...lat);
+      lat = [];
+      cpu0 = treeCpu(pid);
+    }
     let pending = sockets.length;
     let t0 = 0;
     const done = new Promise<void>((resolve) => {
@@ -145,10 +187,10 @@ async function fanoutLatency(
       }
     });
     t0 = performance.now();
-    await trigger(round);
+    await trigger();
     await done;
   }
-  return lat;
+  return { lat, coldMs, cpu: cpuPerChange(pid, cpu0, ROUNDS) };
 }
 
 /** (b) One insert to FANOUT sockets of USERS users, RLS on; then the bare socket.io broadcast. */
@@ -185,7 +227,7 @@ async function fanout(server: Server, adminKey: string, dir: string): Promise<vo
     if (!ack.ok) throw new Error(JSON.stringify(ack));
   }
   const payload = 'x'.repeat(200);
-  const plinthLat = await fanoutLatency(sockets, 'INSERT', async () => {
+  const plinth = await fanoutLatency(sockets, 'INSERT', server.pid, async () => {
     await api(server.url, adminKey, 'POST', '/api/database/records/items', [{ body: payload }]);
   });
   for (const s of sockets) s.close();
@@ -213,16 +255,23 @@ server.listen(${port}, '127.0.0.1');`,
       () => undefined,
     );
     await sleep(200);
-    const bareLat = await fanoutLatency(bareSockets, 'INSERT', async () => {
+    const bareRun = await fanoutLatency(bareSockets, 'INSERT', bare.pid, async () => {
       await fetch(`${bare.url}/emit`).then((r) => r.text());
     });
+    const [plinthLat, bareLat] = [plinth.lat, bareRun.lat];
     for (const s of bareSockets) s.close();
     const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms`;
     record('realtime.fanout.p99', pct(plinthLat, 99));
     record('realtime.bare.p99', pct(bareLat, 99));
     console.log(
-      `(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`,
+      `(b) one insert → ${FANOUT} sockets of ${USERS} users (RLS, ${ROUNDS} rounds after ${WARMUP} warm-up): Plinth ${fmt(plinthLat)}; bare socket.io broadcast ${fmt(bareLat)}; p99 ratio ${(pct(plinthLat, 99) / pct(bareLat, 99)).toFixed(1)}×`,
     );
+    console.log(`(b) server CPU per change: Plinth ${plinth.cpu}; bare socket.io ${bareRun.cpu}`);
+    if (plinth.coldMs !== null && bareRun.coldMs !== null) {
+      console.log(
+        `(b) the warm-up round left out (the first change on a cold path), last delivery: Plinth ${plinth.coldMs.toFixed(1)} ms; bare ${bareRun.coldMs.toFixed(1)} ms`,
+      );
+    }
   } finally {
     await bare.stop();
   }

@@ -153,6 +153,34 @@ describe.each(backends())('realtime database changes (%s)', (backend) => {
     }
   });
 
+  it('checks each user with their own claims under once-per-statement policies, and a policy change holds for the next change', async () => {
+    const sql = (query: string) => call(t, 'POST', '/api/database/sql', { headers: admin(), body: { query } });
+    const mine = ['a only', 'b only', 'shared', 'b marker'];
+    const bodies = (inbox: Inbox) =>
+      inbox
+        .all('INSERT')
+        .map((e) => e.body.record.body)
+        .filter((x) => mine.includes(x));
+    // `(select auth.uid())` is evaluated once per statement: each user's check must be its own.
+    expect((await sql('alter policy own on public.notes using (owner = (select auth.uid()))')).status).toBe(200);
+    await insertAs(a.token, [{ owner: a.userId, body: 'a only' }]);
+    await insertAs(b.token, [{ owner: b.userId, body: 'b only' }]);
+    expect((await inA.next('INSERT')).record.body).toBe('a only');
+    expect((await inB.next('INSERT')).record.body).toBe('b only');
+    const shared = "create policy shared on public.notes for select to authenticated using (body = 'shared')";
+    expect((await sql(shared)).status).toBe(200);
+    await insertAs(a.token, [{ owner: a.userId, body: 'shared' }]);
+    expect((await inB.next('INSERT')).record).toMatchObject({ owner: a.userId, body: 'shared' });
+    expect((await inA.next('INSERT')).record.body).toBe('shared');
+    expect((await sql('drop policy shared on public.notes')).status).toBe(200);
+    await insertAs(a.token, [{ owner: a.userId, body: 'shared' }]);
+    await insertAs(b.token, [{ owner: b.userId, body: 'b marker' }]);
+    expect((await inA.next('INSERT')).record.body).toBe('shared');
+    expect((await inB.next('INSERT')).record.body).toBe('b marker');
+    expect(bodies(inB)).toEqual(['b only', 'shared', 'b marker']);
+    expect(bodies(inA)).toEqual(['a only', 'shared', 'shared']);
+  });
+
   it('stops publishing when an admin turns realtime off', async () => {
     const off = await call(t, 'DELETE', '/api/database/tables/notes/realtime', { headers: admin() });
     expect(off.body).toMatchObject({ realtime: false });
