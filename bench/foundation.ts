@@ -48,6 +48,14 @@ async function benchFoundation(): Promise<void> {
       port: basePort,
       cpu: cpus?.server,
     });
+    // The framework's own share: bare Fastify with the same response schema, no hooks, no logger.
+    const fastifyPort = await freePort();
+    const fastify = await spawnServer(process.execPath, ['bench/baseline-fastify.mjs'], {
+      env: { PORT: String(fastifyPort) },
+      port: fastifyPort,
+      readyPath: '/api/health',
+      cpu: cpus?.server,
+    });
     try {
       const title = `GET /api/health vs bare node:http (goal ≥ 0.8×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`;
       const run = { seconds: 3, connections: 32, cpu: cpus?.load };
@@ -59,11 +67,17 @@ async function benchFoundation(): Promise<void> {
             baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run },
             subject: { url: `${plinth.url}/api/health`, pid: plinth.pid, ...run },
           },
+          {
+            name: 'bare Fastify, same schema, no hooks',
+            baseline: { url: `${base.url}/api/health`, pid: base.pid, ...run },
+            subject: { url: `${fastify.url}/api/health`, pid: fastify.pid, ...run },
+          },
         ],
         9,
       );
     } finally {
       await base.stop();
+      await fastify.stop();
       await plinth.stop();
     }
     console.log(

@@ -114,10 +114,22 @@ function answerWhileDraining(app: FastifyInstance, graceMs: number): Drain {
   app.addHook('preClose', (done) => {
     drain.start(graceMs).then(() => done(), done);
   });
-  app.addHook('onRequest', (_request, _reply, done) =>
-    done(drain.draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined),
-  );
   return drain;
+}
+
+/**
+ * The first hook of every request, one rather than one per check (each hook is a step of
+ * Fastify's chain on every request, issue #38): the request id goes back as a header, an
+ * HTTP/1.1 request without Host is malformed, and while draining the answer is the envelope.
+ */
+function firstChecks(app: FastifyInstance, drain: Drain): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
+      return done(new AppError('MALFORMED_REQUEST', { message: 'An HTTP/1.1 request needs a Host header.' }));
+    }
+    done(drain.draining ? new AppError('SERVICE_UNAVAILABLE', DRAINING) : undefined);
+  });
 }
 
 export interface AppOptions {
@@ -181,14 +193,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser);
   app.server.on('checkExpectation', answerExpectationFailed);
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    if (request.headers.host === undefined && request.raw.httpVersionMinor === 1) {
-      return done(new AppError('MALFORMED_REQUEST', { message: 'An HTTP/1.1 request needs a Host header.' }));
-    }
-    done();
-  });
   const drain = answerWhileDraining(app, opts.drainGraceMs ?? 100);
+  firstChecks(app, drain);
   registerCors(app, config.corsOrigins);
   registerObserve(app, deps.logs, deps.metrics);
   registerIdentity(app, deps.identity);

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/types.js';
+import { RequestTally } from './requests.js';
 
 /** A gauge's value from another area: one number, or one per label value (e.g. per queue). */
 export type GaugeSource = () => number | Record<string, number> | Promise<number | Record<string, number>>;
@@ -47,8 +48,7 @@ function counterFrom(registry: Registry, name: string, help: string, read: () =>
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
-  private readonly latency: Histogram<'method' | 'route'>;
+  private readonly requests: RequestTally;
   private readonly invocations: Counter<'start' | 'outcome'>;
   private readonly invocationSeconds: Histogram<'start'>;
   private readonly deliveries: Counter<'kind'>;
@@ -60,19 +60,26 @@ export class Metrics {
   constructor(sources: MetricSources = {}, opts: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'plinth_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.latency = new Histogram({
-      name: 'plinth_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by method and route pattern.',
-      labelNames: ['method', 'route'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    // Counted on the request path in plain numbers, added to these two when they are read.
+    const fold = () => this.requests.fold();
+    this.requests = new RequestTally(
+      LATENCY_BUCKETS,
+      new Counter({
+        name: 'plinth_http_requests_total',
+        help: 'HTTP requests answered, by method, route pattern and status.',
+        labelNames: ['method', 'route', 'status'],
+        registers,
+        collect: fold,
+      }),
+      new Histogram({
+        name: 'plinth_http_request_duration_seconds',
+        help: 'Time to answer an HTTP request, by method and route pattern.',
+        labelNames: ['method', 'route'],
+        buckets: LATENCY_BUCKETS,
+        registers,
+        collect: fold,
+      }),
+    );
     this.invocations = new Counter({
       name: 'plinth_function_invocations_total',
       help: 'Function invocations, by start (warm: the version was loaded; cold: loaded for this call) and outcome (ok, error: 5xx or a fault).',
@@ -194,8 +201,7 @@ export class Metrics {
 
   /** One answered HTTP request; `route` is the route pattern (never the raw path: bounded labels). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requests.inc({ method, route, status: String(status) });
-    this.latency.observe({ method, route }, seconds);
+    this.requests.add(method, route, status, seconds);
   }
 
   observeInvocation(cold: boolean, ok: boolean, seconds: number): void {

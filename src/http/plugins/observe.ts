@@ -22,15 +22,23 @@ interface Answered {
   bytesOut: unknown;
 }
 
-/** The values of a request's log line, taken in onResponse: reads only, no string built. */
-export function answered(request: FastifyRequest, reply: FastifyReply): Answered {
+/**
+ * The values of a request's log line, taken in onResponse: reads only, no string built. `route`
+ * and `elapsedMs` are read once by the hook (`routeOptions` builds an object at each read).
+ */
+export function answered(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: string | null,
+  elapsedMs: number,
+): Answered {
   return {
     time: Date.now(),
     method: request.method,
     url: request.url,
-    route: request.routeOptions.url ?? null,
+    route,
     status: reply.statusCode,
-    elapsedMs: reply.elapsedTime,
+    elapsedMs,
     identity: request.identity,
     requestId: request.id,
     ip: request.ip,
@@ -74,17 +82,19 @@ export function registerObserve(
   metrics: Metrics,
 ): void {
   app.addHook('onResponse', (request, reply, done) => {
+    const pattern = request.routeOptions.url ?? null;
+    const elapsedMs = reply.elapsedTime;
     // With the store off (LOGS_STORE=false) no line is built at all.
     if (logs.enabled !== false) {
-      const a = answered(request, reply);
+      const a = answered(request, reply, pattern, elapsedMs);
       if (logs.defer) logs.defer(() => requestRecord(a));
       else {
         const r = requestRecord(a);
         logs.write('api', r.level, r.message, r.fields);
       }
     }
-    const route = request.routeOptions.url ?? '(no route)';
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    const route = pattern ?? '(no route)';
+    metrics.observeRequest(request.method, route, reply.statusCode, elapsedMs / 1000);
     if (route.startsWith('/api/storage/')) {
       metrics.countStorageBytes('in', size(request.headers['content-length']));
       metrics.countStorageBytes('out', size(reply.getHeader('content-length')));
