@@ -105,7 +105,7 @@ export class RecordsService {
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
   async as<T>(identity: Identity, op: Operation, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
-      return await withCaller(this.db, identity, fn);
+      return await withCaller(this.db, identity, fn, { pipeline: true });
     } catch (err) {
       throw translate(err, op, () => this.schema.invalidate());
     }

@@ -69,6 +69,18 @@ function recordShape(client: pg.PoolClient, name: string): void {
   if (parsedOf(client)?.[name] !== undefined) shapesOf.get(client)?.set(name, true);
 }
 
+/**
+ * Holds what the client writes until the event loop's next turn (setImmediate): the messages
+ * of the statements sent in the meantime leave in one write instead of one each.
+ */
+function holdWrites(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+    ?.stream;
+  if (!stream?.cork || !stream.uncork) return;
+  stream.cork();
+  setImmediate(() => stream.uncork?.());
+}
+
 /** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a shape only on a checked-out client. */
 function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
   const client = q instanceof pg.Pool ? null : q;
@@ -146,6 +158,11 @@ export async function openPostgres(
     application_name: 'plinth',
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
+    // A query is written when asked, not when the one before it was answered: a transaction's
+    // `begin`, the caller's setup and its statement reach the server in one round trip. Code
+    // that awaits each query behaves as before; a failed statement in a transaction makes the
+    // ones behind it fail (25P02) until the rollback.
+    pipeline: true,
   });
   // An idle client losing its connection must not crash the process; nor may a checked-out
   // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
@@ -182,18 +199,28 @@ export async function openPostgres(
         broken = true;
       };
       client.on('error', onError);
+      // The client pipelines (see the pool's options): `begin` is not awaited, and the
+      // statements `fn` sends before the event loop's next turn go out with it in one write.
+      holdWrites(client);
+      const begun = client.query(beginStatement()).then(
+        () => null,
+        (err: unknown) => err,
+      );
       try {
-        await client.query(beginStatement());
         const result = await fn(wrap(client));
+        const failed = await begun;
+        if (failed) throw failed;
         await client.query('commit');
         return result;
       } catch (err) {
+        // A failed `begin` is the cause of whatever failed after it.
+        const failed = await begun;
         try {
           await client.query('rollback');
         } catch {
           broken = true;
         }
-        throw translate(err);
+        throw translate(failed ?? err);
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it.
         client.off('error', onError);
