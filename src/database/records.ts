@@ -128,6 +128,7 @@ export class RecordsService {
       const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(
         shaped(stmt.text),
         stmt.values,
+        { last: !stmt.estimate }, // the commit goes behind it, unless pageOf asks the planner after it
       );
       return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
     });

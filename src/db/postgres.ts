@@ -81,8 +81,26 @@ function holdWrites(client: pg.PoolClient): void {
   setImmediate(() => stream.uncork?.());
 }
 
-/** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a shape only on a checked-out client. */
-function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
+/** A transaction's commit when it was sent behind its last statement (QueryOptions.last). */
+interface Ending {
+  commit: Promise<unknown> | null;
+}
+
+/** Sends `commit` behind a transaction's last statement; refuses a statement after it. */
+function sendLast(client: pg.PoolClient, ending: Ending | undefined, last: boolean | undefined): void {
+  if (ending?.commit) throw new Error('A statement after the last one of the transaction');
+  if (ending && last)
+    ending.commit = client.query('commit').then(
+      () => null,
+      (err: unknown) => err,
+    );
+}
+
+/**
+ * Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a
+ * shape only on a checked-out client. `ending`: the client is in a transaction (see `last`).
+ */
+function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending): Queryable {
   const client = q instanceof pg.Pool ? null : q;
   return {
     async query<T>(
@@ -104,7 +122,9 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
         if (shape) await admitShape(client!, shape);
         let res: pg.QueryResult | pg.QueryResult[];
         try {
-          res = (await q.query(config)) as pg.QueryResult | pg.QueryResult[];
+          const pending = q.query(config);
+          if (client) sendLast(client, ending, opts?.last);
+          res = (await pending) as pg.QueryResult | pg.QueryResult[];
         } finally {
           if (shape) recordShape(client!, shape);
         }
@@ -206,17 +226,21 @@ export async function openPostgres(
         () => null,
         (err: unknown) => err,
       );
+      const ending: Ending = { commit: null };
       try {
-        const result = await fn(wrap(client));
-        const failed = await begun;
+        const result = await fn(queryable(client, opts.prepare === true, ending));
+        const failed = (await begun) ?? (await ending.commit);
         if (failed) throw failed;
-        await client.query('commit');
+        if (!ending.commit) await client.query('commit');
         return result;
       } catch (err) {
         // A failed `begin` is the cause of whatever failed after it.
         const failed = await begun;
         try {
-          await client.query('rollback');
+          // A commit sent behind the last statement ended the transaction (as a rollback if the statement failed).
+          if (ending.commit) {
+            if (await ending.commit) broken = true;
+          } else await client.query('rollback');
         } catch {
           broken = true;
         }
