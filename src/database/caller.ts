@@ -1,6 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { liveSessionSql, sessionEnded, type Identity } from '../auth/identity.js';
 import { statement, type Db, type Queryable } from '../db/types.js';
+import { pgErrorInfo } from '../db/errors.js';
 
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
 export const STATEMENT_TIMEOUT = '30s';
@@ -17,39 +18,74 @@ export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): st
 // request.jwt.claim.sub: auth.uid() reads it without parsing the claims JSON, once per row
 // of a policy), the statement timeout, the app's search_path (the owner role's: Plinth's own
 // connection resolves names in pg_catalog only, src/db/postgres.ts), and the check of a
-// user's session not checked yet, in the same round trip.
+// user's session not checked yet, in the same round trip. An ended session fails the setup
+// (1 / 0: division_by_zero, which nothing else in it can raise), so the transaction is
+// aborted before any statement of the caller runs, also those already sent behind it.
 const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true), set_config('search_path', '"$user", public, plinth_extensions', true)`;
 const SETUP_STATEMENT = statement(SETUP);
-const SETUP_CHECKING_SESSION = statement(`${SETUP}, ${liveSessionSql(4)} as live`);
+const SETUP_CHECKING_SESSION = statement(`${SETUP}, 1 / (${liveSessionSql(4)})::int as live`);
+const SESSION_ENDED = '22012';
 
 /**
  * Runs `fn` as the caller, in one transaction: users as role `authenticated`, the anon key
  * as `anon`, both with `request.jwt.claims` set so policies can use auth.uid(); admins as
  * the owner role (bypassing RLS). Role and claims are transaction-local, so they are gone
  * when the connection returns to the pool, whatever `fn` did. The one place that does this.
+ * `pipeline` (statements Plinth builds, one command each): on a server `fn`'s statements are
+ * sent behind the setup without waiting for its answer, in the same round trip; they run only
+ * if it succeeded, as the transaction is aborted otherwise.
  */
-export async function withCaller<T>(db: Db, identity: Identity, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+export async function withCaller<T>(
+  db: Db,
+  identity: Identity,
+  fn: (tx: Queryable) => Promise<T>,
+  opts: { pipeline?: boolean } = {},
+): Promise<T> {
   if (identity.kind === 'none') throw new AppError('UNAUTHORIZED');
   // A function's token is not a database caller (only the routes made for functions take it).
   if (identity.kind === 'function') throw new AppError('FORBIDDEN');
   return db.transaction(async (tx) => {
-    if (identity.kind !== 'admin') {
-      const role = identity.kind === 'user' ? 'authenticated' : 'anon';
-      const claims = callerClaims(identity);
-      // set_config(..., true) is SET LOCAL: every setting ends with the transaction. The
-      // statement timeout keeps one client's expensive filter from holding a connection.
-      // A user's session not checked yet is checked here, in the same round trip (table
-      // privileges are checked when the statement starts, before the role changes).
-      const checkSession = identity.kind === 'user' && !identity.sessionChecked;
-      const sub = identity.kind === 'user' ? identity.userId : '';
-      const { rows } = await tx.query<{ live: boolean }>(
-        checkSession ? SETUP_CHECKING_SESSION : SETUP_STATEMENT,
-        checkSession
-          ? [role, claims, STATEMENT_TIMEOUT, sub, identity.sessionId, identity.userId]
-          : [role, claims, STATEMENT_TIMEOUT, sub],
-      );
-      if (checkSession && rows[0]?.live !== true) throw sessionEnded();
+    if (identity.kind === 'admin') return fn(tx);
+    const setup = callerSetup(tx, identity);
+    if (!(opts.pipeline && db.kind === 'postgres')) {
+      await setup;
+      return fn(tx);
     }
-    return fn(tx);
+    setup.catch(() => {}); // awaited below, after fn's statements were sent
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      await setup; // a failed setup is the cause of fn's failure
+      throw err;
+    }
+    await setup;
+    return result;
   });
+}
+
+/**
+ * Sets the caller's role, claims and timeout. set_config(..., true) is SET LOCAL: every
+ * setting ends with the transaction. The statement timeout keeps one client's expensive
+ * filter from holding a connection. A user's session not checked yet is checked here, in the
+ * same round trip (table privileges are checked when the statement starts, before the role
+ * changes); an ended one is AUTH_UNAUTHORIZED.
+ */
+async function callerSetup(tx: Queryable, identity: Identity & { kind: 'user' | 'anon' }): Promise<void> {
+  const role = identity.kind === 'user' ? 'authenticated' : 'anon';
+  const claims = callerClaims(identity);
+  const checkSession = identity.kind === 'user' && !identity.sessionChecked;
+  const sub = identity.kind === 'user' ? identity.userId : '';
+  try {
+    await tx.query(
+      checkSession ? SETUP_CHECKING_SESSION : SETUP_STATEMENT,
+      checkSession
+        ? [role, claims, STATEMENT_TIMEOUT, sub, identity.sessionId, identity.userId]
+        : [role, claims, STATEMENT_TIMEOUT, sub],
+    );
+  } catch (err) {
+    if (checkSession && pgErrorInfo(err instanceof AppError ? err.cause : err)?.code === SESSION_ENDED)
+      throw sessionEnded();
+    throw err;
+  }
 }

@@ -105,7 +105,7 @@ export class RecordsService {
   /** Runs `fn` as the caller and translates database errors for operation `op`. */
   async as<T>(identity: Identity, op: Operation, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
-      return await withCaller(this.db, identity, fn);
+      return await withCaller(this.db, identity, fn, { pipeline: true });
     } catch (err) {
       throw translate(err, op, () => this.schema.invalidate());
     }
@@ -128,6 +128,7 @@ export class RecordsService {
       const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(
         shaped(stmt.text),
         stmt.values,
+        { last: !stmt.estimate }, // the commit goes behind it, unless pageOf asks the planner after it
       );
       return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
     });

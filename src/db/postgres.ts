@@ -69,8 +69,38 @@ function recordShape(client: pg.PoolClient, name: string): void {
   if (parsedOf(client)?.[name] !== undefined) shapesOf.get(client)?.set(name, true);
 }
 
-/** Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a shape only on a checked-out client. */
-function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
+/**
+ * Holds what the client writes until the event loop's next turn (setImmediate): the messages
+ * of the statements sent in the meantime leave in one write instead of one each.
+ */
+function holdWrites(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection
+    ?.stream;
+  if (!stream?.cork || !stream.uncork) return;
+  stream.cork();
+  setImmediate(() => stream.uncork?.());
+}
+
+/** A transaction's commit when it was sent behind its last statement (QueryOptions.last). */
+interface Ending {
+  commit: Promise<unknown> | null;
+}
+
+/** Sends `commit` behind a transaction's last statement; refuses a statement after it. */
+function sendLast(client: pg.PoolClient, ending: Ending | undefined, last: boolean | undefined): void {
+  if (ending?.commit) throw new Error('A statement after the last one of the transaction');
+  if (ending && last)
+    ending.commit = client.query('commit').then(
+      () => null,
+      (err: unknown) => err,
+    );
+}
+
+/**
+ * Queries on a pool or a checked-out client; a Statement named (prepared) when `prepare`, a
+ * shape only on a checked-out client. `ending`: the client is in a transaction (see `last`).
+ */
+function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending): Queryable {
   const client = q instanceof pg.Pool ? null : q;
   return {
     async query<T>(
@@ -92,7 +122,9 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean): Queryable {
         if (shape) await admitShape(client!, shape);
         let res: pg.QueryResult | pg.QueryResult[];
         try {
-          res = (await q.query(config)) as pg.QueryResult | pg.QueryResult[];
+          const pending = q.query(config);
+          if (client) sendLast(client, ending, opts?.last);
+          res = (await pending) as pg.QueryResult | pg.QueryResult[];
         } finally {
           if (shape) recordShape(client!, shape);
         }
@@ -173,6 +205,11 @@ export async function openPostgres(
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
     Client: searchPath ? pinnedClient(searchPath) : pg.Client,
+    // A query is written when asked, not when the one before it was answered: a transaction's
+    // `begin`, the caller's setup and its statement reach the server in one round trip. Code
+    // that awaits each query behaves as before; a failed statement in a transaction makes the
+    // ones behind it fail (25P02) until the rollback.
+    pipeline: true,
   });
   // An idle client losing its connection must not crash the process; nor may a checked-out
   // one between two queries (Postgres stopped): its next query fails, and the pool drops it.
@@ -207,18 +244,32 @@ export async function openPostgres(
         broken = true;
       };
       client.on('error', onError);
+      // The client pipelines (see the pool's options): `begin` is not awaited, and the
+      // statements `fn` sends before the event loop's next turn go out with it in one write.
+      holdWrites(client);
+      const begun = client.query(beginStatement()).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      const ending: Ending = { commit: null };
       try {
-        await client.query(beginStatement());
-        const result = await fn(wrap(client));
-        await client.query('commit');
+        const result = await fn(queryable(client, opts.prepare === true, ending));
+        const failed = (await begun) ?? (await ending.commit);
+        if (failed) throw failed;
+        if (!ending.commit) await client.query('commit');
         return result;
       } catch (err) {
+        // A failed `begin` is the cause of whatever failed after it.
+        const failed = await begun;
         try {
-          await client.query('rollback');
+          // A commit sent behind the last statement ended the transaction (as a rollback if the statement failed).
+          if (ending.commit) {
+            if (await ending.commit) broken = true;
+          } else await client.query('rollback');
         } catch {
           broken = true;
         }
-        throw translate(err);
+        throw translate(failed ?? err);
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it.
         client.off('error', onError);

@@ -47,6 +47,12 @@ export interface QueryOptions {
    * for SQL an admin or agent wrote, whose answer is shown as it is.
    */
   temporalText?: boolean;
+  /**
+   * The transaction's last statement, a read: on a server its commit is sent right behind it,
+   * in the same round trip (a failed statement turns that commit into a rollback). No
+   * statement may follow it in the transaction.
+   */
+  last?: boolean;
 }
 
 export interface QueryResult<T> {
