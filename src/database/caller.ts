@@ -31,9 +31,10 @@ const SESSION_ENDED = '22012';
  * as `anon`, both with `request.jwt.claims` set so policies can use auth.uid(); admins as
  * the owner role (bypassing RLS). Role and claims are transaction-local, so they are gone
  * when the connection returns to the pool, whatever `fn` did. The one place that does this.
- * `pipeline` (statements Plinth builds, one command each): on a server `fn`'s statements are
- * sent behind the setup without waiting for its answer, in the same round trip; they run only
- * if it succeeded, as the transaction is aborted otherwise.
+ * `pipeline` (statements Plinth builds, one command each): on a server the setup is written
+ * with the transaction's `begin`, and `fn`'s statements as soon as that `begin` is answered,
+ * without waiting for the setup's answer; they run only if it succeeded, as the transaction
+ * is aborted otherwise. Nothing of `fn` is written before the transaction surely began.
  */
 export async function withCaller<T>(
   db: Db,
@@ -82,6 +83,7 @@ async function callerSetup(tx: Queryable, identity: Identity & { kind: 'user' | 
       checkSession
         ? [role, claims, STATEMENT_TIMEOUT, sub, identity.sessionId, identity.userId]
         : [role, claims, STATEMENT_TIMEOUT, sub],
+      { beforeBegin: true }, // SET LOCAL only: on its own (a failed begin) it sets nothing that lasts
     );
   } catch (err) {
     if (checkSession && pgErrorInfo(err instanceof AppError ? err.cause : err)?.code === SESSION_ENDED)

@@ -81,9 +81,24 @@ function holdWrites(client: pg.PoolClient): void {
   setImmediate(() => stream.uncork?.());
 }
 
-/** A transaction's commit when it was sent behind its last statement (QueryOptions.last). */
+/**
+ * A transaction's `begin` (written without waiting for its answer) and its commit when that was
+ * sent behind its last statement (QueryOptions.last); each resolves to its error or null.
+ */
 interface Ending {
+  begun: Promise<unknown>;
   commit: Promise<unknown> | null;
+}
+
+/**
+ * Waits for the transaction's `begin` to be answered before a statement is written, unless the
+ * statement may go before (QueryOptions.beforeBegin): a `begin` that failed would leave the
+ * statements behind it to run each in a transaction of its own, with this connection's rights.
+ */
+async function opened(ending: Ending | undefined, opts: QueryOptions | undefined): Promise<void> {
+  if (!ending || opts?.beforeBegin) return;
+  const failed = await ending.begun;
+  if (failed) throw failed;
 }
 
 /** Sends `commit` behind a transaction's last statement; refuses a statement after it. */
@@ -118,6 +133,7 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending
             ? { name: sql.name, text: sql.text, values, ...types }
             : { text: sql.text, values, ...types };
       try {
+        await opened(ending, opts);
         const shape = named && client && typeof sql !== 'string' && sql.shape ? sql.name : null;
         if (shape) await admitShape(client!, shape);
         let res: pg.QueryResult | pg.QueryResult[];
@@ -141,6 +157,7 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending
     },
     async exec(sql: string) {
       try {
+        await opened(ending, undefined);
         await q.query(sql);
       } catch (err) {
         throw translate(err);
@@ -251,7 +268,7 @@ export async function openPostgres(
         () => null,
         (err: unknown) => err,
       );
-      const ending: Ending = { commit: null };
+      const ending: Ending = { begun, commit: null };
       try {
         const result = await fn(queryable(client, opts.prepare === true, ending));
         const failed = (await begun) ?? (await ending.commit);

@@ -53,6 +53,13 @@ export interface QueryOptions {
    * statement may follow it in the transaction.
    */
   last?: boolean;
+  /**
+   * In a transaction on a server, may be written before the transaction's `begin` is answered
+   * (in the same round trip). Only for a statement that grants nothing and changes nothing if
+   * that `begin` failed and it ran on its own: the caller's `set_config(…, true)` setup, whose
+   * settings would then end with it. Every other statement waits for the `begin`'s answer.
+   */
+  beforeBegin?: boolean;
 }
 
 export interface QueryResult<T> {

@@ -1,6 +1,7 @@
 // The pool pipelines (src/db/postgres.ts): a transaction's statements are written without
 // waiting for the answers before them; a failed one aborts the transaction, so the ones sent
 // behind it never run. A read marked `last` has its commit sent behind it.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/types.js';
 import { freshDb } from '../helpers/db.js';
@@ -52,5 +53,41 @@ describe.each(['embedded', 'postgres'] as const)('pipelined transactions (%s)', 
       }),
     ).rejects.toThrow();
     for (let i = 0; i < 6; i++) expect(await count()).toBe(before + 1);
+  });
+});
+
+describe.each(['embedded', 'postgres'] as const)('a transaction whose begin failed (%s)', (backend) => {
+  let fresh: Awaited<ReturnType<typeof freshDb>>;
+  let db: Db;
+
+  beforeAll(async () => {
+    fresh = await freshDb(backend);
+    db = fresh.db;
+    await db.exec('create table public.unbegun (n int)');
+  });
+  afterAll(async () => {
+    await fresh?.drop();
+  });
+
+  it('writes no statement of it: none runs on its own, outside the transaction', async () => {
+    // A `begin` refused as a cancel request would refuse it (57014), without reaching the server.
+    const original = pg.Client.prototype.query;
+    const refuseBegin = function (this: pg.Client, ...args: unknown[]) {
+      if (args[0] === 'begin' || args[0] === 'begin read only')
+        return Promise.reject(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }));
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    pg.Client.prototype.query = refuseBegin;
+    try {
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.query('insert into public.unbegun values (1)');
+          await tx.query('insert into public.unbegun values (2)', [], { last: true });
+        }),
+      ).rejects.toThrow();
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    expect((await db.query<{ n: number }>('select count(*)::int as n from public.unbegun')).rows[0]!.n).toBe(0);
   });
 });
