@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtServer } from '../helpers/build.js';
+import { at, call, type Target } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 import { flatPng } from '../storage/helpers.js';
 
@@ -38,15 +39,15 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 describe('the built server', () => {
   let dataDir: string;
   let server: ReturnType<typeof start>;
-  let base: string;
+  let target: Target;
   let admin: Record<string, string>;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-build-'));
     const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
+    target = at(`http://127.0.0.1:${port}`);
     server = start(`${BUILD_DIR}/main.js`, { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
-    await until('health', async () => (await fetch(`${base}/api/health`)).status === 200);
-    admin = { 'x-api-key': /\b(ik_[0-9a-f]{64})\b/.exec(server.output())![1]!, 'content-type': 'application/json' };
+    await until('health', async () => (await call(target, 'GET', '/api/health')).status === 200);
+    admin = { 'x-api-key': /\b(ik_[0-9a-f]{64})\b/.exec(server.output())![1]! };
   }, 120_000);
   afterAll(async () => {
     server?.proc.kill('SIGTERM');
@@ -55,38 +56,32 @@ describe('the built server', () => {
   });
 
   it('serves the agents’ docs bundled at build time', async () => {
-    const r = await fetch(`${base}/api/docs`);
+    const r = await call(target, 'GET', '/api/docs');
     expect(r.status).toBe(200);
-    const { docs } = (await r.json()) as { docs: { name: string }[] };
-    expect(docs.map((d) => d.name)).toEqual(expect.arrayContaining(['mcp', 'functions']));
+    expect((r.body.docs as { name: string }[]).map((d) => d.name)).toEqual(
+      expect.arrayContaining(['mcp', 'functions']),
+    );
   });
 
   it('runs a function in Deno through the host script', async () => {
     const code = 'export default () => new Response("from the build")';
-    const saved = await fetch(`${base}/api/functions`, {
-      method: 'POST',
-      headers: admin,
-      body: JSON.stringify({ name: 'Built', code }),
-    });
+    const saved = await call(target, 'POST', '/api/functions', { headers: admin, body: { name: 'Built', code } });
     expect(saved.status).toBe(201);
-    const r = await fetch(`${base}/functions/built`);
-    expect(await r.text()).toBe('from the build');
+    expect((await call(target, 'GET', '/functions/built')).text).toBe('from the build');
   }, 60_000);
 
   it('renders an image in its render process', async () => {
-    const bucket = await fetch(`${base}/api/storage/buckets`, {
-      method: 'POST',
+    const bucket = await call(target, 'POST', '/api/storage/buckets', {
       headers: admin,
-      body: JSON.stringify({ bucketName: 'pics', isPublic: true }),
+      body: { bucketName: 'pics', isPublic: true },
     });
     expect(bucket.status).toBeLessThan(300);
-    const put = await fetch(`${base}/api/storage/buckets/pics/objects/a.png`, {
-      method: 'PUT',
+    const put = await call(target, 'PUT', '/api/storage/buckets/pics/objects/a.png', {
       headers: { ...admin, 'content-type': 'image/png' },
-      body: new Uint8Array(flatPng(32)),
+      raw: new Uint8Array(flatPng(32)),
     });
     expect(put.status).toBe(200);
-    const r = await fetch(`${base}/api/storage/buckets/pics/objects/a.png?width=8&format=webp`);
+    const r = await call(target, 'GET', '/api/storage/buckets/pics/objects/a.png?width=8&format=webp');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('image/webp');
   }, 60_000);
