@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
+import { loadUndici } from '../lib/undici.js';
 
 /** An answer of the upstream: status and headers now, the body as it arrives. */
 export interface HttpAnswer {
@@ -30,11 +31,12 @@ const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
  */
 export class HttpClient {
   private readonly base: URL;
-  private readonly pool: Pool;
+  /** Made as soon as undici is loaded: a client exists only when AI is configured. */
+  private readonly pool: Promise<Pool>;
 
   constructor(baseUrl: string) {
     this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    this.pool = new Pool(this.base.origin, { connections: 512 });
+    this.pool = loadUndici().then(({ Pool }) => new Pool(this.base.origin, { connections: 512 }));
   }
 
   /** `path` is relative to the base URL ("chat/completions"). Resolves when the headers arrive. */
@@ -46,7 +48,7 @@ export class HttpClient {
     signal: AbortSignal;
   }): Promise<HttpAnswer> {
     const url = new URL(req.path, this.base);
-    const res = await this.pool.request({
+    const res = await (await this.pool).request({
       method: req.method,
       path: url.pathname + url.search,
       headers: { ...req.headers, 'accept-encoding': 'identity' },
@@ -71,7 +73,7 @@ export class HttpClient {
 
   /** Closes the keep-alive connections (shutdown). */
   close(): void {
-    void this.pool.destroy().catch(() => {});
+    void this.pool.then((pool) => pool.destroy()).catch(() => {});
   }
 }
 

@@ -1,4 +1,5 @@
-import { EnvHttpProxyAgent, fetch } from 'undici';
+import type { EnvHttpProxyAgent } from 'undici';
+import { loadUndici } from '../lib/undici.js';
 import { AppError } from '../errors/index.js';
 import { parseNpm, type ImportRef } from './imports.js';
 import { BundleFailure } from './runtime/bundler.js';
@@ -11,11 +12,14 @@ interface RegistryOptions {
   proxy: Readonly<Record<string, string>>;
 }
 
-function proxyAgent(proxy: Readonly<Record<string, string>>): EnvHttpProxyAgent | undefined {
+function proxyAgent(
+  Agent: typeof EnvHttpProxyAgent,
+  proxy: Readonly<Record<string, string>>,
+): EnvHttpProxyAgent | undefined {
   const httpsProxy = proxy.HTTPS_PROXY ?? proxy.https_proxy;
   const httpProxy = proxy.HTTP_PROXY ?? proxy.http_proxy;
   if (!httpsProxy && !httpProxy) return undefined;
-  return new EnvHttpProxyAgent({ httpProxy, httpsProxy, noProxy: proxy.NO_PROXY ?? proxy.no_proxy });
+  return new Agent({ httpProxy, httpsProxy, noProxy: proxy.NO_PROXY ?? proxy.no_proxy });
 }
 
 const fail = (
@@ -42,8 +46,9 @@ async function explainNpm(constraint: string, remote: ImportRef[], o: RegistryOp
   const range = at > 0 ? constraint.slice(at + 1) : '*';
   const specifier = specifierFor(name, remote, `npm:${constraint}`);
   const url = `${o.npmRegistry.replace(/\/+$/, '')}/${name.replace('/', '%2f')}`;
+  const { EnvHttpProxyAgent: Agent, fetch } = await loadUndici();
   let res: Awaited<ReturnType<typeof fetch>>;
-  const dispatcher = proxyAgent(o.proxy);
+  const dispatcher = proxyAgent(Agent, o.proxy);
   try {
     res = await fetch(url, {
       headers: {

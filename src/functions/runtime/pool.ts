@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../errors/index.js';
+import { loadUndici } from '../../lib/undici.js';
 import { SpawnBackoff } from './backoff.js';
 import { ApiBridge } from './bridge.js';
 import { checkHost, deployTo } from './control.js';
@@ -293,7 +294,10 @@ export class HostPool implements FunctionRuntime {
   }
 
   /** Starts one Deno host process and resolves once it listens. */
-  private spawn(): Promise<HostProcess> {
+  private async spawn(): Promise<HostProcess> {
+    await loadUndici(); // the host's connection pools (transport.ts)
+    if (this.closed)
+      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime is shutting down.' });
     const n = ++this.seq;
     const host = new HostProcess({
       binary: this.opts.binary,
