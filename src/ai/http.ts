@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Pool } from 'undici';
-import { loadUndici } from '../lib/undici.js';
+import { Pool } from 'undici';
 
 /** An answer of the upstream: status and headers now, the body as it arrives. */
 export interface HttpAnswer {
@@ -31,12 +30,11 @@ const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
  */
 export class HttpClient {
   private readonly base: URL;
-  /** Made as soon as undici is loaded: a client exists only when AI is configured. */
-  private readonly pool: Promise<Pool>;
+  private readonly pool: Pool;
 
   constructor(baseUrl: string) {
     this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-    this.pool = loadUndici().then(({ Pool }) => new Pool(this.base.origin, { connections: 512 }));
+    this.pool = new Pool(this.base.origin, { connections: 512 });
   }
 
   /** `path` is relative to the base URL ("chat/completions"). Resolves when the headers arrive. */
@@ -48,7 +46,7 @@ export class HttpClient {
     signal: AbortSignal;
   }): Promise<HttpAnswer> {
     const url = new URL(req.path, this.base);
-    const res = await (await this.pool).request({
+    const res = await this.pool.request({
       method: req.method,
       path: url.pathname + url.search,
       headers: { ...req.headers, 'accept-encoding': 'identity' },
@@ -73,7 +71,7 @@ export class HttpClient {
 
   /** Closes the keep-alive connections (shutdown). */
   close(): void {
-    void this.pool.then((pool) => pool.destroy()).catch(() => {});
+    void this.pool.destroy().catch(() => {});
   }
 }
 

@@ -1,5 +1,4 @@
-import type { EnvHttpProxyAgent } from 'undici';
-import { loadUndici } from '../lib/undici.js';
+import { EnvHttpProxyAgent, fetch } from 'undici';
 import { AppError } from '../errors/index.js';
 import { parseNpm, type ImportRef } from './imports.js';
 import { BundleFailure } from './runtime/bundler.js';
@@ -12,14 +11,11 @@ interface RegistryOptions {
   proxy: Readonly<Record<string, string>>;
 }
 
-function proxyAgent(
-  Agent: typeof EnvHttpProxyAgent,
-  proxy: Readonly<Record<string, string>>,
-): EnvHttpProxyAgent | undefined {
+function proxyAgent(proxy: Readonly<Record<string, string>>): EnvHttpProxyAgent | undefined {
   const httpsProxy = proxy.HTTPS_PROXY ?? proxy.https_proxy;
   const httpProxy = proxy.HTTP_PROXY ?? proxy.http_proxy;
   if (!httpsProxy && !httpProxy) return undefined;
-  return new Agent({ httpProxy, httpsProxy, noProxy: proxy.NO_PROXY ?? proxy.no_proxy });
+  return new EnvHttpProxyAgent({ httpProxy, httpsProxy, noProxy: proxy.NO_PROXY ?? proxy.no_proxy });
 }
 
 const fail = (
@@ -46,9 +42,8 @@ async function explainNpm(constraint: string, remote: ImportRef[], o: RegistryOp
   const range = at > 0 ? constraint.slice(at + 1) : '*';
   const specifier = specifierFor(name, remote, `npm:${constraint}`);
   const url = `${o.npmRegistry.replace(/\/+$/, '')}/${name.replace('/', '%2f')}`;
-  const { EnvHttpProxyAgent: Agent, fetch } = await loadUndici();
   let res: Awaited<ReturnType<typeof fetch>>;
-  const dispatcher = proxyAgent(Agent, o.proxy);
+  const dispatcher = proxyAgent(o.proxy);
   try {
     res = await fetch(url, {
       headers: {

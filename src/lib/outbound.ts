@@ -1,8 +1,7 @@
 import { type BlockList, isIP } from 'node:net';
 import { blockListOf, isPrivateAddress as isDenied } from './net-guard.js';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import type { Dispatcher } from 'undici';
-import { loadUndici } from './undici.js';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 
 /**
  * Whether an outbound request (a schedule's HTTP target, a webhook delivery) may not reach
@@ -67,32 +66,12 @@ export function refuseUrl(raw: string, policy: OutboundPolicy): string | null {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** The guarded dispatcher, made (and undici loaded) for the first request it carries. */
-export interface OutboundDispatcher {
-  get(): Promise<Dispatcher>;
-  close(): Promise<void>;
-}
-
 /**
  * An undici dispatcher whose connections only reach public addresses (or listed ones): the
  * check runs on the resolved address at connect time, so a DNS answer that changes between
  * the check and the request (rebinding) cannot reach a private host.
  */
-export function guardedDispatcher(policy: OutboundPolicy, opts: { timeoutMs: number }): OutboundDispatcher {
-  let made: Promise<Dispatcher> | null = null;
-  return {
-    get: () => (made ??= loadUndici().then(({ Agent }) => guardedAgent(Agent, policy, opts))),
-    close: async () => {
-      if (made) await (await made).close();
-    },
-  };
-}
-
-function guardedAgent(
-  Agent: typeof import('undici').Agent,
-  policy: OutboundPolicy,
-  opts: { timeoutMs: number },
-): Dispatcher {
+export function guardedDispatcher(policy: OutboundPolicy, opts: { timeoutMs: number }): Dispatcher {
   return new Agent({
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
@@ -138,17 +117,16 @@ export async function outboundFetch(
   url: string,
   req: OutboundRequest,
   policy: OutboundPolicy,
-  dispatcher: OutboundDispatcher,
+  dispatcher: Dispatcher,
 ): Promise<OutboundAnswer> {
   const refused = refuseUrl(url, policy);
   if (refused) throw new Error(`The URL ${refused}.`);
-  const [{ fetch }, agent] = await Promise.all([loadUndici(), dispatcher.get()]);
-  const res = await fetch(url, {
+  const res = await undiciFetch(url, {
     method: req.method,
     headers: req.headers,
     body: req.body,
     redirect: 'manual',
-    dispatcher: agent,
+    dispatcher,
     signal: AbortSignal.timeout(req.timeoutMs),
   });
   let body = '';

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { Db } from '../db/types.js';
 import type { FunctionService } from '../functions/service.js';
-import { outboundFetch, type OutboundDispatcher, type OutboundPolicy } from '../lib/outbound.js';
+import { outboundFetch, type OutboundPolicy } from '../lib/outbound.js';
 import type { Schedule } from './store.js';
 
 /** How much of an answer or error a run keeps. */
@@ -15,7 +16,7 @@ export interface TargetDeps {
   ownerDb: Db;
   functions: FunctionService;
   policy: OutboundPolicy;
-  dispatcher: OutboundDispatcher;
+  dispatcher: Dispatcher;
   publicUrl: string | null;
 }
 

@@ -1,10 +1,11 @@
 import { Readable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
+import type { Dispatcher } from 'undici';
 import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { FunctionService } from '../functions/service.js';
 import type { JobContext, Jobs } from '../jobs/index.js';
-import { outboundFetch, refuseUrl, type OutboundDispatcher, type OutboundPolicy } from '../lib/outbound.js';
+import { outboundFetch, refuseUrl, type OutboundPolicy } from '../lib/outbound.js';
 import { checkIdent } from '../database/ident.js';
 import { errorText } from '../schedules/targets.js';
 import { IdleGate } from '../lib/idle-gate.js';
@@ -33,7 +34,7 @@ export interface WebhookDeps {
   jobs: Jobs | null;
   functions: FunctionService;
   policy: OutboundPolicy;
-  dispatcher: OutboundDispatcher;
+  dispatcher: Dispatcher;
   publicUrl: string | null;
 }
 

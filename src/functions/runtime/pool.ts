@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../errors/index.js';
-import { loadUndici } from '../../lib/undici.js';
 import { SpawnBackoff } from './backoff.js';
 import { ApiBridge } from './bridge.js';
 import { checkHost, deployTo } from './control.js';
@@ -294,10 +293,7 @@ export class HostPool implements FunctionRuntime {
   }
 
   /** Starts one Deno host process and resolves once it listens. */
-  private async spawn(): Promise<HostProcess> {
-    await loadUndici(); // the host's connection pools (transport.ts)
-    if (this.closed)
-      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function runtime is shutting down.' });
+  private spawn(): Promise<HostProcess> {
     const n = ++this.seq;
     const host = new HostProcess({
       binary: this.opts.binary,

@@ -1,6 +1,5 @@
 import type { Pool } from 'undici';
 import { AppError } from '../../errors/index.js';
-import { loadUndici } from '../../lib/undici.js';
 import { checkHost, deployTo } from './control.js';
 import { HostUnreachable, loadRefused, NotDeployed } from './faults.js';
 import { sendToHost } from './send.js';
@@ -17,20 +16,19 @@ const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
  * function is deployed again.
  */
 export class RemoteRuntime implements FunctionRuntime {
-  /** Made (and undici loaded) on the first call. */
-  private pool: Promise<Pool> | null = null;
+  private readonly pool: Pool;
   private readonly base: URL;
   private readonly deployed = new Map<string, string>();
 
   constructor(private readonly opts: { url: string; token: string | null; timeoutMs: number }) {
     this.base = new URL(opts.url);
+    this.pool = hostPool({ origin: this.base.origin });
   }
 
-  private async target(id: string | null): Promise<HostTarget> {
-    this.pool ??= loadUndici().then(() => hostPool({ origin: this.base.origin }));
+  private target(id: string | null): HostTarget {
     const prefix = this.base.pathname.replace(/\/+$/, '');
     return {
-      dispatcher: await this.pool,
+      dispatcher: this.pool,
       pathPrefix: id ? `${prefix}/fn/${encodeURIComponent(id)}` : prefix,
       extraHeaders: this.opts.token ? { 'x-plinth-runtime-token': this.opts.token } : {},
     };
@@ -57,7 +55,7 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async check(): Promise<void> {
-    await checkHost(await this.target(null), 3000);
+    await checkHost(this.target(null), 3000);
   }
 
   async invoke(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
@@ -84,8 +82,8 @@ export class RemoteRuntime implements FunctionRuntime {
 
   private async send(fn: RuntimeFunction, req: InvokeRequest): Promise<InvokeResponse> {
     // The runtime enforces the limit itself; this one only catches a runtime that hangs.
-    const once = async () =>
-      sendToHost(await this.target(fn.id), fn, req, { timeoutMs: this.opts.timeoutMs + 5000, onTimeout: () => {} });
+    const once = () =>
+      sendToHost(this.target(fn.id), fn, req, { timeoutMs: this.opts.timeoutMs + 5000, onTimeout: () => {} });
     try {
       return await once();
     } catch (err) {
@@ -101,7 +99,7 @@ export class RemoteRuntime implements FunctionRuntime {
     const { code, secrets } = await fn.load();
     const adopts = fn.adopts !== undefined && this.deployed.get(fn.id) === fn.adopts ? { adopts: fn.adopts } : {};
     const r = await deployTo(
-      await this.target(fn.id),
+      this.target(fn.id),
       { version: fn.version, code, secrets, ...adopts },
       this.opts.timeoutMs + 5000,
     );
@@ -110,6 +108,6 @@ export class RemoteRuntime implements FunctionRuntime {
   }
 
   async close(): Promise<void> {
-    if (this.pool) await (await this.pool).destroy();
+    await this.pool.destroy();
   }
 }

@@ -3,15 +3,11 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../errors/index.js';
-import { loadUndici } from '../../lib/undici.js';
 import { HostUnreachable } from './faults.js';
 import { sendToHost, type SendOptions } from './send.js';
 import { hostPool } from './transport.js';
-
-// hostPool() is called once undici is loaded (a host process starts after it).
-beforeAll(() => loadUndici());
 
 const fn = { id: 'f', version: 'v1', load: async () => ({ code: '', secrets: {} }) };
 

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher, Pool } from 'undici';
-import { undici } from '../../lib/undici.js';
+import { Pool, type Dispatcher } from 'undici';
 
 /** Where a host is reached: a connection pool to it, and how its protocol paths are written. */
 export interface HostTarget {
@@ -16,13 +15,11 @@ export const MAX_RESPONSE_HEADER_BYTES = 16 * 1024;
 /**
  * Keep-alive connections to a host: a local host's Unix socket, or a remote runtime's origin
  * (http or https). undici rather than node:http's client: it costs the API server about
- * half the CPU per relayed call (docs/decisions.md). Called once loadUndici() has resolved (a
- * host process is started, or a remote runtime first asked, after it).
+ * half the CPU per relayed call (docs/decisions.md).
  */
 export function hostPool(where: { socketPath: string } | { origin: string }, connections = 256): Pool {
   // Set rather than taken from Node's --max-http-header-size, so the limit in the docs holds.
   const opts = { connections, maxHeaderSize: MAX_RESPONSE_HEADER_BYTES };
-  const { Pool } = undici();
   return 'socketPath' in where
     ? new Pool('http://localhost', { socketPath: where.socketPath, ...opts })
     : new Pool(where.origin, opts);
