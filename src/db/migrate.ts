@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { codePath } from '../lib/code-dir.js';
 import type { Db, Queryable } from './types.js';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+export const MIGRATIONS_DIR = codePath('db', 'migrations');
 
 export interface Migration {
   id: string;

@@ -1,8 +1,9 @@
-// The docs for agents, bundled from docs/*.md. `npm run build` writes the bundle beside the
-// compiled module (dist/mcp/agent-docs.json, scripts/build.mjs); run from src/ (tests, dev)
+// The docs for agents, bundled from docs/*.md. `npm run build` writes the bundle into the
+// build (dist/mcp/agent-docs.json, scripts/build.mjs); run from src/ (tests, dev)
 // the same function reads docs/ directly, so both are the same text.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { codePath, PROJECT_ROOT } from '../lib/code-dir.js';
 
 export interface DocEntry {
   /** The file name without .md (`database`), or `agents-<name>` for docs/agents/*.md. */
@@ -35,7 +36,7 @@ export function bundleDocs(docsDir: string): DocBundle {
 
 /** The bundle written at build time, else docs/ of the source tree. */
 export function loadDocBundle(): DocBundle {
-  const built = new URL('./agent-docs.json', import.meta.url);
+  const built = codePath('mcp', 'agent-docs.json');
   if (existsSync(built)) return JSON.parse(readFileSync(built, 'utf8')) as DocBundle;
-  return bundleDocs(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../docs'));
+  return bundleDocs(path.join(PROJECT_ROOT, 'docs'));
 }

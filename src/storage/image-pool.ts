@@ -1,12 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors/index.js';
+import { codePath, FROM_SOURCE } from '../lib/code-dir.js';
 import type { RenderAnswer, RenderRequest } from './image-render.js';
 
-// The render process's script: the compiled .js beside this file, or the .ts under tsx (tests).
-const HERE = fileURLToPath(import.meta.url);
-const SCRIPT = HERE.replace(/image-pool\.(ts|js)$/, 'image-render.$1');
-const EXEC_ARGV = HERE.endsWith('.ts') ? ['--import', 'tsx'] : [];
+// The render process's script: the .ts under tsx (tests), or in a build its own bundle at the
+// build's top level (scripts/build.mjs).
+const SCRIPT = FROM_SOURCE ? codePath('storage', 'image-render.ts') : codePath('image-render.js');
+const EXEC_ARGV = FROM_SOURCE ? ['--import', 'tsx'] : [];
 
 export interface PoolOptions {
   /** Renders at once, each in its own process (IMAGE_CONCURRENT_RENDERS). */

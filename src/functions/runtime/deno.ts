@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codePath } from '../../lib/code-dir.js';
 import { DENIED_CIDRS, DENIED_IPV4_CIDRS, ownAddresses } from '../../lib/net-guard.js';
 
 /** The Deno-side host script every function process runs. */
-export const HOST_SCRIPT = fileURLToPath(new URL('./deno-host.js', import.meta.url));
+export const HOST_SCRIPT = codePath('functions', 'runtime', 'deno-host.js');
 
 /**
  * Path of the deno binary shipped by the npm package `deno` (resolved from the package,

@@ -4,10 +4,11 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../../../errors/index.js';
+import { PROJECT_ROOT } from '../../../lib/code-dir.js';
 import type { RoutePlugin } from '../../types.js';
 
 /** Where `npm run build` puts the dashboard: <project>/dist/dashboard, from src/ or dist/ alike. */
-export const DASHBOARD_DIR = path.resolve(import.meta.dirname, '../../../../dist/dashboard');
+export const DASHBOARD_DIR = path.join(PROJECT_ROOT, 'dist', 'dashboard');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
