@@ -32,6 +32,9 @@ export interface PoolOptions {
   bridge?: { publicUrl: string | null };
 }
 
+/** How long after a deploy the next spare process starts. */
+const SPARE_DELAY_MS = 200;
+
 /**
  * The local function runtime: one Deno process per warm function (so a function that
  * exhausts its memory limit or loops takes down only itself), one spare process kept
@@ -218,10 +221,11 @@ export class HostPool implements FunctionRuntime {
         await pending.host.catch(() => {});
         continue;
       }
-      // The next spare starts after this deploy, not during it: both compete for the CPU.
+      // The next spare starts a moment after this deploy, not during it nor during the first
+      // call that usually follows: starting a process competes with both for the CPU.
       const host: Promise<HostProcess> = this.deploy(fn, current?.alive ? current : null).finally(() => {
         if (this.deploying.get(fn.id)?.host === host) this.deploying.delete(fn.id);
-        this.warm();
+        setTimeout(() => this.warm(), SPARE_DELAY_MS).unref();
       });
       this.deploying.set(fn.id, { version: fn.version, host });
       return host;
