@@ -127,6 +127,10 @@ async function listen(path) {
   const call = serve((req, info) => (handler ? handler(req, info) : new Response(null, { status: 503 })));
   server = forms.serve({ path, onListen: () => up.resolve(), onError: threw }, call);
   await up.promise;
+  // A deploy waits for the socket, not for the warm-up.
+  void warmUp(path);
+}
+async function warmUp(path) {
   const client = Deno.createHttpClient({ proxy: { transport: 'unix', path } });
   try {
     await (await ownFetch('http://worker.invalid/', { client })).arrayBuffer();

@@ -63,7 +63,8 @@ export class HostPool implements FunctionRuntime {
     this.watch = new WarmWatch(this.byFunction, {
       memoryMb: opts.memoryMb,
       idleMs: opts.idleMs ?? 10 * 60_000,
-      onIdle: (h) => this.kill(h),
+      // A process being loaded is not idle, however long the load takes.
+      onIdle: (h) => h.functionId !== null && !this.deploying.has(h.functionId) && this.kill(h),
       onOverMemory: (h) => {
         this.kill(h);
         if (h.functionId) this.logRestart(h.functionId);
@@ -268,6 +269,7 @@ export class HostPool implements FunctionRuntime {
     void host.worker?.dispatcher.close().catch(() => {});
     host.worker = { socketPath: result.socket!, dispatcher: hostPool({ socketPath: result.socket! }) };
     host.version = fn.version;
+    host.lastUsed = Date.now();
     return host;
   }
 
