@@ -8,7 +8,7 @@ import type { FunctionLogs, LogLine } from './logs.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime/types.js';
 import { SecretStore, type SecretInfo } from './secrets.js';
 import { slugify } from './slug.js';
-import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus } from './store.js';
+import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus, type Saved } from './store.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -95,7 +95,7 @@ export class FunctionService {
     const slug = input.slug ?? slugify(input.name);
     const id = randomUUID();
     let checked: Checked | null = null;
-    let fn: FunctionRecord;
+    let fn: Saved;
     try {
       if (status === 'active') checked = await this.check(id, slug, built.js);
       fn = await this.store.create({
@@ -112,8 +112,8 @@ export class FunctionService {
       if (status === 'active') this.runtime.discard(id);
       throw err;
     }
-    await this.changed(slug, status, checked);
-    return fn;
+    await this.changed(slug, fn.head, checked);
+    return fn.record;
   }
 
   async update(
@@ -136,13 +136,13 @@ export class FunctionService {
       patch,
       built && { bundle: built.bundle, dependencies: built.dependencies },
     );
-    await this.changed(slug, fn.status, checked);
-    return fn;
+    await this.changed(slug, fn.head, checked);
+    return fn.record;
   }
 
   async remove(slug: string): Promise<void> {
     await this.store.remove(slug);
-    void this.changed(slug, 'draft', null);
+    void this.changed(slug, null, null);
   }
 
   async logs(slug: string, limit: number, after: number | null = null): Promise<LogLine[]> {
@@ -262,12 +262,13 @@ export class FunctionService {
   // A saved active function is loaded right away (deploying means that), so its first call
   // finds it warm. What a check loaded is taken over before the save answers; otherwise the
   // work happens in the background. Neither ever fails the save.
-  private async changed(slug: string, status: FunctionStatus, checked: Checked | null): Promise<void> {
+  private async changed(slug: string, head: FunctionHead | null, checked: Checked | null): Promise<void> {
     this.heads.clear();
-    if (status !== 'active') return;
-    const load = this.head(slug).then(async (head) => {
-      if (head?.status !== 'active') return;
-      const fn = this.runtimeFunction(slug, head, await this.secretsStamp(), checked);
+    // The head the save wrote: the first call after it reads no row.
+    this.heads.set(slug, { head });
+    if (head?.status !== 'active') return;
+    const load = this.secretsStamp().then(async (secretsStamp) => {
+      const fn = this.runtimeFunction(slug, head, secretsStamp, checked);
       if (fn.adopts === undefined) this.runtime.prepare(fn);
       else await this.runtime.load(fn);
     });
