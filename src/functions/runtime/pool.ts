@@ -32,9 +32,6 @@ export interface PoolOptions {
   bridge?: { publicUrl: string | null };
 }
 
-/** How long after a deploy the next spare process starts. */
-const SPARE_DELAY_MS = 200;
-
 /**
  * The local function runtime: one Deno process per warm function (so a function that
  * exhausts its memory limit or loops takes down only itself), one spare process kept
@@ -222,11 +219,10 @@ export class HostPool implements FunctionRuntime {
         await pending.host.catch(() => {});
         continue;
       }
-      // The next spare starts a moment after this deploy, not during it nor during the first
-      // call that usually follows: starting a process competes with both for the CPU.
+      // The next spare starts 200 ms after this deploy, off it and the first call: all need the CPU.
       const host: Promise<HostProcess> = this.deploy(fn, current?.alive ? current : null).finally(() => {
         if (this.deploying.get(fn.id)?.host === host) this.deploying.delete(fn.id);
-        setTimeout(() => this.warm(), SPARE_DELAY_MS).unref();
+        setTimeout(() => this.warm(), 200).unref();
       });
       this.deploying.set(fn.id, { version: fn.version, host });
       return host;
