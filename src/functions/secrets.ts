@@ -5,6 +5,9 @@ import type { Queryable } from '../db/types.js';
 export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
 export const MAX_SECRET_BYTES = 64 * 1024;
 
+/** The expression of the stamp of all secrets: changes with any name, value or scope. */
+const STAMP = `coalesce(md5(string_agg(name || '=' || md5(value) || coalesce(array_to_string(functions, ','), '*'), ';' order by name)), '')`;
+
 /** A secret as the API shows it: never the value, only a masked preview. */
 export interface SecretInfo {
   name: string;
@@ -87,10 +90,18 @@ export class SecretStore {
 
   /** Changes whenever a secret is added, changed or removed. */
   async stamp(): Promise<string> {
-    const { rows } = await this.db.query<{ stamp: string }>(
-      `select coalesce(md5(string_agg(name || '=' || md5(value) || coalesce(array_to_string(functions, ','), '*'), ';' order by name)), '') as stamp
-       from functions.secrets`,
-    );
+    const { rows } = await this.db.query<{ stamp: string }>(`select ${STAMP} as stamp from functions.secrets`);
     return rows[0]?.stamp ?? '';
+  }
+
+  /** The stamp and the secrets a function may read, read together in one statement (one snapshot). */
+  async snapshot(slug: string): Promise<{ stamp: string; values: Record<string, string> }> {
+    const { rows } = await this.db.query<{ stamp: string; values: Record<string, string> }>(
+      `select ${STAMP} as stamp,
+              coalesce(jsonb_object_agg(name, value) filter (where functions is null or $1 = any(functions)), '{}') as values
+         from functions.secrets`,
+      [slug],
+    );
+    return { stamp: rows[0]?.stamp ?? '', values: rows[0]?.values ?? {} };
   }
 }

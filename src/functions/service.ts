@@ -3,11 +3,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../errors/index.js';
 import type { Db } from '../db/types.js';
 import type { Built, FunctionBuilder } from './build.js';
+import type { Invocation } from './invocation.js';
 import type { FunctionLogs, LogLine } from './logs.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime/types.js';
 import { SecretStore, type SecretInfo } from './secrets.js';
 import { slugify } from './slug.js';
-import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus } from './store.js';
+import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus, type Saved } from './store.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -23,16 +24,6 @@ export interface NewFunction {
   code: string;
   description?: string;
   status?: 'draft' | 'active';
-}
-
-/** One invocation as the log and the metrics see it (status null: it failed before an answer). */
-export interface Invocation {
-  slug: string;
-  functionId: string;
-  status: number | null;
-  cold: boolean;
-  seconds: number;
-  error: string | null;
 }
 
 /** The header that carries a function's own token to it (FunctionService.credentialFor). */
@@ -64,7 +55,10 @@ export class FunctionService {
   // `cacheMs` (null: no such function), a source's build (a save of the same code is not built twice).
   private readonly heads: LRUCache<string, { head: FunctionHead | null }>;
   private readonly compiled = new LRUCache<string, Built>({ max: 32 });
+  private readonly runtimeFns = new LRUCache<string, RuntimeFunction>({ max: 10_000 });
   private secretStamp: { stamp: string; at: number } | null = null;
+  /** Counts this instance's secret changes (a stamp read before one is not kept). */
+  private secretChanges = 0;
   private readonly onInvoke: ((inv: Invocation) => void) | null;
   private readonly credentialFor: ((slug: string) => Promise<string>) | null;
 
@@ -101,7 +95,7 @@ export class FunctionService {
     const slug = input.slug ?? slugify(input.name);
     const id = randomUUID();
     let checked: Checked | null = null;
-    let fn: FunctionRecord;
+    let fn: Saved;
     try {
       if (status === 'active') checked = await this.check(id, slug, built.js);
       fn = await this.store.create({
@@ -118,8 +112,8 @@ export class FunctionService {
       if (status === 'active') this.runtime.discard(id);
       throw err;
     }
-    await this.changed(slug, status, checked);
-    return fn;
+    await this.changed(slug, fn.head, checked);
+    return fn.record;
   }
 
   async update(
@@ -142,13 +136,13 @@ export class FunctionService {
       patch,
       built && { bundle: built.bundle, dependencies: built.dependencies },
     );
-    await this.changed(slug, fn.status, checked);
-    return fn;
+    await this.changed(slug, fn.head, checked);
+    return fn.record;
   }
 
   async remove(slug: string): Promise<void> {
     await this.store.remove(slug);
-    void this.changed(slug, 'draft', null);
+    void this.changed(slug, null, null);
   }
 
   async logs(slug: string, limit: number, after: number | null = null): Promise<LogLine[]> {
@@ -163,55 +157,69 @@ export class FunctionService {
   ): Promise<{ secret: SecretInfo; created: boolean }> {
     const r = await this.secrets.put(name, value, functions);
     this.secretStamp = null;
+    this.secretChanges++;
     return r;
   }
 
   async removeSecret(name: string): Promise<void> {
     await this.secrets.remove(name);
     this.secretStamp = null;
+    this.secretChanges++;
   }
 
   /** Runs an active function. Missing, draft and error functions are FUNCTION_NOT_FOUND. */
   async invoke(slug: string, req: InvokeRequest): Promise<InvokeResponse> {
-    const head = await this.head(slug);
+    // A warm call reads its function and version from memory: no query, no hash, no new object.
+    const hit = this.heads.get(slug);
+    const head = hit ? hit.head : await this.head(slug);
     if (head?.status !== 'active') {
       throw new AppError('FUNCTION_NOT_FOUND', { message: `No active function with slug "${slug}".` });
     }
     const started = performance.now();
-    const seen = (status: number | null, cold: boolean, error: string | null) =>
-      this.onInvoke?.({
-        slug,
-        functionId: head.id,
-        status,
-        cold,
-        seconds: (performance.now() - started) / 1000,
-        error,
-      });
     try {
-      const token = this.credentialFor ? { [FUNCTION_TOKEN_HEADER]: await this.credentialFor(slug) } : {};
-      const res = await this.runtime.invoke(await this.runtimeFunction(slug, head), {
-        ...req,
-        headers: { ...req.headers, ...token },
-      });
-      seen(res.status, res.cold === true, null);
+      const fn = this.runtimeFunction(slug, head, this.freshSecretsStamp() ?? (await this.secretsStamp()));
+      if (this.credentialFor)
+        req = { ...req, headers: { ...req.headers, [FUNCTION_TOKEN_HEADER]: await this.credentialFor(slug) } };
+      const res = await this.runtime.invoke(fn, req);
+      this.seen(slug, head.id, started, res.status, res.cold === true, null);
       return res;
     } catch (err) {
-      seen(null, false, err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+      this.seen(slug, head.id, started, null, false, err instanceof AppError ? err.code : 'INTERNAL_ERROR');
       throw err;
     }
   }
 
-  private async runtimeFunction(
+  private seen(
+    slug: string,
+    functionId: string,
+    started: number,
+    status: number | null,
+    cold: boolean,
+    error: string | null,
+  ): void {
+    this.onInvoke?.({ slug, functionId, status, cold, seconds: (performance.now() - started) / 1000, error });
+  }
+
+  /**
+   * The runtime's view of a function at a save stamp and a secrets stamp: made once per
+   * version and kept, so a warm call allocates none. `checked`: what the save's check loaded,
+   * adopted when no secret changed since (then not kept: the adoption is the save's own).
+   */
+  private runtimeFunction(
     slug: string,
     head: FunctionHead,
+    secretsStamp: string,
     checked: Checked | null = null,
-  ): Promise<RuntimeFunction> {
-    const secretsStamp = await this.secretsStamp();
-    return {
+  ): RuntimeFunction {
+    const key = `${head.id}:${head.stamp}:${secretsStamp}`;
+    const known = this.runtimeFns.get(key);
+    // What the save's check loaded has these very secrets only if none changed since.
+    const adopts = checked && checked.secretsStamp === secretsStamp ? checked.version : undefined;
+    if (known && adopts === undefined) return known;
+    const fn: RuntimeFunction = {
       id: head.id,
-      version: this.version(head.stamp, secretsStamp),
-      // What the save's check loaded has these very secrets only if none changed since.
-      ...(checked && checked.secretsStamp === secretsStamp ? { adopts: checked.version } : {}),
+      version: sha(key).slice(0, 24),
+      ...(adopts === undefined ? {} : { adopts }),
       load: async () => {
         const code = await this.stored(head.id);
         if (code === null)
@@ -219,6 +227,8 @@ export class FunctionService {
         return { code, secrets: await this.envFor(slug) };
       },
     };
+    if (adopts === undefined) this.runtimeFns.set(key, fn);
+    return fn;
   }
 
   /** Stops the runtime and writes the buffered logs. */
@@ -234,14 +244,14 @@ export class FunctionService {
    * network; a runtime that is down) do not refuse it: they show on the first call.
    */
   private async check(id: string, slug: string, code: string): Promise<Checked | null> {
-    const secretsStamp = await this.secrets.stamp();
+    // The secrets and their stamp in one read; the stamp serves the save's next steps too.
+    const changes = this.secretChanges;
+    const { stamp: secretsStamp, values } = await this.secrets.snapshot(slug);
+    // Kept unless a secret changed here meanwhile.
+    if (this.secretChanges === changes) this.secretStamp = { stamp: secretsStamp, at: Date.now() };
     const version = `check-${randomUUID()}`;
     try {
-      await this.runtime.load({
-        id,
-        version,
-        load: async () => ({ code, secrets: await this.envFor(slug) }),
-      });
+      await this.runtime.load({ id, version, load: async () => ({ code, secrets: { ...this.env, ...values } }) });
       return { version, secretsStamp };
     } catch (err) {
       if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE') throw err;
@@ -252,12 +262,13 @@ export class FunctionService {
   // A saved active function is loaded right away (deploying means that), so its first call
   // finds it warm. What a check loaded is taken over before the save answers; otherwise the
   // work happens in the background. Neither ever fails the save.
-  private async changed(slug: string, status: FunctionStatus, checked: Checked | null): Promise<void> {
+  private async changed(slug: string, head: FunctionHead | null, checked: Checked | null): Promise<void> {
     this.heads.clear();
-    if (status !== 'active') return;
-    const load = this.head(slug).then(async (head) => {
-      if (head?.status !== 'active') return;
-      const fn = await this.runtimeFunction(slug, head, checked);
+    // The head the save wrote: the first call after it reads no row.
+    this.heads.set(slug, { head });
+    if (head?.status !== 'active') return;
+    const load = this.secretsStamp().then(async (secretsStamp) => {
+      const fn = this.runtimeFunction(slug, head, secretsStamp, checked);
       if (fn.adopts === undefined) this.runtime.prepare(fn);
       else await this.runtime.load(fn);
     });
@@ -273,28 +284,23 @@ export class FunctionService {
     return head;
   }
 
-  // The version of a function: a hash of its save stamp and of all secrets, remembered so a
-  // warm call does not hash.
-  private readonly versions = new LRUCache<string, string>({ max: 10_000 });
-  private version(stamp: string, secrets: string): string {
-    const key = `${stamp}:${secrets}`;
-    let version = this.versions.get(key);
-    if (version === undefined) {
-      version = sha(key).slice(0, 24);
-      this.versions.set(key, version);
-    }
-    return version;
-  }
-
   /** What the function reads with Deno.env: the variables every function sees, then its secrets. */
   private async envFor(slug: string): Promise<Record<string, string>> {
     return { ...this.env, ...(await this.secrets.valuesFor(slug)) };
   }
 
+  /** The stamp of all secrets when it was read less than `cacheMs` ago, else undefined. */
+  private freshSecretsStamp(): string | undefined {
+    const known = this.secretStamp;
+    return known && Date.now() - known.at < this.cacheMs ? known.stamp : undefined;
+  }
+
   private async secretsStamp(): Promise<string> {
-    if (this.secretStamp && Date.now() - this.secretStamp.at < this.cacheMs) return this.secretStamp.stamp;
+    const fresh = this.freshSecretsStamp();
+    if (fresh !== undefined) return fresh;
+    const changes = this.secretChanges;
     const stamp = await this.secrets.stamp();
-    this.secretStamp = { stamp, at: Date.now() };
+    if (this.secretChanges === changes) this.secretStamp = { stamp, at: Date.now() };
     return stamp;
   }
 

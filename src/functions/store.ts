@@ -40,6 +40,19 @@ export interface FunctionHead {
 }
 
 const COLUMNS = 'id, slug, name, description, status, created_at, updated_at, deployed_at, dependencies';
+/** The head's stamp: updated_at in microseconds, as text. */
+const STAMP = '(extract(epoch from updated_at) * 1000000)::bigint::text as stamp';
+
+/** A saved function, and its head as an invocation finds it (no second read to learn it). */
+export interface Saved {
+  record: FunctionRecord;
+  head: FunctionHead;
+}
+
+function saved(row: Record<string, unknown>): Saved {
+  const record = toRecord(row);
+  return { record, head: { id: record.id, status: record.status, stamp: String(row.stamp) } };
+}
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
 
@@ -90,12 +103,12 @@ export class FunctionStore {
     code: string;
     status: 'draft' | 'active';
     artifact: Artifact;
-  }): Promise<FunctionRecord> {
+  }): Promise<Saved> {
     try {
       const { rows } = await this.db.query(
         `insert into functions.functions (id, slug, name, description, code, status, deployed_at, bundle, dependencies)
          values ($1, $2, $3, $4, $5, $6, case when $6 = 'active' then now() end, $7, $8::jsonb)
-         returning ${COLUMNS}, code`,
+         returning ${COLUMNS}, code, ${STAMP}`,
         [
           f.id,
           f.slug,
@@ -107,7 +120,7 @@ export class FunctionStore {
           JSON.stringify(f.artifact.dependencies),
         ],
       );
-      return toRecord(rows[0]!);
+      return saved(rows[0]!);
     } catch (err) {
       if (err instanceof AppError && pgErrorInfo(err.cause)?.code === '23505') {
         throw new AppError('ALREADY_EXISTS', {
@@ -128,7 +141,7 @@ export class FunctionStore {
     slug: string,
     patch: { name?: string; description?: string; code?: string; status?: FunctionStatus },
     artifact: Artifact | null = null,
-  ): Promise<FunctionRecord> {
+  ): Promise<Saved> {
     const { rows } = await this.db.query(
       `update functions.functions set
          name = coalesce($2, name),
@@ -142,7 +155,7 @@ export class FunctionStore {
            when coalesce($5, status) = 'active' and (status <> 'active' or ($4::text is not null and $4::text <> code)) then now()
            else deployed_at end
        where slug = $1
-       returning ${COLUMNS}, code`,
+       returning ${COLUMNS}, code, ${STAMP}`,
       [
         slug,
         patch.name ?? null,
@@ -154,7 +167,7 @@ export class FunctionStore {
       ],
     );
     if (!rows[0]) throw notFound(slug);
-    return toRecord(rows[0]);
+    return saved(rows[0]);
   }
 
   async remove(slug: string): Promise<void> {
@@ -164,7 +177,7 @@ export class FunctionStore {
 
   async head(slug: string): Promise<FunctionHead | null> {
     const { rows } = await this.db.query<{ id: string; status: FunctionStatus; stamp: string }>(
-      `select id, status, (extract(epoch from updated_at) * 1000000)::bigint::text as stamp from functions.functions where slug = $1`,
+      `select id, status, ${STAMP} from functions.functions where slug = $1`,
       [slug],
     );
     return rows[0] ?? null;

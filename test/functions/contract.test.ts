@@ -239,6 +239,12 @@ describe.each(backends())('functions on %s', (backend) => {
       expect((await t.fetch('/api/functions/nope/logs', { headers: admin })).status).toBe(404);
     });
 
+    it("runs no function code before the first call (the worker's warm-up call never reaches it)", async () => {
+      await create({ name: 'Counted', code: 'let n = 0; export default () => new Response(String(++n))' });
+      expect(await (await t.fetch('/functions/counted')).text()).toBe('1');
+      expect(await (await t.fetch('/functions/counted')).text()).toBe('2');
+    });
+
     it('replaces the warm worker when the code changes', async () => {
       await create({ name: 'Versioned', code: 'export default () => new Response("v1")' });
       expect(await (await t.fetch('/functions/versioned')).text()).toBe('v1');

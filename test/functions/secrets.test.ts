@@ -8,9 +8,10 @@ describe.each(backends())('functions on %s', (backend) => {
   let t: TestApp;
   let admin: Record<string, string>;
   let create: FunctionsApp['create'];
+  let update: FunctionsApp['update'];
 
   beforeAll(async () => {
-    ({ t, admin, create } = await startFunctionsApp(backend));
+    ({ t, admin, create, update } = await startFunctionsApp(backend));
   });
   afterAll(async () => {
     await t?.close();
@@ -96,6 +97,29 @@ describe.each(backends())('functions on %s', (backend) => {
       expect(bad.status).toBe(400);
       for (const n of ['ONLY_B', 'SHARED'])
         await t.fetch(`/api/secrets/${n}`, { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
+    });
+
+    it('hands the current value on every change, back to an earlier one too, and after a save', async () => {
+      await create({ name: 'Env C', code: 'export default () => new Response(Deno.env.get("FLIP") ?? "none")' });
+      const put = (value: string) =>
+        t.fetch('/api/secrets/FLIP', { method: 'PUT', headers: admin, body: JSON.stringify({ value }) });
+      const call = async () => (await t.fetch('/functions/env-c')).text();
+      expect(await call()).toBe('none');
+      // Each version the function ran at is remembered; one coming back must not be served stale.
+      for (const value of ['a', 'b', 'a', 'b']) {
+        await put(value);
+        expect(await call()).toBe(value);
+      }
+      // A save reads the secrets with the code it checks: a change just before it is seen.
+      await put('before-save');
+      expect(
+        (await update('env-c', { code: 'export default () => new Response("v2:" + Deno.env.get("FLIP"))' })).status,
+      ).toBe(200);
+      expect(await call()).toBe('v2:before-save');
+      await put('after-save');
+      expect(await call()).toBe('v2:after-save');
+      await t.fetch('/api/secrets/FLIP', { method: 'DELETE', headers: { 'x-api-key': t.adminKey } });
+      expect(await call()).toBe('v2:undefined');
     });
 
     it.each(['1ABC', 'has-dash', 'a'.repeat(129)])('refuses the name %s', async (name) => {

@@ -61,6 +61,8 @@ const BOOT = `
 ${installNetGuard.toString().replace(/^export /, '')}
 ${plinthBridge.toString().replace(/^export /, '')}
 ${installForms.toString().replace(/^export /, '')}
+// The fetch of the runtime itself, before the guards wrap it: the worker's call to its own socket.
+const ownFetch = globalThis.fetch;
 // Before anything else: the IPv6 ranges --deny-net cannot hold (deno-net-guard.js), and the
 // fetches of Plinth's own URL sent over its bridge (deno-bridge.js).
 const bridge = plinthBridge(${JSON.stringify(apiSocket || null)});
@@ -114,8 +116,36 @@ function serve(handler) {
     }
   };
 }
+// The function's handler once its module is loaded; until then the socket answers 503.
+let handler = null;
+let listening = null;
+// A standby worker listens on its socket before any code arrives and sends itself one call
+// without x-plinth-runtime-url (answered 400, no function runs): a deploy then only loads the
+// module, and the first real call finds the server's path compiled.
+async function listen(path) {
+  const up = Promise.withResolvers();
+  const call = serve((req, info) => (handler ? handler(req, info) : new Response(null, { status: 503 })));
+  server = forms.serve({ path, onListen: () => up.resolve(), onError: threw }, call);
+  await up.promise;
+  // A deploy waits for the socket, not for the warm-up.
+  void warmUp(path);
+}
+async function warmUp(path) {
+  const client = Deno.createHttpClient({ proxy: { transport: 'unix', path } });
+  try {
+    await (await ownFetch('http://worker.invalid/', { client })).arrayBuffer();
+  } catch {
+    // Only a warm-up: the first call pays for what it did not do.
+  } finally {
+    client.close();
+  }
+}
 self.onmessage = async (e) => {
   const m = e.data;
+  if (m.t === 'listen') {
+    listening = listen(m.socket);
+    return;
+  }
   if (m.t === 'retire') {
     await server?.shutdown();
     await forms.drain();
@@ -133,16 +163,17 @@ self.onmessage = async (e) => {
     delete: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
   });
   Object.defineProperty(Deno, 'env', { value: env, configurable: false, writable: false });
-  let handler;
+  let entry;
   try {
     const mod = await import('data:text/javascript;base64,' + m.code);
-    const entry = forms.entry(mod);
+    entry = forms.entry(mod);
     if (entry.problem) return postMessage({ t: 'loadError', kind: 'export', message: entry.problem, stack: entry.problem });
-    handler = entry.handler;
   } catch (err) {
     return postMessage({ t: 'loadError', kind: 'threw', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
   }
-  server = forms.serve({ path: m.socket, onListen: () => postMessage({ t: 'ready' }), onError: threw }, serve(handler));
+  await (listening ?? listen(m.socket));
+  handler = entry.handler;
+  postMessage({ t: 'ready' });
 };
 // Run the request and response machinery once while idle, so the first real call is not
 // the one paying for it.
@@ -187,6 +218,7 @@ function newWorker() {
     },
   });
   w.socket = socket;
+  w.postMessage({ t: 'listen', socket });
   // An error the function did not catch outside a call (e.g. in a timer): log it and keep
   // the worker, as Deno.serve would keep serving.
   w.onerror = (e) => {

@@ -60,7 +60,8 @@ export class HostPool implements FunctionRuntime {
     this.watch = new WarmWatch(this.byFunction, {
       memoryMb: opts.memoryMb,
       idleMs: opts.idleMs ?? 10 * 60_000,
-      onIdle: (h) => this.kill(h),
+      // A process being loaded is not idle, however long the load takes.
+      onIdle: (h) => h.functionId !== null && !this.deploying.has(h.functionId) && this.kill(h),
       onOverMemory: (h) => {
         this.kill(h);
         if (h.functionId) this.logRestart(h.functionId);
@@ -218,10 +219,10 @@ export class HostPool implements FunctionRuntime {
         await pending.host.catch(() => {});
         continue;
       }
-      // The next spare starts after this deploy, not during it: both compete for the CPU.
+      // The next spare starts 200 ms after this deploy, off it and the first call: all need the CPU.
       const host: Promise<HostProcess> = this.deploy(fn, current?.alive ? current : null).finally(() => {
         if (this.deploying.get(fn.id)?.host === host) this.deploying.delete(fn.id);
-        this.warm();
+        setTimeout(() => this.warm(), 200).unref();
       });
       this.deploying.set(fn.id, { version: fn.version, host });
       return host;
@@ -264,6 +265,7 @@ export class HostPool implements FunctionRuntime {
     void host.worker?.dispatcher.close().catch(() => {});
     host.worker = { socketPath: result.socket!, dispatcher: hostPool({ socketPath: result.socket! }) };
     host.version = fn.version;
+    host.lastUsed = Date.now();
     return host;
   }
 

@@ -6,6 +6,8 @@ import { ResponseStream } from './response-stream.js';
 import { dropHopByHop, MAX_RESPONSE_HEADER_BYTES, type HostTarget } from './transport.js';
 import type { InvokeRequest, InvokeResponse, RuntimeFunction } from './types.js';
 
+const INVOKE_PATH = '/_plinth/invoke';
+
 /** A body of known length up to this size is read whole before the call resolves. */
 const SMALL_BODY = 64 * 1024;
 
@@ -37,18 +39,16 @@ export function sendToHost(
   opts: SendOptions,
 ): Promise<InvokeResponse> {
   return new Promise((resolve, reject) => {
+    const headers = dropHopByHop(req.headers, target.extraHeaders);
     // Node already answered any "Expect: 100-continue", and undici refuses to send it on.
-    const { expect: _answered, ...forwarded } = dropHopByHop(req.headers);
+    if (headers.expect !== undefined) delete headers.expect;
+    headers['x-plinth-runtime-version'] = fn.version;
+    headers['x-plinth-runtime-url'] = req.url;
     target.dispatcher.dispatch(
       {
         method: req.method,
-        path: `${target.pathPrefix ?? ''}/_plinth/invoke`,
-        headers: {
-          ...forwarded,
-          ...target.extraHeaders,
-          'x-plinth-runtime-version': fn.version,
-          'x-plinth-runtime-url': req.url,
-        },
+        path: target.pathPrefix === undefined ? INVOKE_PATH : `${target.pathPrefix}${INVOKE_PATH}`,
+        headers,
         body: req.body,
         // The wall-time limit of the call covers it whole, streaming included.
         headersTimeout: 0,

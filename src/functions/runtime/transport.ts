@@ -37,8 +37,19 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-export function dropHopByHop(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+/**
+ * The end-to-end headers of `headers` (lower-case names, as Node and undici give them), with
+ * `extra` set over them. One pass, no entry arrays: it runs twice on every relayed call.
+ */
+export function dropHopByHop(
+  headers: IncomingHttpHeaders,
+  extra?: Readonly<Record<string, string>>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  for (const k in headers) {
+    const v = headers[k];
+    if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  }
+  if (extra) for (const k in extra) out[k] = extra[k]!;
   return out;
 }

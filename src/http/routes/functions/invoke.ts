@@ -21,6 +21,9 @@ const IDENTITY_PREFIX = 'x-plinth-';
 const CREDENTIAL_HEADERS = new Set(['authorization', 'apikey', 'x-api-key']);
 const ADMIN_KEY = /^\s*(?:Bearer\s+)?ik_/i;
 
+/** The caller of an open call that sent no credential at all. */
+const ANON: Identity = Object.freeze({ kind: 'none' });
+
 function forwarded(name: string, value: string | string[] | undefined): boolean {
   if (name.startsWith(IDENTITY_PREFIX)) return false;
   return !CREDENTIAL_HEADERS.has(name) || !ADMIN_KEY.test(String(value));
@@ -71,6 +74,9 @@ function isPlinthCredential(value: string): boolean {
  * scheme, a foreign token) are not Plinth's: they pass through untouched and the caller is anon.
  */
 async function openCaller(resolver: IdentityResolver, headers: IncomingHttpHeaders): Promise<Identity> {
+  if (headers.authorization === undefined && headers.apikey === undefined && headers['x-api-key'] === undefined) {
+    return ANON;
+  }
   const ours = (v: string | string[] | undefined, strip = false) => {
     if (typeof v !== 'string') return undefined;
     const value = strip ? /^Bearer\s+(\S+)\s*$/i.exec(v)?.[1] : v.trim();
@@ -92,7 +98,8 @@ async function run(
   identity: Identity,
 ): Promise<FastifyReply> {
   const headers: IncomingHttpHeaders = {};
-  for (const [k, v] of Object.entries(request.headers)) if (forwarded(k, v)) headers[k] = v;
+  const given = request.headers;
+  for (const k in given) if (forwarded(k, given[k])) headers[k] = given[k];
   Object.assign(headers, identityHeaders(identity));
   const base = publicOrigin(request, publicUrl);
   const res = await fns.invoke(slug, {
