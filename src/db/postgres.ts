@@ -201,6 +201,68 @@ function pinnedClient(searchPath: string): typeof pg.Client {
   };
 }
 
+/** How long transactions waited for a connection (Db.poolStats). */
+interface Waits {
+  acquired: number;
+  waitSeconds: number;
+}
+
+/** Db.transaction on a pool: `fn` in one transaction on one client, committed, or rolled back on any error. */
+async function inTransaction<T>(
+  pool: pg.Pool,
+  prepare: boolean,
+  waits: Waits,
+  fn: (tx: Queryable) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  const asked = performance.now();
+  try {
+    client = await pool.connect();
+    waits.acquired++;
+    waits.waitSeconds += (performance.now() - asked) / 1000;
+  } catch (err) {
+    throw translate(err);
+  }
+  let broken = false;
+  // A checked-out client whose connection dies (the server restarted) emits 'error':
+  // without a listener that would crash the process. The query in flight fails anyway.
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
+  // The client pipelines (see the pool's options): `begin` is not awaited, and the
+  // statements `fn` sends before the event loop's next turn go out with it in one write.
+  holdWrites(client);
+  const begun = client.query(beginStatement()).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  const ending: Ending = { begun, commit: null };
+  try {
+    const result = await fn(queryable(client, prepare, ending));
+    const failed = (await begun) ?? (await ending.commit);
+    if (failed) throw failed;
+    if (!ending.commit) await client.query('commit');
+    return result;
+  } catch (err) {
+    // A failed `begin` is the cause of whatever failed after it.
+    const failed = await begun;
+    try {
+      // A commit sent behind the last statement ended the transaction (as a rollback if the statement failed).
+      if (ending.commit) {
+        if (await ending.commit) broken = true;
+      } else await client.query('rollback');
+    } catch {
+      broken = true;
+    }
+    throw translate(failed ?? err);
+  } finally {
+    // A client whose rollback failed is in an unknown state: destroy it.
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
 /**
  * A pool on a server Postgres (any Postgres >= 14, also behind PgBouncer in transaction mode).
  * `prepare`: run each Statement as a named prepared statement (off by default: PgBouncer in
@@ -223,7 +285,7 @@ export async function openPostgres(
     keepAlive: true,
     Client: searchPath ? pinnedClient(searchPath) : pg.Client,
     // A query is written when asked, not when the one before it was answered: a transaction's
-    // `begin`, the caller's setup and its statement reach the server in one round trip. Code
+    // `begin` and the caller's setup reach the server in one write (see inTransaction). Code
     // that awaits each query behaves as before; a failed statement in a transaction makes the
     // ones behind it fail (25P02) until the rollback.
     pipeline: true,
@@ -237,62 +299,14 @@ export async function openPostgres(
   const wrap = (q: pg.Pool | pg.PoolClient) => queryable(q, opts.prepare === true);
   const root = wrap(pool);
   const listener = new PgListener(url);
-  const waits = { acquired: 0, waitSeconds: 0 };
+  const waits: Waits = { acquired: 0, waitSeconds: 0 };
   // Fail fast at start when the server is unreachable.
   await root.query('select 1');
   const db: Db = {
     kind: 'postgres',
     connection: { url, prepare: opts.prepare === true },
     query: root.query,
-    async transaction(fn) {
-      let client: pg.PoolClient;
-      const asked = performance.now();
-      try {
-        client = await pool.connect();
-        waits.acquired++;
-        waits.waitSeconds += (performance.now() - asked) / 1000;
-      } catch (err) {
-        throw translate(err);
-      }
-      let broken = false;
-      // A checked-out client whose connection dies (the server restarted) emits 'error':
-      // without a listener that would crash the process. The query in flight fails anyway.
-      const onError = () => {
-        broken = true;
-      };
-      client.on('error', onError);
-      // The client pipelines (see the pool's options): `begin` is not awaited, and the
-      // statements `fn` sends before the event loop's next turn go out with it in one write.
-      holdWrites(client);
-      const begun = client.query(beginStatement()).then(
-        () => null,
-        (err: unknown) => err,
-      );
-      const ending: Ending = { begun, commit: null };
-      try {
-        const result = await fn(queryable(client, opts.prepare === true, ending));
-        const failed = (await begun) ?? (await ending.commit);
-        if (failed) throw failed;
-        if (!ending.commit) await client.query('commit');
-        return result;
-      } catch (err) {
-        // A failed `begin` is the cause of whatever failed after it.
-        const failed = await begun;
-        try {
-          // A commit sent behind the last statement ended the transaction (as a rollback if the statement failed).
-          if (ending.commit) {
-            if (await ending.commit) broken = true;
-          } else await client.query('rollback');
-        } catch {
-          broken = true;
-        }
-        throw translate(failed ?? err);
-      } finally {
-        // A client whose rollback failed is in an unknown state: destroy it.
-        client.off('error', onError);
-        client.release(broken);
-      }
-    },
+    transaction: (fn) => inTransaction(pool, opts.prepare === true, waits, fn),
     exec: root.exec,
     listen: (channel, onPayload, onState) => listener.listen(channel, onPayload, onState),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits }),
