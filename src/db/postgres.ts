@@ -96,14 +96,16 @@ interface Ending {
  * statements behind it to run each in a transaction of its own, with this connection's rights.
  */
 async function opened(ending: Ending | undefined, opts: QueryOptions | undefined): Promise<void> {
-  if (!ending || opts?.beforeBegin) return;
+  if (!ending) return;
+  // Refused before it is written: behind the commit it would run on its own, outside the transaction.
+  if (ending.commit) throw new Error('A statement after the last one of the transaction');
+  if (opts?.beforeBegin) return;
   const failed = await ending.begun;
   if (failed) throw failed;
 }
 
-/** Sends `commit` behind a transaction's last statement; refuses a statement after it. */
+/** Sends `commit` behind a transaction's last statement (`opened` refuses any statement after it). */
 function sendLast(client: pg.PoolClient, ending: Ending | undefined, last: boolean | undefined): void {
-  if (ending?.commit) throw new Error('A statement after the last one of the transaction');
   if (ending && last)
     ending.commit = client.query('commit').then(
       () => null,
