@@ -108,7 +108,8 @@ const CASES: Array<{ name: string; method: string; path: string; headers?: Recor
 
 describe.each([
   ['any origin', {}],
-  ['CORS_ORIGINS set', { CORS_ORIGINS: 'https://good.example' }],
+  // Rate limits on: health is not limited (no X-RateLimit headers), with or without the lane.
+  ['CORS_ORIGINS set, rate limits on', { CORS_ORIGINS: 'https://good.example', RATE_LIMIT_PLAN: 'free' }],
 ])('front lane (%s)', (_name, env: Record<string, string>) => {
   let lane: Side;
   let fastify: Side;
