@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config/index.js';
 import { buildDeps } from '../src/deps.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { ownerRoleName } from '../src/db/owner.js';
+import { authenticatorRoleName, ownerRoleName } from '../src/db/owner.js';
 
 /** The suite's files that test the client alone (mocked fetch, timers): not run. */
 const CLIENT_ONLY = [
@@ -82,6 +82,7 @@ async function freshDatabase(adminUrl: string) {
     await d.connect();
     await d.query(`drop database if exists ${name} with (force)`);
     await d.query(`drop role if exists ${ownerRoleName(name)}`);
+    await d.query(`drop role if exists ${authenticatorRoleName(name)}`);
     await d.end();
   };
   return { url: u.toString(), drop };

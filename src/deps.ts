@@ -209,6 +209,7 @@ async function ownerPool(db: Db, life: Lifecycle, pools: Db[]): Promise<Owner> {
   const owner = await openOwner(db);
   if (owner.separate) life.onClose(() => owner.db.close());
   if (owner.separate) pools.push(owner.db);
+  if (owner.db.callers) pools.push(owner.db.callers);
   return owner;
 }
 

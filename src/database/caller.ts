@@ -31,21 +31,27 @@ const SESSION_ENDED = '22012';
  * as `anon`, both with `request.jwt.claims` set so policies can use auth.uid(); admins as
  * the owner role (bypassing RLS). Role and claims are transaction-local, so they are gone
  * when the connection returns to the pool, whatever `fn` did. The one place that does this.
+ * `db` is the owner role's pool: users and anon run on its `callers`, the authenticator's
+ * pool, when there is one (src/db/owner.ts), admins on the owner's own.
  * `pipeline` (statements Plinth builds, one command each): on a server the setup is written
- * with the transaction's `begin`, and `fn`'s statements as soon as that `begin` is answered,
- * without waiting for the setup's answer; they run only if it succeeded, as the transaction
- * is aborted otherwise. Nothing of `fn` is written before the transaction surely began.
+ * with the transaction's `begin`, and `fn`'s statements without waiting for the setup's
+ * answer; they run only if it succeeded, as the transaction is aborted otherwise. On the
+ * authenticator's pool they leave with the `begin` too (one round trip: if it were refused,
+ * they would run as the authenticator, which can do nothing); elsewhere only once it was
+ * answered. `adminSql`: `fn` runs SQL an admin wrote (POST /api/database/sql/as), which could
+ * change the session (a SET ROLE that outlives the transaction): on the owner's pool, guarded.
  */
 export async function withCaller<T>(
   db: Db,
   identity: Identity,
   fn: (tx: Queryable) => Promise<T>,
-  opts: { pipeline?: boolean } = {},
+  opts: { pipeline?: boolean; adminSql?: boolean } = {},
 ): Promise<T> {
   if (identity.kind === 'none') throw new AppError('UNAUTHORIZED');
   // A function's token is not a database caller (only the routes made for functions take it).
   if (identity.kind === 'function') throw new AppError('FORBIDDEN');
-  return db.transaction(async (tx) => {
+  const pool = identity.kind === 'admin' || opts.adminSql ? db : (db.callers ?? db);
+  return pool.transaction(async (tx) => {
     if (identity.kind === 'admin') return fn(tx);
     const setup = callerSetup(tx, identity);
     if (!(opts.pipeline && db.kind === 'postgres')) {

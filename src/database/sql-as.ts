@@ -55,9 +55,14 @@ export async function runAs(
       }
     : { kind: 'anon' as const };
   try {
-    await withCaller(db, identity, async (tx) => {
-      throw new Rollback(await tx.query(query, [], { temporalText: true }));
-    });
+    await withCaller(
+      db,
+      identity,
+      async (tx) => {
+        throw new Rollback(await tx.query(query, [], { temporalText: true }));
+      },
+      { adminSql: true },
+    );
     throw new Error('unreachable: the statement ends in a rollback');
   } catch (err) {
     if (!(err instanceof Rollback)) throw asError(query, err);

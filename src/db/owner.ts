@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from './types.js';
+import type { Db, Queryable } from './types.js';
 import { openPostgres } from './postgres.js';
+
+const tag = (database: string) => createHash('md5').update(database).digest('hex').slice(0, 12);
 
 /**
  * The owner role of a database (migration 0140): what the admin API's SQL, table DDL, records
@@ -8,7 +10,7 @@ import { openPostgres } from './postgres.js';
  * Plinth databases: plinth_owner_ + 12 hex digits of md5(database name).
  */
 export function ownerRoleName(database: string): string {
-  return `plinth_owner_${createHash('md5').update(database).digest('hex').slice(0, 12)}`;
+  return `plinth_owner_${tag(database)}`;
 }
 
 /**
@@ -16,11 +18,20 @@ export function ownerRoleName(database: string): string {
  * superuser, owning only those trigger functions. Per database, named like the owner role.
  */
 export function captureRoleName(database: string): string {
-  return `plinth_capture_${createHash('md5').update(database).digest('hex').slice(0, 12)}`;
+  return `plinth_capture_${tag(database)}`;
+}
+
+/**
+ * The login the transactions of users and the anon key run on (migration 0420): no privilege
+ * of its own, NOINHERIT, a member of anon and authenticated. Per database, named like the owner role.
+ */
+export function authenticatorRoleName(database: string): string {
+  return `plinth_authenticator_${tag(database)}`;
 }
 
 /** The owner's pool, and whether it is a separate, non-superuser login. */
 export interface Owner {
+  /** The owner role's pool; its `callers` is the authenticator's pool when there is one. */
   db: Db;
   role: string;
   /** False when Plinth's own user is not a superuser (a managed Postgres) or on PGlite: `db` is then the main pool. */
@@ -28,42 +39,75 @@ export interface Owner {
 }
 
 /**
- * Opens the pool that logs in as the owner role, setting its password once (kept in
- * system.credentials, under an advisory lock so instances starting together agree). Plinth's
- * user must be a superuser for a separate role; otherwise (a managed Postgres) that user
- * already lacks superuser rights and is used as it is, as on PGlite (docs/database.md).
+ * Sets a login role's password to the one kept in system.credentials under `name` (made on
+ * first use). Set at every start to the stored value, so instances starting together agree
+ * (the caller holds the advisory lock).
  */
-export async function openOwner(db: Db, opts: { max?: number } = {}): Promise<Owner> {
+async function loginPassword(tx: Queryable, role: string, name: string): Promise<string> {
+  const r = await tx.query<{ value: string }>(`select value from system.credentials where name = $1`, [name]);
+  // Hex only, so the literal below cannot break out of its quotes (ALTER ROLE takes no bind parameters).
+  const password = r.rows[0]?.value ?? randomBytes(24).toString('hex');
+  if (!/^[0-9a-f]{48}$/.test(password)) throw new Error(`system.credentials ${name} is not 48 hex digits`);
+  if (!/^plinth_[a-z]+_[0-9a-f]{12}$/.test(role)) throw new Error(`unexpected role name: ${role}`);
+  await tx.query(`alter role "${role}" password '${password}'`);
+  if (!r.rows[0]) await tx.query(`insert into system.credentials (name, value) values ($1, $2)`, [name, password]);
+  return password;
+}
+
+/** `url` logged in as `role`. */
+function loginUrl(url: string, role: string, password: string): string {
+  const u = new URL(url);
+  u.username = role;
+  u.password = password;
+  return u.toString();
+}
+
+/**
+ * Opens the pool that logs in as the owner role and, beside it, the authenticator's pool for
+ * the callers' transactions (src/database/caller.ts), setting their passwords once (kept in
+ * system.credentials, under an advisory lock so instances starting together agree). Plinth's
+ * user must be a superuser for separate roles; otherwise (a managed Postgres) that user
+ * already lacks superuser rights and is used as it is, as on PGlite, and callers' transactions
+ * run on it with the `begin` answered first (docs/database.md). The one place that decides.
+ */
+export async function openOwner(db: Db, opts: { max?: number; callersMax?: number } = {}): Promise<Owner> {
   const { rows } = await db.query<{ db: string; user: string; superuser: boolean }>(
     `select current_database() as db, current_user as user, (select rolsuper from pg_roles where rolname = current_user) as superuser`,
   );
   const me = rows[0]!;
   if (!db.connection || !me.superuser) return { db, role: me.user, separate: false };
-  const { role, password } = await db.transaction(async (tx) => {
+  const logins = await db.transaction(async (tx) => {
     await tx.query('select pg_advisory_xact_lock(7131)');
-    // Idempotent: brings the role back after a carry-over or a restore into a new cluster,
-    // and moves to it what the superuser made in public since the last start.
-    const named = await tx.query<{ role: string }>('select system.ensure_owner_role() as role');
-    const role = named.rows[0]!.role;
-    if (role !== ownerRoleName(me.db)) throw new Error(`owner role mismatch: ${role}`);
-    const r = await tx.query<{ value: string }>(`select value from system.credentials where name = 'owner_password'`);
-    // Hex only, so the literal below cannot break out of its quotes (ALTER ROLE takes no bind
-    // parameters). Set at every start to the stored value: instances starting together agree.
-    const password = r.rows[0]?.value ?? randomBytes(24).toString('hex');
-    if (!/^[0-9a-f]{48}$/.test(password)) throw new Error('system.credentials owner_password is not 48 hex digits');
-    await tx.query(`alter role "${role}" password '${password}'`);
-    if (!r.rows[0])
-      await tx.query(`insert into system.credentials (name, value) values ('owner_password', $1)`, [password]);
-    return { role, password };
+    // Idempotent: brings the roles back after a carry-over or a restore into a new cluster,
+    // and moves to the owner what the superuser made in public since the last start.
+    const named = await tx.query<{ owner: string; authenticator: string }>(
+      'select system.ensure_owner_role() as owner, system.ensure_authenticator_role() as authenticator',
+    );
+    const { owner, authenticator } = named.rows[0]!;
+    if (owner !== ownerRoleName(me.db)) throw new Error(`owner role mismatch: ${owner}`);
+    if (authenticator !== authenticatorRoleName(me.db)) throw new Error(`authenticator mismatch: ${authenticator}`);
+    return {
+      owner: loginUrl(db.connection!.url, owner, await loginPassword(tx, owner, 'owner_password')),
+      authenticator: loginUrl(
+        db.connection!.url,
+        authenticator,
+        await loginPassword(tx, authenticator, 'authenticator_password'),
+      ),
+      role: owner,
+    };
   });
-  const url = new URL(db.connection.url);
-  url.username = role;
-  url.password = password;
+  const prepare = db.connection.prepare;
   // The owner's own search_path ("$user", public, plinth_extensions: migration 0300), where the app's SQL runs.
-  const owner = await openPostgres(url.toString(), {
-    max: opts.max ?? 10,
-    prepare: db.connection.prepare,
+  const owner = await openPostgres(logins.owner, { max: opts.max ?? 5, prepare, searchPath: null });
+  // Its role's search_path and timeout (migration 0420); connections open when callers come.
+  const callers = await openPostgres(logins.authenticator, {
+    max: opts.callersMax ?? 10,
+    prepare,
     searchPath: null,
+    authenticator: true,
   });
-  return { db: owner, role, separate: true };
+  const close = async () => {
+    await Promise.all([owner.close(), callers.close()]);
+  };
+  return { db: { ...owner, callers, close }, role: logins.role, separate: true };
 }

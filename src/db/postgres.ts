@@ -88,18 +88,21 @@ function holdWrites(client: pg.PoolClient): void {
 interface Ending {
   begun: Promise<unknown>;
   commit: Promise<unknown> | null;
+  /** The pool logs in as the authenticator: no statement waits for the `begin`'s answer. */
+  unguarded: boolean;
 }
 
 /**
  * Waits for the transaction's `begin` to be answered before a statement is written, unless the
- * statement may go before (QueryOptions.beforeBegin): a `begin` that failed would leave the
- * statements behind it to run each in a transaction of its own, with this connection's rights.
+ * statement may go before (QueryOptions.beforeBegin, or any on the authenticator's pool, whose
+ * login can do nothing: src/db/owner.ts): a `begin` that failed would leave the statements
+ * behind it to run each in a transaction of its own, with this connection's rights.
  */
 async function opened(ending: Ending | undefined, opts: QueryOptions | undefined): Promise<void> {
   if (!ending) return;
   // Refused before it is written: behind the commit it would run on its own, outside the transaction.
   if (ending.commit) throw new Error('A statement after the last one of the transaction');
-  if (opts?.beforeBegin) return;
+  if (opts?.beforeBegin || ending.unguarded) return;
   const failed = await ending.begun;
   if (failed) throw failed;
 }
@@ -203,6 +206,17 @@ function pinnedClient(searchPath: string): typeof pg.Client {
   };
 }
 
+/** Logs in once and leaves. */
+async function checkLogin(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw translate(err);
+  }
+  await client.end();
+}
+
 /** How long transactions waited for a connection (Db.poolStats). */
 interface Waits {
   acquired: number;
@@ -212,7 +226,7 @@ interface Waits {
 /** Db.transaction on a pool: `fn` in one transaction on one client, committed, or rolled back on any error. */
 async function inTransaction<T>(
   pool: pg.Pool,
-  prepare: boolean,
+  { prepare, unguarded }: { prepare: boolean; unguarded: boolean },
   waits: Waits,
   fn: (tx: Queryable) => Promise<T>,
 ): Promise<T> {
@@ -239,16 +253,18 @@ async function inTransaction<T>(
     () => null,
     (err: unknown) => err,
   );
-  const ending: Ending = { begun, commit: null };
+  const ending: Ending = { begun, commit: null, unguarded };
   try {
     const result = await fn(queryable(client, prepare, ending));
     const failed = (await begun) ?? (await ending.commit);
-    if (failed) throw failed;
+    if (failed) throw failed; // handled below (a failed `begin` destroys the connection)
     if (!ending.commit) await client.query('commit');
     return result;
   } catch (err) {
-    // A failed `begin` is the cause of whatever failed after it.
+    // A failed `begin` is the cause of whatever failed after it. What was sent behind it ran
+    // outside a transaction: whatever it left on the session goes with the connection.
     const failed = await begun;
+    if (failed) broken = true;
     try {
       // A commit sent behind the last statement ended the transaction (as a rollback if the statement failed).
       if (ending.commit) {
@@ -270,11 +286,13 @@ async function inTransaction<T>(
  * `prepare`: run each Statement as a named prepared statement (off by default: PgBouncer in
  * transaction mode loses them between transactions; on for the embedded server).
  * `searchPath`: set on every connection as it opens (PINNED_SEARCH_PATH by default); null
- * keeps the role's own (the owner role's pool, where the app's SQL runs).
+ * keeps the role's own (the owner role's pool, where the app's SQL runs). `authenticator`: the
+ * login can do nothing (src/db/owner.ts), so a transaction's statements are written with its
+ * `begin`; its login is checked at start on a connection of its own, none kept open idle.
  */
 export async function openPostgres(
   url: string,
-  opts: { max?: number; prepare?: boolean; searchPath?: string | null } = {},
+  opts: { max?: number; prepare?: boolean; searchPath?: string | null; authenticator?: boolean } = {},
 ): Promise<Db> {
   const searchPath = opts.searchPath === undefined ? PINNED_SEARCH_PATH : opts.searchPath;
   // A server that is down answers a connect with ECONNREFUSED at once; one that does not
@@ -302,13 +320,15 @@ export async function openPostgres(
   const root = wrap(pool);
   const listener = new PgListener(url);
   const waits: Waits = { acquired: 0, waitSeconds: 0 };
-  // Fail fast at start when the server is unreachable.
-  await root.query('select 1');
+  // Fail fast at start when the server is unreachable (or the login refused).
+  if (opts.authenticator) await checkLogin(url);
+  else await root.query('select 1');
   const db: Db = {
     kind: 'postgres',
     connection: { url, prepare: opts.prepare === true },
     query: root.query,
-    transaction: (fn) => inTransaction(pool, opts.prepare === true, waits, fn),
+    transaction: (fn) =>
+      inTransaction(pool, { prepare: opts.prepare === true, unguarded: opts.authenticator === true }, waits, fn),
     exec: root.exec,
     listen: (channel, onPayload, onState) => listener.listen(channel, onPayload, onState),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits }),

@@ -90,6 +90,12 @@ export interface Db extends Queryable {
   close(): Promise<void>;
   /** The connection pool's state, for metrics (absent on PGlite: one in-process connection). */
   poolStats?(): PoolStats;
+  /**
+   * On the owner role's pool, when Plinth may log in separately (src/db/owner.ts): the pool
+   * logged in as the authenticator, where the transactions of users and the anon key run
+   * (src/database/caller.ts), each written in one go with its `begin`.
+   */
+  readonly callers?: Db;
 }
 
 export interface PoolStats {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/types.js';
-import { captureRoleName, ownerRoleName } from '../../src/db/owner.js';
+import { authenticatorRoleName, captureRoleName, ownerRoleName } from '../../src/db/owner.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
 /**
@@ -53,6 +53,7 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
         // The database's roles (migrations 0140, 0300) are cluster-wide: they go with it.
         await c.query(`drop role if exists ${ownerRoleName(name)}`);
         await c.query(`drop role if exists ${captureRoleName(name)}`);
+        await c.query(`drop role if exists ${authenticatorRoleName(name)}`);
       });
     },
   };
