@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import { liveSessionSql, sessionEnded, type Identity } from '../auth/identity.js';
+import { sessionEnded, type Identity } from '../auth/identity.js';
 import { statement, type Db, type Queryable } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 
@@ -16,14 +16,16 @@ export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): st
 // The caller's setup, run first in every transaction of a user or anon (prepared where the
 // engine allows): the role, the claims, the claims' `sub` on its own (as PostgREST sets
 // request.jwt.claim.sub: auth.uid() reads it without parsing the claims JSON, once per row
-// of a policy), the statement timeout, the app's search_path (the owner role's: Plinth's own
-// connection resolves names in pg_catalog only, src/db/postgres.ts), and the check of a
-// user's session not checked yet, in the same round trip. An ended session fails the setup
-// (1 / 0: division_by_zero, which nothing else in it can raise), so the transaction is
+// of a policy), the statement timeout and the app's search_path (the owner role's: Plinth's
+// own connection resolves names in pg_catalog only, src/db/postgres.ts).
+const SETUP_STATEMENT = statement(
+  `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true), set_config('search_path', '"$user", public, plinth_extensions', true)`,
+);
+// A user's session not checked yet is checked right behind it, in the same round trip, as the
+// caller (the login before the setup may read nothing: migration 0420). An ended session fails
+// it (1 / 0: division_by_zero, which nothing else in it can raise), so the transaction is
 // aborted before any statement of the caller runs, also those already sent behind it.
-const SETUP = `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true), set_config('request.jwt.claim.sub', $4, true), set_config('search_path', '"$user", public, plinth_extensions', true)`;
-const SETUP_STATEMENT = statement(SETUP);
-const SETUP_CHECKING_SESSION = statement(`${SETUP}, 1 / (${liveSessionSql(4)})::int as live`);
+const SESSION_CHECK = statement('select 1 / auth.session_live($1, $2)::int as live');
 const SESSION_ENDED = '22012';
 
 /**
@@ -75,25 +77,24 @@ export async function withCaller<T>(
  * Sets the caller's role, claims and timeout. set_config(..., true) is SET LOCAL: every
  * setting ends with the transaction. The statement timeout keeps one client's expensive
  * filter from holding a connection. A user's session not checked yet is checked here, in the
- * same round trip (table privileges are checked when the statement starts, before the role
- * changes); an ended one is AUTH_UNAUTHORIZED.
+ * same round trip; an ended one is AUTH_UNAUTHORIZED.
  */
 async function callerSetup(tx: Queryable, identity: Identity & { kind: 'user' | 'anon' }): Promise<void> {
   const role = identity.kind === 'user' ? 'authenticated' : 'anon';
   const claims = callerClaims(identity);
-  const checkSession = identity.kind === 'user' && !identity.sessionChecked;
   const sub = identity.kind === 'user' ? identity.userId : '';
+  // SET LOCAL only: on its own (a failed begin) it sets nothing that lasts.
+  const setup = tx.query(SETUP_STATEMENT, [role, claims, STATEMENT_TIMEOUT, sub], { beforeBegin: true });
+  const check =
+    identity.kind === 'user' && !identity.sessionChecked
+      ? tx.query(SESSION_CHECK, [identity.sessionId, identity.userId], { beforeBegin: true })
+      : null;
+  check?.catch(() => {}); // awaited below, after the setup (whose failure is the cause of its own)
+  await setup;
   try {
-    await tx.query(
-      checkSession ? SETUP_CHECKING_SESSION : SETUP_STATEMENT,
-      checkSession
-        ? [role, claims, STATEMENT_TIMEOUT, sub, identity.sessionId, identity.userId]
-        : [role, claims, STATEMENT_TIMEOUT, sub],
-      { beforeBegin: true }, // SET LOCAL only: on its own (a failed begin) it sets nothing that lasts
-    );
+    await check;
   } catch (err) {
-    if (checkSession && pgErrorInfo(err instanceof AppError ? err.cause : err)?.code === SESSION_ENDED)
-      throw sessionEnded();
+    if (pgErrorInfo(err instanceof AppError ? err.cause : err)?.code === SESSION_ENDED) throw sessionEnded();
     throw err;
   }
 }

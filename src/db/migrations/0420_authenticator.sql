@@ -48,3 +48,13 @@ begin
 end
 $$;
 revoke all on function system.ensure_authenticator_role() from public;
+
+-- The check of a user's session in the caller's setup (src/database/caller.ts). It ran in the
+-- setup's own statement, whose privileges are checked before its role changes: as the login,
+-- which now may read nothing. It runs right behind it, as `authenticated`, through this
+-- function (Plinth's, pinned search_path; it evaluates nothing the owner can define).
+create or replace function auth.session_live(sid uuid, uid uuid) returns boolean
+  language sql stable security definer set search_path = pg_catalog, pg_temp
+  as $$ select exists (select 1 from auth.sessions s where s.id = sid and s.user_id = uid and s.revoked_at is null and s.expires_at > now()) $$;
+revoke all on function auth.session_live(uuid, uuid) from public;
+grant execute on function auth.session_live(uuid, uuid) to authenticated;
