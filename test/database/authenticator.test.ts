@@ -8,6 +8,7 @@ import { withCaller } from '../../src/database/caller.js';
 import { migrate } from '../../src/db/migrate.js';
 import { authenticatorRoleName, openOwner, ownerRoleName, type Owner } from '../../src/db/owner.js';
 import type { Db } from '../../src/db/types.js';
+import { openPglite } from '../../src/db/pglite.js';
 import { freshDb } from '../helpers/db.js';
 
 const anon: Identity = { kind: 'anon' };
@@ -171,6 +172,24 @@ describe.each(['embedded', 'postgres'] as const)('the authenticator (%s)', (back
         `select current_user as u, nullif(current_setting('request.jwt.claims', true), '') as claims`,
       );
       expect(rows[0]).toEqual({ u: authenticatorRoleName(name), claims: null });
+    }
+  });
+});
+
+describe('without a separate login (PGlite)', () => {
+  it('makes no authenticator: callers run on the one pool, their statements after the begin is answered', async () => {
+    const db = await openPglite(null);
+    try {
+      await migrate(db);
+      const owner = await openOwner(db);
+      expect(owner.separate).toBe(false);
+      expect(owner.db.callers).toBeUndefined();
+      const { rows } = await withCaller(owner.db, anon, (tx) => tx.query<{ u: string }>('select current_user as u'), {
+        pipeline: true,
+      });
+      expect(rows[0]!.u).toBe('anon');
+    } finally {
+      await db.close();
     }
   });
 });

@@ -1,6 +1,8 @@
 // The pool pipelines (src/db/postgres.ts): a transaction's statements are written without
 // waiting for the answers before them; a failed one aborts the transaction, so the ones sent
-// behind it never run. A read marked `last` has its commit sent behind it.
+// behind it never run. A read marked `last` has its commit sent behind it. These pools log in
+// with rights, so they wait for the `begin`'s answer; the authenticator's pool, which writes
+// everything with the `begin`, has the same refused-`begin` count in authenticator.test.ts.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/types.js';
