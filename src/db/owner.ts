@@ -98,10 +98,10 @@ export async function openOwner(db: Db, opts: { max?: number; callersMax?: numbe
   });
   const prepare = db.connection.prepare;
   // The owner's own search_path ("$user", public, plinth_extensions: migration 0300), where the app's SQL runs.
-  const owner = await openPostgres(logins.owner, { max: opts.max ?? 5, prepare, searchPath: null });
+  const owner = await openPostgres(logins.owner, { max: opts.max ?? 4, prepare, searchPath: null });
   // Its role's search_path and timeout (migration 0420); connections open when callers come.
   const callers = await openPostgres(logins.authenticator, {
-    max: opts.callersMax ?? 10,
+    max: opts.callersMax ?? 8,
     prepare,
     searchPath: null,
     authenticator: true,
