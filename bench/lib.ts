@@ -43,6 +43,8 @@ export interface LoadOptions {
   pid?: number;
   /** Runs wrk on this CPU only (see `pinnedCpus`). */
   cpu?: number;
+  /** More processes whose CPU the requests cost (e.g. Postgres backends), asked at the start. */
+  otherPids?: () => Promise<number[]>;
 }
 
 export interface LoadResult {
@@ -50,6 +52,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerReq: number | null;
+  /** CPU ms of `otherPids` per request (those alive at start and end). */
+  otherCpuMsPerReq?: number;
   errors: number;
 }
 
@@ -70,6 +74,19 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
+
+/**
+ * CPU ms of a process from the scheduler's own count (`/proc/<pid>/schedstat`, ns), or null
+ * for a process that is gone: `stat`'s ticks sample whoever runs at each 10 ms tick, too coarse
+ * for a backend that runs a few ms a second.
+ */
+const tryCpuMs = (pid: number): number | null => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+};
 
 /** Resident memory of a process in MiB. */
 export function rssMiB(pid: number): number {
@@ -124,6 +141,7 @@ function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, 
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const seconds = SMOKE ? 1 : (o.seconds ?? 5);
   const cpu0 = o.pid ? cpuMs(o.pid) : 0;
+  const others = new Map((o.otherPids ? await o.otherPids() : []).map((p) => [p, tryCpuMs(p)]));
   const args = [
     `-t${o.threads ?? 1}`,
     `-c${o.connections ?? 16}`,
@@ -135,6 +153,8 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   ];
   const { stdout } = await run(...pinned(o.cpu, 'wrk', args), { maxBuffer: 1 << 20 });
   const cpu1 = o.pid ? cpuMs(o.pid) : 0;
+  let otherMs = 0;
+  for (const [p, before] of others) otherMs += before === null ? 0 : Math.max(0, (tryCpuMs(p) ?? before) - before);
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
   const p50 = parseDuration(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? '');
@@ -142,7 +162,14 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
   const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps, p50Ms: p50, p99Ms: p99, cpuMsPerReq: o.pid && total ? (cpu1 - cpu0) / total : null, errors };
+  return {
+    rps,
+    p50Ms: p50,
+    p99Ms: p99,
+    cpuMsPerReq: o.pid && total ? (cpu1 - cpu0) / total : null,
+    ...(o.otherPids && total ? { otherCpuMsPerReq: otherMs / total } : {}),
+    errors,
+  };
 }
 
 export const median = (xs: number[]): number => {
@@ -172,6 +199,9 @@ function medianResult(rs: LoadResult[]): LoadResult {
     p50Ms: median(rs.map((r) => r.p50Ms)),
     p99Ms: median(rs.map((r) => r.p99Ms)),
     cpuMsPerReq: rs[0]?.cpuMsPerReq == null ? null : median(rs.map((r) => r.cpuMsPerReq ?? NaN)),
+    ...(rs[0]?.otherCpuMsPerReq === undefined
+      ? {}
+      : { otherCpuMsPerReq: median(rs.map((r) => r.otherCpuMsPerReq ?? NaN)) }),
     errors: rs.reduce((a, r) => a + r.errors, 0),
   };
 }

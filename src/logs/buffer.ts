@@ -67,12 +67,28 @@ export class LogBuffer {
     return this.pending.length;
   }
 
-  /** Writes what waits now (in batches); resolves when it is stored or has failed. */
-  flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => this.flush());
-    if (!this.pending.length) return Promise.resolve();
-    // Lines appended as functions are built here, in the flush, not on the caller's path.
-    const batch = this.pending.splice(0, this.batch).map(built);
+  /**
+   * Writes the lines waiting now, in batches, after the batch already on its way; resolves when
+   * they are stored or have failed. Lines appended meanwhile wait for their timer (under steady
+   * traffic a read's flush must end).
+   */
+  async flush(): Promise<void> {
+    let left = this.pending.length;
+    // The batch on its way holds older lines: a read after a write waits for it too.
+    if (this.flushing) await this.flushing;
+    while (left > 0 && this.pending.length) {
+      if (this.flushing) {
+        await this.flushing;
+        continue;
+      }
+      // Lines appended as functions are built here, in the flush, not on the caller's path.
+      const batch = this.pending.splice(0, this.batch).map(built);
+      left -= batch.length;
+      await this.write(batch);
+    }
+  }
+
+  private write(batch: LogRecord[]): Promise<void> {
     this.flushing = this.sink(batch)
       .then(
         () => {
@@ -90,7 +106,7 @@ export class LogBuffer {
       .finally(() => {
         this.flushing = null;
       });
-    return this.flushing.then(() => (this.pending.length >= this.batch ? this.flush() : undefined));
+    return this.flushing;
   }
 
   async close(): Promise<void> {
