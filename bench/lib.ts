@@ -52,7 +52,7 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerReq: number | null;
-  /** CPU ms of `otherPids` per request (those alive at start and end). */
+  /** CPU ms of `otherPids` per request (see `watchCpu`). */
   otherCpuMsPerReq?: number;
   errors: number;
 }
@@ -87,6 +87,40 @@ const tryCpuMs = (pid: number): number | null => {
     return null;
   }
 };
+
+/**
+ * The CPU ms the processes `pids()` lists spend until `stop()`, listed again every 250 ms: a
+ * backend a pool opens during the run counts from its start, one it closes up to its last
+ * sample (a pool's connections come and go under load; a list taken once missed most of them).
+ */
+function watchCpu(pids: () => Promise<number[]>): { started: Promise<void>; stop: () => Promise<number> } {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = async (initial: boolean) => {
+    for (const p of await pids().catch(() => [])) {
+      const ms = tryCpuMs(p);
+      if (ms === null) continue;
+      if (!first.has(p)) first.set(p, initial ? ms : 0);
+      last.set(p, ms);
+    }
+  };
+  const started = sample(true);
+  let chain = started;
+  const timer = setInterval(() => {
+    chain = chain.then(() => sample(false));
+  }, 250);
+  return {
+    started,
+    stop: async () => {
+      clearInterval(timer);
+      await chain;
+      await sample(false);
+      let ms = 0;
+      for (const [p, f] of first) ms += Math.max(0, (last.get(p) ?? f) - f);
+      return ms;
+    },
+  };
+}
 
 /** Resident memory of a process in MiB. */
 export function rssMiB(pid: number): number {
@@ -141,7 +175,8 @@ function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, 
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const seconds = SMOKE ? 1 : (o.seconds ?? 5);
   const cpu0 = o.pid ? cpuMs(o.pid) : 0;
-  const others = new Map((o.otherPids ? await o.otherPids() : []).map((p) => [p, tryCpuMs(p)]));
+  const others = o.otherPids ? watchCpu(o.otherPids) : null;
+  await others?.started;
   const args = [
     `-t${o.threads ?? 1}`,
     `-c${o.connections ?? 16}`,
@@ -153,8 +188,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   ];
   const { stdout } = await run(...pinned(o.cpu, 'wrk', args), { maxBuffer: 1 << 20 });
   const cpu1 = o.pid ? cpuMs(o.pid) : 0;
-  let otherMs = 0;
-  for (const [p, before] of others) otherMs += before === null ? 0 : Math.max(0, (tryCpuMs(p) ?? before) - before);
+  const otherMs = (await others?.stop()) ?? 0;
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
   const p50 = parseDuration(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? '');

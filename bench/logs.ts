@@ -38,6 +38,7 @@ async function benchLogs(): Promise<void> {
   ];
   const servers: Server[] = [];
   const cpus = await pinnedCpus();
+  let watcher: pg.Client | null = null;
   try {
     const start = async (store: boolean, dataDir: string) => {
       const port = await freePort();
@@ -55,18 +56,15 @@ async function benchLogs(): Promise<void> {
     const fx = await load(on.url);
     const auth = { authorization: `Bearer ${fx.token}` };
     // Postgres's share: the backends on the benchmark's database (both servers' pools; the
-    // store's inserts run there), read from /proc (same machine), asked again at each run.
+    // store's inserts run there), read from /proc (same machine), listed again every 250 ms.
+    const db = new pg.Client({ connectionString: database.url });
+    watcher = db;
+    await db.connect();
     const pgPids = async () => {
-      const c = new pg.Client({ connectionString: database.url });
-      await c.connect();
-      try {
-        const { rows } = await c.query<{ pid: number }>(
-          'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
-        );
-        return rows.map((r) => r.pid);
-      } finally {
-        await c.end();
-      }
+      const { rows } = await db.query<{ pid: number }>(
+        'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
+      return rows.map((r) => r.pid);
     };
     const run = { seconds: 3, connections: 16, cpu: cpus?.load, otherPids: pgPids };
     const read = (s: Server) => `${s.url}/api/database/records/bench_items?owner=eq.${fx.owner}&limit=20`;
@@ -116,6 +114,7 @@ async function benchLogs(): Promise<void> {
       `- over them: sources ${tSources.toFixed(0)} ms, search q=bench_items ${tSearch.toFixed(0)} ms, stats (last hour) ${tStats.toFixed(0)} ms`,
     );
   } finally {
+    await watcher?.end();
     for (const s of servers) await s.stop();
     await database.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
