@@ -71,6 +71,8 @@ describe.each(backends())('log store batches (%s)', (backend) => {
     const q = await logs.read({ sources: ['bulk'], q: 'TAG-1234-END' });
     expect(q.logs.map((l) => l.body.i)).toEqual([1234]);
     expect((await logs.read({ sources: ['bulk'], q: 'bulk 2344' })).total).toBe(1);
+    // q matches the fields as stored: compact JSON, as written (docs/logs.md).
+    expect((await logs.read({ sources: ['bulk'], q: '"odd":true' })).total).toBe(Math.floor(LINES / 2));
     await logs.close();
   });
 
