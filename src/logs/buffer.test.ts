@@ -87,4 +87,25 @@ describe('LogBuffer', () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
     await buffer.close();
   });
+
+  it('drops a deferred line whose function throws, counts it, and stores the others', async () => {
+    const stored: LogRecord[] = [];
+    const errors: unknown[] = [];
+    const buffer = new LogBuffer(
+      async (b) => {
+        stored.push(...b);
+      },
+      { flushMs: 60_000, onError: (e) => errors.push(e) },
+    );
+    buffer.push(line(1));
+    buffer.push(() => {
+      throw new Error('bad line');
+    });
+    buffer.push(() => line(3));
+    await buffer.flush();
+    expect(stored.map((r) => r.fields.n)).toEqual([1, 3]);
+    expect(buffer.stats).toMatchObject({ written: 2, dropped: 1 });
+    expect(errors).toHaveLength(1);
+    await buffer.close();
+  });
 });

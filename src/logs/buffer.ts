@@ -1,6 +1,4 @@
 import type { LogRecord, PendingLine } from './types.js';
-
-const built = (line: PendingLine): LogRecord => (typeof line === 'function' ? line() : line);
 import { outsideReadOnly } from '../db/read-only.js';
 
 export interface BufferOptions {
@@ -99,11 +97,28 @@ export class LogBuffer {
         await this.flushing;
         continue;
       }
-      // Lines appended as functions are built here, in the flush, not on the caller's path.
-      const batch = this.pending.splice(0, this.batch).map(built);
-      left -= batch.length;
-      await this.write(batch);
+      const lines = this.pending.splice(0, this.batch);
+      left -= lines.length;
+      const batch = this.build(lines);
+      if (batch.length) await this.write(batch);
     }
+  }
+
+  /**
+   * Lines appended as functions are built here, in the flush, not on the caller's path; one
+   * whose function throws is dropped and counted, never the flush (the writer never throws).
+   */
+  private build(lines: PendingLine[]): LogRecord[] {
+    const batch: LogRecord[] = [];
+    for (const line of lines) {
+      try {
+        batch.push(typeof line === 'function' ? line() : line);
+      } catch (err) {
+        this.stats.dropped++;
+        this.opts.onError?.(err);
+      }
+    }
+    return batch;
   }
 
   private write(batch: LogRecord[]): Promise<void> {
