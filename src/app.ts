@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { AppError } from './errors/index.js';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -7,16 +6,18 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from './deps.js';
 import type { RoutePlugin } from './http/types.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
-import { registerCors } from './http/plugins/cors.js';
+import { CorsPolicy, registerCors } from './http/plugins/cors.js';
+import { FrontLane } from './http/front-lane.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { requestLogger } from './http/request-logger.js';
+import { requestIdOf } from './http/request-id.js';
 import { registerObserve } from './http/plugins/observe.js';
 import { maskUrl } from './logs/index.js';
 import { logRoutes } from './http/routes/logs/index.js';
 import { metricsRoutes } from './http/routes/metrics/index.js';
 import { jsonBodyParser } from './http/json-body.js';
-import { healthRoutes } from './http/routes/health/index.js';
+import { healthLane, healthRoutes } from './http/routes/health/index.js';
 import { storageRoutes } from './http/routes/storage/index.js';
 import { aiRoutes } from './http/routes/ai/index.js';
 import { authRoutes } from './http/routes/auth/index.js';
@@ -71,8 +72,6 @@ const ROUTES: RoutePlugin[] = [
   webhookRoutes,
   emailRoutes,
 ];
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * A plugin with its name given, as Fastify reads it: without one, Fastify looks for the plugin
@@ -143,6 +142,8 @@ export interface AppOptions {
   drainGraceMs?: number;
   /** Compile every route's schemas as it is added (a test does, so none can fail first at a request); default on first use. */
   compileSchemasEagerly?: boolean;
+  /** Hot routes answered ahead of Fastify (http/front-lane.ts); default on. A test turns it off to compare answers. */
+  frontLane?: boolean;
 }
 
 /** Builds the Fastify app from its dependencies. Reads no env and never listens. */
@@ -161,10 +162,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Node would answer a missing Host with an empty 400; the request-id hook answers it with the envelope.
     http: { requireHostHeader: false },
     trustProxy: config.trustProxy,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     frameworkErrors: frameworkErrorHandler,
     // Requests Node cannot even parse still get the envelope.
     clientErrorHandler: (err, socket) => {
@@ -195,7 +193,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.server.on('checkExpectation', answerExpectationFailed);
   const drain = answerWhileDraining(app, opts.drainGraceMs ?? 100);
   firstChecks(app, drain);
-  registerCors(app, config.corsOrigins);
+  const cors = new CorsPolicy(config.corsOrigins);
+  registerCors(app, cors);
   registerObserve(app, deps.logs, deps.metrics);
   registerIdentity(app, deps.identity);
   await registerRateLimit(app, config.rateLimit, deps.redis);
@@ -205,6 +204,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   // Socket.IO at /socket.io/ on the same HTTP server (docs/realtime.md).
   await attachRealtime(app, deps);
   drain.leaveUpgrades();
+  if (opts.frontLane !== false) {
+    const parts = { drain, cors, logs: deps.logs, metrics: deps.metrics, log: app.log, trustProxy: config.trustProxy };
+    new FrontLane(parts, [healthLane(deps.version)]).install(app.server);
+  }
   return app;
 }
 

@@ -30,16 +30,23 @@ export class Drain {
       this.conns.set(socket, { busy: 0, idleSince: Date.now() });
       socket.once('close', () => this.conns.delete(socket));
     });
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      const c = this.conns.get(req.socket);
-      if (!c) return;
-      c.busy++;
-      res.once('close', () => {
-        c.busy--;
-        c.idleSince = Date.now();
-      });
-    });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.track(req, res));
     server.once('close', () => this.sweep && clearInterval(this.sweep));
+  }
+
+  /**
+   * Counts a request as in flight on its connection until its response closes. The server's
+   * `request` listener calls it; so does the front lane (http/front-lane.ts), which answers
+   * before the other listeners.
+   */
+  track(req: IncomingMessage, res: ServerResponse): void {
+    const c = this.conns.get(req.socket);
+    if (!c) return;
+    c.busy++;
+    res.once('close', () => {
+      c.busy--;
+      c.idleSince = Date.now();
+    });
   }
 
   /** Upgraded connections (WebSockets) are the realtime server's to close, not the drain's. */

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
@@ -18,19 +18,15 @@ let BUILD_DIR = '';
 /** The built server with its stdout on a pipe whose reading end this process has closed. */
 async function startWithDeadStdout(dataDir: string) {
   const port = await freePort();
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET|ADMIN_API_KEY)/.test(k)) env[k] = v;
   const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-    env: {
-      ...env,
+    env: builtServerEnv({
       DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       ADMIN_API_KEY: newAdminKey(),
       LOG_LEVEL: 'info',
       RATE_LIMIT_PLAN: 'off',
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

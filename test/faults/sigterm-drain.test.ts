@@ -8,7 +8,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { at, call, send } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
@@ -31,19 +31,15 @@ describe('SIGTERM with requests in flight', () => {
   it('finishes the upload, the stream and the function call, refuses new connections, exits 0', async () => {
     const port = await freePort();
     const adminKey = newAdminKey();
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
     const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-      env: {
-        ...env,
+      env: builtServerEnv({
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
         ADMIN_API_KEY: adminKey,
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PLAN: 'off',
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -146,19 +142,15 @@ describe('SIGTERM with requests in flight', () => {
 
   it('answers every request sent on open keep-alive connections after SIGTERM (200 or the 503 envelope, never a reset)', async () => {
     const port = await freePort();
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET)/.test(k)) env[k] = v;
     const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-      env: {
-        ...env,
+      env: builtServerEnv({
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
         ADMIN_API_KEY: newAdminKey(),
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PLAN: 'off',
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

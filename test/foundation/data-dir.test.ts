@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
@@ -19,17 +19,9 @@ const root = mkdtempSync(path.join(tmpdir(), 'plinth-datadir-'));
 chmodSync(root, 0o755);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|S3_.*)$/.test(k)) env[k] = v;
-  }
-  return env;
-}
-
 function start(env: Record<string, string>, uid?: number) {
   const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-    env: { ...cleanEnv(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: builtServerEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     uid,
     gid: uid,

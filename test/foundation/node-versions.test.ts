@@ -9,25 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
 const run = promisify(execFile);
 const NODES = (process.env.PLINTH_TEST_NODES ?? '').split(':').filter(Boolean);
 let BUILD_DIR = '';
-
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (
-      v !== undefined &&
-      !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL|PUBLIC_URL)$/.test(k)
-    )
-      env[k] = v;
-  }
-  return env;
-}
 
 describe.skipIf(NODES.length === 0)('the compiled server on every supported Node.js', () => {
   beforeAll(async () => {
@@ -42,7 +30,7 @@ describe.skipIf(NODES.length === 0)('the compiled server on every supported Node
       const port = await freePort();
       const server = at(`http://127.0.0.1:${port}`);
       const proc = spawn(node, [`${BUILD_DIR}/main.js`], {
-        env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        env: builtServerEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

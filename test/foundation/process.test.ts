@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive } from '../../src/lib/process.js';
 import { openDatabase } from '../../src/db/open.js';
 import { loadCredentials } from '../../src/auth/credentials.js';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
@@ -22,18 +22,9 @@ let BUILD_DIR = '';
 beforeAll(async () => {
   BUILD_DIR = await builtServer();
 }, 300_000);
-const cleanEnv = () => {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_DATABASE_URL)$/.test(k))
-      env[k] = v;
-  }
-  return env;
-};
-
 function startServer(env: Record<string, string>) {
   const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-    env: { ...cleanEnv(), ...env },
+    env: builtServerEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -143,7 +134,7 @@ describe('the server process', () => {
   }, 120_000);
 
   it('the CLI shows the anon key and rotates the admin key', async () => {
-    const env = { ...cleanEnv(), DATA_DIR: dataDir };
+    const env = builtServerEnv({ DATA_DIR: dataDir });
     const shown = await run(process.execPath, [`${BUILD_DIR}/cli.js`, 'keys', 'show'], { env });
     expect(shown.stdout).toMatch(/anon key: anon_[0-9a-f]{64}/);
     const rotated = await run(process.execPath, [`${BUILD_DIR}/cli.js`, 'keys', 'rotate-admin'], { env });

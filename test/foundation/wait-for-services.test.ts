@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresService, redisService, unreachableReason } from '../../src/lib/wait-for-services.js';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { at, call } from '../helpers/http.js';
 import { freePort } from '../helpers/port.js';
 
@@ -116,19 +116,15 @@ describe.skipIf(!PG_URL || !REDIS_URL)('a server Postgres and Redis that are not
     const url = new URL(PG_URL!);
     url.host = `127.0.0.1:${pgPort}`;
     url.pathname = `/${DB}`;
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (v !== undefined && !/^(S3_|ADMIN_|JWT_|ANON_)/.test(k)) env[k] = v;
     const proc = spawn(process.execPath, [`${BUILD_DIR}/main.js`], {
-      env: {
-        ...env,
+      env: builtServerEnv({
         DATA_DIR: dataDir,
         PORT: String(port),
         HOST: '127.0.0.1',
         DATABASE_URL: url.toString(),
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
         LOG_LEVEL: 'warn',
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/index.js';
 import { buildDeps, type Deps } from '../../src/deps.js';
-import { buildApp } from '../../src/app.js';
+import { type AppOptions, buildApp } from '../../src/app.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { type Backend, freshDb } from './db.js';
 
@@ -33,6 +33,8 @@ export async function startApp(
   extend?: (app: FastifyInstance) => void,
   /** Receives the server's log lines (LOG_LEVEL applies); by default logging is off. */
   logStream?: NodeJS.WritableStream,
+  /** Options of buildApp beyond logging (the front lane off, to compare answers). */
+  appOptions: Pick<AppOptions, 'frontLane'> = {},
 ): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-test-'));
   const adminKey = newAdminKey();
@@ -47,7 +49,7 @@ export async function startApp(
     ...env,
   });
   const deps = await buildDeps(config, { db, engine: backend });
-  const { app, url } = await serve(deps, { logStream, extend });
+  const { app, url } = await serve(deps, { logStream, extend, ...appOptions });
   return {
     app,
     deps,
@@ -72,11 +74,13 @@ export async function serve(
     logStream?: NodeJS.WritableStream | false;
     extend?: (app: FastifyInstance) => void;
     compileSchemasEagerly?: boolean;
+    frontLane?: boolean;
   } = {},
 ): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp(deps, {
     logStream: opts.logStream ?? false,
     compileSchemasEagerly: opts.compileSchemasEagerly,
+    frontLane: opts.frontLane,
   });
   opts.extend?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });

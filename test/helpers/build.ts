@@ -53,3 +53,16 @@ async function waitFor(dir: string, done: string, failed: string): Promise<strin
   }
   throw new Error(`The shared build did not finish within ${WAIT_MS / 1000} s.`);
 }
+
+/**
+ * This process's environment without Plinth's configuration (database, Redis, S3, keys,
+ * public URL) or the test run's own variables, plus `extra`: what a test gives the built
+ * server it spawns, so nothing of the run leaks into it unless the test sets it.
+ */
+export function builtServerEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|S3_|ANON_KEY|JWT_SECRET|ADMIN_API_KEY|PUBLIC_URL|TEST_)/.test(k))
+      env[k] = v;
+  return { ...env, ...extra };
+}

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { builtServer } from '../helpers/build.js';
+import { builtServer, builtServerEnv } from '../helpers/build.js';
 import { newAdminKey } from '../../src/auth/credentials.js';
 import { backends, freshDb } from '../helpers/db.js';
 import { at, call, send } from '../helpers/http.js';
@@ -183,10 +183,7 @@ describe.each(backends())('resumable upload across a Plinth crash (%s)', (backen
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const server = at(base);
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (v !== undefined && !/^(DATABASE_URL|ADMIN_API_KEY|ANON_KEY|JWT_SECRET|REDIS_URL|TEST_)/.test(k)) env[k] = v;
-    Object.assign(env, {
+    const env = builtServerEnv({
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,
       ADMIN_API_KEY: adminKey,

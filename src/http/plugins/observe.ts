@@ -1,23 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { maskUrl, type LogRecord, type LogWriter } from '../../logs/index.js';
 import type { Metrics } from '../../metrics/index.js';
+import type { Identity } from '../../auth/identity.js';
 
 const size = (v: unknown): number => {
   const n = Number(Array.isArray(v) ? v[0] : v);
   return Number.isFinite(n) && n > 0 ? n : 0;
 };
 
-/** What a request's log line is built from: values taken when it was answered. */
-interface Answered {
+/** What a request's log line and metrics are built from: values taken when it was answered. */
+export interface Answered {
   time: number;
   method: string;
   url: string;
+  /** The route pattern; null when no route matched. */
   route: string | null;
   status: number;
   elapsedMs: number;
-  identity: FastifyRequest['identity'];
+  identity: Identity;
   requestId: string;
-  ip: string;
+  ip: string | undefined;
   bytesIn: unknown;
   bytesOut: unknown;
 }
@@ -26,12 +28,7 @@ interface Answered {
  * The values of a request's log line, taken in onResponse: reads only, no string built. `route`
  * and `elapsedMs` are read once by the hook (`routeOptions` builds an object at each read).
  */
-export function answered(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  route: string | null,
-  elapsedMs: number,
-): Answered {
+function answered(request: FastifyRequest, reply: FastifyReply, route: string | null, elapsedMs: number): Answered {
   return {
     time: Date.now(),
     method: request.method,
@@ -76,29 +73,33 @@ export function requestRecord(a: Answered): LogRecord {
   };
 }
 
-export function registerObserve(
-  app: FastifyInstance,
-  logs: LogWriter & { readonly enabled?: boolean; defer?: (build: () => LogRecord) => void },
-  metrics: Metrics,
-): void {
+/** The log store as the request path sees it: a line appended, built when its batch is written. */
+export type RequestLogs = LogWriter & { readonly enabled?: boolean; defer?: (build: () => LogRecord) => void };
+
+/**
+ * Records one answered request: its log line (source api; with the store off, LOGS_STORE=false,
+ * none is built) and its metrics. Fastify's onResponse hook and the front lane (http/front-lane.ts)
+ * both call it, so a request is recorded the same whichever answered it.
+ */
+export function recordAnswer(logs: RequestLogs, metrics: Metrics, a: Answered): void {
+  if (logs.enabled !== false) {
+    if (logs.defer) logs.defer(() => requestRecord(a));
+    else {
+      const r = requestRecord(a);
+      logs.write('api', r.level, r.message, r.fields);
+    }
+  }
+  const route = a.route ?? '(no route)';
+  metrics.observeRequest(a.method, route, a.status, a.elapsedMs / 1000);
+  if (route.startsWith('/api/storage/')) {
+    metrics.countStorageBytes('in', size(a.bytesIn));
+    metrics.countStorageBytes('out', size(a.bytesOut));
+  }
+}
+
+export function registerObserve(app: FastifyInstance, logs: RequestLogs, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
-    const pattern = request.routeOptions.url ?? null;
-    const elapsedMs = reply.elapsedTime;
-    // With the store off (LOGS_STORE=false) no line is built at all.
-    if (logs.enabled !== false) {
-      const a = answered(request, reply, pattern, elapsedMs);
-      if (logs.defer) logs.defer(() => requestRecord(a));
-      else {
-        const r = requestRecord(a);
-        logs.write('api', r.level, r.message, r.fields);
-      }
-    }
-    const route = pattern ?? '(no route)';
-    metrics.observeRequest(request.method, route, reply.statusCode, elapsedMs / 1000);
-    if (route.startsWith('/api/storage/')) {
-      metrics.countStorageBytes('in', size(request.headers['content-length']));
-      metrics.countStorageBytes('out', size(reply.getHeader('content-length')));
-    }
+    recordAnswer(logs, metrics, answered(request, reply, request.routeOptions.url ?? null, reply.elapsedTime));
     done();
   });
 }

@@ -1,7 +1,8 @@
-import { Type } from '@fastify/type-provider-typebox';
+import { type Static, Type } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../../deps.js';
 import type { RoutePlugin } from '../../types.js';
+import type { LaneRoute } from '../../front-lane.js';
 import { unreachableReason } from '../../../lib/wait-for-services.js';
 
 /**
@@ -53,9 +54,28 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+/** The fields of every health answer but status, time and checks. */
+const baseOf = (plinthVersion: string) => ({ service: 'plinth', version: INSFORGE_API_LEVEL, plinthVersion });
+
+/**
+ * The body of plain liveness (`GET /api/health` without checks), made anew per answer: the
+ * route's and the front lane's (http/front-lane.ts) answer, from one place.
+ */
+export function liveness(plinthVersion: string): () => Static<typeof Health> {
+  const base = baseOf(plinthVersion);
+  return () => ({ status: 'ok', ...base, timestamp: new Date().toISOString() });
+}
+
+/** Plain liveness in the front lane: `GET /api/health` with no query string, as the route below answers it. */
+export function healthLane(plinthVersion: string): LaneRoute {
+  const live = liveness(plinthVersion);
+  return { path: '/api/health', body: () => JSON.stringify(live()) };
+}
+
 /** GET /api/health: never touches the database unless `?checks=true`; never rate limited. */
 export const healthRoutes: RoutePlugin<'healthChecks' | 'version'> = async (app, { deps }) => {
-  const base = { service: 'plinth', version: INSFORGE_API_LEVEL, plinthVersion: deps.version };
+  const base = baseOf(deps.version);
+  const live = liveness(deps.version);
   app.get(
     '/api/health',
     {
@@ -70,7 +90,7 @@ export const healthRoutes: RoutePlugin<'healthChecks' | 'version'> = async (app,
     (request, reply) => {
       // Plain liveness answers synchronously: no promise on the hot path of load balancers.
       if (!request.query.checks) {
-        reply.send({ status: 'ok', ...base, timestamp: new Date().toISOString() });
+        reply.send(live());
         return;
       }
       return runChecks(deps.healthChecks, request.log).then(({ down, degraded, checks }) => {
