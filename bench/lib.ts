@@ -44,6 +44,8 @@ export interface LoadOptions {
   pid?: number;
   /** Runs wrk on this CPU only (see `pinnedCpus`). */
   cpu?: number;
+  /** More processes whose CPU the requests cost (e.g. Postgres backends), asked at the start. */
+  otherPids?: () => Promise<number[]>;
 }
 
 export interface LoadResult {
@@ -51,6 +53,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerReq: number | null;
+  /** CPU ms of `otherPids` per request (see `watchCpu`). */
+  otherCpuMsPerReq?: number;
   errors: number;
 }
 
@@ -70,6 +74,53 @@ export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/**
+ * CPU ms of a process from the scheduler's own count (`/proc/<pid>/schedstat`, ns), or null
+ * for a process that is gone: `stat`'s ticks sample whoever runs at each 10 ms tick, too coarse
+ * for a backend that runs a few ms a second.
+ */
+const tryCpuMs = (pid: number): number | null => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The CPU ms the processes `pids()` lists spend until `stop()`, listed again every 250 ms: a
+ * backend a pool opens during the run counts from its start, one it closes up to its last
+ * sample (a pool's connections come and go under load; a list taken once missed most of them).
+ */
+function watchCpu(pids: () => Promise<number[]>): { started: Promise<void>; stop: () => Promise<number> } {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = async (initial: boolean) => {
+    for (const p of await pids().catch(() => [])) {
+      const ms = tryCpuMs(p);
+      if (ms === null) continue;
+      if (!first.has(p)) first.set(p, initial ? ms : 0);
+      last.set(p, ms);
+    }
+  };
+  const started = sample(true);
+  let chain = started;
+  const timer = setInterval(() => {
+    chain = chain.then(() => sample(false));
+  }, 250);
+  return {
+    started,
+    stop: async () => {
+      clearInterval(timer);
+      await chain;
+      await sample(false);
+      let ms = 0;
+      for (const [p, f] of first) ms += Math.max(0, (last.get(p) ?? f) - f);
+      return ms;
+    },
+  };
 }
 
 /** Resident memory of a process in MiB. */
@@ -125,6 +176,8 @@ function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, 
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const seconds = SMOKE ? 1 : (o.seconds ?? 5);
   const cpu0 = o.pid ? cpuMs(o.pid) : 0;
+  const others = o.otherPids ? watchCpu(o.otherPids) : null;
+  await others?.started;
   const args = [
     `-t${o.threads ?? 1}`,
     `-c${o.connections ?? 16}`,
@@ -136,6 +189,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   ];
   const { stdout } = await run(...pinned(o.cpu, 'wrk', args), { maxBuffer: 1 << 20 });
   const cpu1 = o.pid ? cpuMs(o.pid) : 0;
+  const otherMs = (await others?.stop()) ?? 0;
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0);
   const p50 = parseDuration(/\n\s+50%\s+(\S+)/.exec(stdout)?.[1] ?? '');
@@ -143,7 +197,14 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
   const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  return { rps, p50Ms: p50, p99Ms: p99, cpuMsPerReq: o.pid && total ? (cpu1 - cpu0) / total : null, errors };
+  return {
+    rps,
+    p50Ms: p50,
+    p99Ms: p99,
+    cpuMsPerReq: o.pid && total ? (cpu1 - cpu0) / total : null,
+    ...(o.otherPids && total ? { otherCpuMsPerReq: otherMs / total } : {}),
+    errors,
+  };
 }
 
 export const median = (xs: number[]): number => {
@@ -173,6 +234,9 @@ function medianResult(rs: LoadResult[]): LoadResult {
     p50Ms: median(rs.map((r) => r.p50Ms)),
     p99Ms: median(rs.map((r) => r.p99Ms)),
     cpuMsPerReq: rs[0]?.cpuMsPerReq == null ? null : median(rs.map((r) => r.cpuMsPerReq ?? NaN)),
+    ...(rs[0]?.otherCpuMsPerReq === undefined
+      ? {}
+      : { otherCpuMsPerReq: median(rs.map((r) => r.otherCpuMsPerReq ?? NaN)) }),
     errors: rs.reduce((a, r) => a + r.errors, 0),
   };
 }

@@ -6,12 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import {
   PLINTH,
   compare,
   freePort,
   freshBenchDatabase,
   pinnedCpus,
+  record,
   requireWrk,
   smoke,
   spawnServer,
@@ -36,6 +38,7 @@ async function benchLogs(): Promise<void> {
   ];
   const servers: Server[] = [];
   const cpus = await pinnedCpus();
+  let watcher: pg.Client | null = null;
   try {
     const start = async (store: boolean, dataDir: string) => {
       const port = await freePort();
@@ -52,9 +55,20 @@ async function benchLogs(): Promise<void> {
     const off = await start(false, dirs[1]!);
     const fx = await load(on.url);
     const auth = { authorization: `Bearer ${fx.token}` };
-    const run = { seconds: 3, connections: 16, cpu: cpus?.load };
+    // Postgres's share: the backends on the benchmark's database (both servers' pools; the
+    // store's inserts run there), read from /proc (same machine), listed again every 250 ms.
+    const db = new pg.Client({ connectionString: database.url });
+    watcher = db;
+    await db.connect();
+    const pgPids = async () => {
+      const { rows } = await db.query<{ pid: number }>(
+        'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
+      return rows.map((r) => r.pid);
+    };
+    const run = { seconds: 3, connections: 16, cpu: cpus?.load, otherPids: pgPids };
     const read = (s: Server) => `${s.url}/api/database/records/bench_items?owner=eq.${fx.owner}&limit=20`;
-    await compare(
+    const results = await compare(
       `Log store on (subject) vs off (baseline), same database, interleaved (goal ≥ 0.95×; ${cpus ? `servers on CPU ${cpus.server}, wrk on CPU ${cpus.load}` : 'unpinned'})`,
       [
         {
@@ -70,6 +84,16 @@ async function benchLogs(): Promise<void> {
       ],
       3,
     );
+    const us = (v: number | undefined) => (v === undefined ? '-' : `${(v * 1000).toFixed(1)} µs`);
+    for (const r of results) {
+      console.log(
+        `- ${r.name}: Postgres CPU a request (backends of the database) off ${us(r.baseline.otherCpuMsPerReq)}, on ${us(r.subject.otherCpuMsPerReq)}`,
+      );
+      record(
+        `logs: Postgres CPU µs a request, on − off :: ${r.name}`,
+        ((r.subject.otherCpuMsPerReq ?? 0) - (r.baseline.otherCpuMsPerReq ?? 0)) * 1000,
+      );
+    }
     const admin = { 'x-api-key': ADMIN_KEY };
     const [sources, tSources] = await timed(
       async () =>
@@ -90,6 +114,7 @@ async function benchLogs(): Promise<void> {
       `- over them: sources ${tSources.toFixed(0)} ms, search q=bench_items ${tSearch.toFixed(0)} ms, stats (last hour) ${tStats.toFixed(0)} ms`,
     );
   } finally {
+    await watcher?.end();
     for (const s of servers) await s.stop();
     await database.drop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

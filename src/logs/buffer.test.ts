@@ -57,4 +57,55 @@ describe('LogBuffer', () => {
     expect(sizes).toEqual([4, 4, 2]);
     expect(buffer.stats).toMatchObject({ written: 10, lastError: null });
   });
+
+  it('writes a full batch at once, not after the timer, and one batch at a time', async () => {
+    const sizes: number[] = [];
+    let release!: () => void;
+    const buffer = new LogBuffer(
+      async (b) => {
+        sizes.push(b.length);
+        await new Promise<void>((r) => (release = r));
+      },
+      { batchSize: 10, flushMs: 60_000 },
+    );
+    for (let i = 0; i < 9; i++) buffer.push(line(i));
+    await new Promise((r) => setImmediate(r));
+    expect(sizes).toEqual([]); // less than a batch waits for its timer
+    buffer.push(line(9));
+    for (let i = 10; i < 35; i++) buffer.push(line(i)); // the push stays an append: nothing written yet
+    expect(sizes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(sizes).toEqual([10]); // the first full batch left in the next turn, the rest wait for it
+    release();
+    const done = buffer.flush();
+    for (let k = 0; k < 5; k++) {
+      await new Promise((r) => setTimeout(r, 5));
+      release();
+    }
+    await done;
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(35);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
+    await buffer.close();
+  });
+
+  it('drops a deferred line whose function throws, counts it, and stores the others', async () => {
+    const stored: LogRecord[] = [];
+    const errors: unknown[] = [];
+    const buffer = new LogBuffer(
+      async (b) => {
+        stored.push(...b);
+      },
+      { flushMs: 60_000, onError: (e) => errors.push(e) },
+    );
+    buffer.push(line(1));
+    buffer.push(() => {
+      throw new Error('bad line');
+    });
+    buffer.push(() => line(3));
+    await buffer.flush();
+    expect(stored.map((r) => r.fields.n)).toEqual([1, 3]);
+    expect(buffer.stats).toMatchObject({ written: 2, dropped: 1 });
+    expect(errors).toHaveLength(1);
+    await buffer.close();
+  });
 });

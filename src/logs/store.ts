@@ -66,20 +66,21 @@ function entry(r: Record<string, unknown>): LogEntry {
   };
 }
 
-/** The SQL of the log store (system.logs, migration 0130). */
+/** The SQL of the log store (system.logs, migrations 0130 and 0425). */
 export class LogStore {
   constructor(private readonly db: Queryable) {}
 
   /**
    * One statement for a whole batch, sent as one JSON bind parameter: JSON.stringify is native,
    * where pg's text-array encoding escapes every string in JavaScript (measured: the cheaper of
-   * the two on the request thread, docs/decisions.md).
+   * the two on the request thread, docs/decisions.md). Read as `json`, not `jsonb`: Postgres
+   * only checks the text and keeps each line's fields as written (migration 0425, issue #38).
    */
   async insert(batch: LogRecord[]): Promise<void> {
     await this.db.query(
       `insert into system.logs (time, source, level, message, fields)
        select to_timestamp(r.time / 1000.0), r.source, r.level, r.message, coalesce(r.fields, '{}')
-         from jsonb_to_recordset($1::jsonb) as r(time float8, source text, level text, message text, fields jsonb)`,
+         from json_to_recordset($1::json) as r(time float8, source text, level text, message text, fields json)`,
       [JSON.stringify(batch)],
     );
   }
@@ -142,11 +143,12 @@ export class LogStore {
         nextActions: 'Swap from and to, or leave one out.',
       });
     const { rows } = await this.db.query<Record<string, unknown>>(
-      `select date_trunc('minute', time) as minute, fields->>'method' as method, coalesce(fields->>'route', '(no route)') as route,
-              count(*)::int as count, count(*) filter (where (fields->>'status')::int >= 500)::int as errors,
-              percentile_cont(array[0.5, 0.95, 0.99]) within group (order by (fields->>'durationMs')::float8) as p
-         from system.logs
-        where source = 'api' and time >= $1::timestamptz and time <= $2::timestamptz and ($3::text is null or fields->>'route' = $3)
+      // fields is json (text): json_to_record reads each line's once, where ->> reads it per use.
+      `select date_trunc('minute', l.time) as minute, f.method, coalesce(f.route, '(no route)') as route,
+              count(*)::int as count, count(*) filter (where f.status::int >= 500)::int as errors,
+              percentile_cont(array[0.5, 0.95, 0.99]) within group (order by f."durationMs"::float8) as p
+         from system.logs l, json_to_record(l.fields) as f(method text, route text, status text, "durationMs" text)
+        where l.source = 'api' and l.time >= $1::timestamptz and l.time <= $2::timestamptz and ($3::text is null or f.route = $3)
         group by 1, 2, 3 order by 1 desc, 4 desc limit $4`,
       [from, to, f.route ?? null, f.limit ?? 1000],
     );

@@ -59,7 +59,7 @@ select w.at, pg_database_size(current_database()),
   from win w
   left join lateral (
     select count(*)::int as n, count(*) filter (where l.level = 'error')::int as errors
-      from system.logs l where l.source = 'functions' and l.fields ? 'cold' and l.time >= w.since and l.time < w.at
+      from system.logs l where l.source = 'functions' and l.fields->'cold' is not null and l.time >= w.since and l.time < w.at
   ) calls on $3::boolean
 on conflict (at) do nothing
 returning at`;
@@ -73,9 +73,9 @@ with s as (
 ), c as (
   select s.at,
          case when $3::boolean then (select count(*)::int from system.logs l
-           where l.source = 'functions' and l.fields ? 'cold' and l.time >= s.since and l.time < s.at) end as calls,
+           where l.source = 'functions' and l.fields->'cold' is not null and l.time >= s.since and l.time < s.at) end as calls,
          case when $3::boolean then (select count(*)::int from system.logs l
-           where l.source = 'functions' and l.fields ? 'cold' and l.level = 'error' and l.time >= s.since and l.time < s.at) end as errors,
+           where l.source = 'functions' and l.fields->'cold' is not null and l.level = 'error' and l.time >= s.since and l.time < s.at) end as errors,
          (select coalesce(sum(total_tokens), 0)::bigint from ai.usage a where a.created_at >= s.since and a.created_at < s.at) as tokens
     from s
 )
