@@ -8,6 +8,7 @@ import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
 import { newContext, type CompileContext, type ReadCount } from './compile.js';
 import { pageOf, singleObject, type Page } from './page.js';
+import { checkMaxAffected, commitsBehind } from './write-checks.js';
 import { Scopes } from './scopes.js';
 import { explainRlsRefusal, isRlsRefusal } from './policy.js';
 import type { SchemaCache, TableMeta } from './schema.js';
@@ -199,6 +200,7 @@ export class RecordsService {
         const r = await tx.query<{ body: string; total: number | string; inserted?: number | string }>(
           shaped(stmt.text),
           stmt.values,
+          { last: commitsBehind(op, opts) },
         );
         const row = r.rows[0];
         const count = row?.total !== undefined ? Number(row.total) : r.rowCount;
@@ -332,13 +334,6 @@ export class RecordsService {
 
 const ROLLBACK = Symbol('rollback');
 const PLAN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'];
-
-/** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
-export function checkMaxAffected(max: number | null | undefined, count: number): void {
-  if (max !== null && max !== undefined && count > max) {
-    throw new AppError('TOO_MANY_AFFECTED', { details: `The query affects ${count} rows`, pgrstCode: 'PGRST124' });
-  }
-}
 
 function assertOnly(q: RecordsQuery): void {
   if (q.filters.length || q.limit !== null || q.offset !== null || q.order.length) {

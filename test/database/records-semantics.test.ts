@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
-import { admin, envelope, sql } from './helpers.js';
+import { admin, anon, envelope, sql } from './helpers.js';
 
 describe.each(backends())('records API semantics (%s)', (backend) => {
   let t: TestApp;
@@ -103,5 +103,34 @@ describe.each(backends())('records API semantics (%s)', (backend) => {
       expect(envelope(r)).toMatchObject({ error: 'INVALID_VALUE', message: expect.stringContaining(`"${column}"`) });
     }
     expect((await call(t, 'GET', '/api/db/times', { headers: h() })).body).toHaveLength(1);
+  });
+
+  // A plain write's commit is sent behind its statement (src/database/write-checks.ts): the
+  // answer must still wait for that commit, and a commit that fails must be the answer.
+  it('a write answers after its commit: a commit that fails (a deferred unique) is a 409 and keeps nothing', async () => {
+    await sql(
+      t,
+      'create table public.deferred (k int, constraint deferred_k_once unique (k) deferrable initially deferred)',
+    );
+    await sql(t, 'grant select, insert on public.deferred to anon');
+    const rows = async () => (await sql(t, 'select count(*)::int as n from public.deferred')).rows[0].n;
+    for (const [who, headers] of [
+      ['admin', h()],
+      ['anon', anon(t)],
+    ] as const) {
+      await sql(t, 'delete from public.deferred');
+      const ok = await call(t, 'POST', '/api/database/records/deferred', { headers, body: [{ k: 1 }] });
+      expect(ok.status, who).toBe(201);
+      expect(await rows(), who).toBe(1); // committed before the answer, seen by another connection
+      const dup = await call(t, 'POST', '/api/database/records/deferred', { headers, body: [{ k: 2 }, { k: 2 }] });
+      expect(dup.status, who).toBe(409);
+      expect(envelope(dup).error, who).toBe('ALREADY_EXISTS');
+      expect(await rows(), who).toBe(1);
+      // The connection that committed nothing is fine for the next write.
+      expect((await call(t, 'POST', '/api/database/records/deferred', { headers, body: [{ k: 3 }] })).status, who).toBe(
+        201,
+      );
+      expect(await rows(), who).toBe(2);
+    }
   });
 });
