@@ -3,7 +3,7 @@ import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { ByteRange, ObjectHead, ObjectRead, StorageDriver } from './driver.js';
 import { assertValidKey, resolveContentType } from './keys.js';
-import { limitBytes } from './limit.js';
+import { limitBytes, readWhole } from './limit.js';
 import { KeyLock } from '../lib/key-lock.js';
 import { MAX_CACHED_BODY, StorageCache } from './cache.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
@@ -168,10 +168,10 @@ export class StorageService {
     const existing = found.object;
     if (existing) assertOwner(found.bucket, existing, req.identity);
     const mimeType = resolveContentType(req.contentType, key);
-    const body = req.body && limitBytes(req.body, this.maxUploadBytes);
     // A small body is read whole first: written without a stream.
-    const whole =
-      body && req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
+    const small = req.body && req.length !== undefined && req.length <= MAX_CACHED_BODY;
+    const whole = small ? await readWhole(req.body!, this.maxUploadBytes) : null;
+    const body = !whole && req.body ? limitBytes(req.body, this.maxUploadBytes) : undefined;
     // The bytes change before the row does: the write begins here.
     const ticket = this.cache.beginWrite(req.bucket, key);
     let row: ObjectRow | undefined;
