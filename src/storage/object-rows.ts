@@ -33,6 +33,8 @@ interface Waiting {
  */
 export class ObjectRows {
   private waiting: Waiting[] = [];
+  /** Keys of the rows in flight: another row of one of them waits for its answer. */
+  private readonly flying = new Set<string>();
   private inFlight = 0;
   private scheduled = false;
   /** Statements sent so far, and the rows they carried (tests). */
@@ -54,8 +56,12 @@ export class ObjectRows {
     setImmediate(() => {
       this.scheduled = false;
       while (this.inFlight < IN_FLIGHT && this.waiting.length > 0) {
+        const batch = this.take();
+        if (batch.length === 0) break;
         this.inFlight++;
-        void this.send(this.take()).finally(() => {
+        for (const w of batch) this.flying.add(w.id);
+        void this.send(batch).finally(() => {
+          for (const w of batch) this.flying.delete(w.id);
           this.inFlight--;
           this.schedule();
         });
@@ -63,12 +69,15 @@ export class ObjectRows {
     });
   }
 
-  /** Up to MAX_ROWS waiting rows of distinct keys, sorted by key; a second row of a key waits. */
+  /**
+   * Up to MAX_ROWS waiting rows of distinct keys none of which is in flight, sorted by key; a
+   * second row of a key waits, so the rows of one key are written in the order they came.
+   */
   private take(): Waiting[] {
     const batch = new Map<string, Waiting>();
     const rest: Waiting[] = [];
     for (const w of this.waiting) {
-      if (batch.size < MAX_ROWS && !batch.has(w.id)) batch.set(w.id, w);
+      if (batch.size < MAX_ROWS && !batch.has(w.id) && !this.flying.has(w.id)) batch.set(w.id, w);
       else rest.push(w);
     }
     this.waiting = rest;

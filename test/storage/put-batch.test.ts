@@ -99,6 +99,18 @@ describe.each(backends())('a failing row among others (%s, local driver)', (back
       etag: key,
       uploadedBy,
     });
+    const other = await createTestUser(t);
+    const clean = await Promise.all([
+      rows.write(row('unit/x', user.userId)),
+      rows.write(row('unit/y', other.userId)),
+      rows.write(row('unit/w', null)),
+    ]);
+    expect(clean.map((r) => [r.key, r.etag, r.uploadedBy])).toEqual([
+      ['unit/x', 'unit/x', user.userId],
+      ['unit/y', 'unit/y', other.userId],
+      ['unit/w', 'unit/w', null],
+    ]);
+    expect(rows.sent.statements - sent.statements).toBe(1);
     const results = await Promise.allSettled([
       rows.write(row('unit/a', user.userId)),
       rows.write(row('unit/b', null)),
@@ -107,8 +119,8 @@ describe.each(backends())('a failing row among others (%s, local driver)', (back
       rows.write(row('unit/e', user.userId)),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
-    expect(rows.sent.statements - sent.statements).toBe(1);
-    expect(rows.sent.rows - sent.rows).toBe(5);
+    expect(rows.sent.statements - sent.statements).toBe(2);
+    expect(rows.sent.rows - sent.rows).toBe(8);
     const a = (results[0] as PromiseFulfilledResult<{ uploadedBy: string | null; uploadedAt: Date; etag: string }>)
       .value;
     expect(a).toMatchObject({ bucket: 'batch', key: 'unit/a', uploadedBy: user.userId, etag: 'unit/a', size: 3 });
@@ -116,7 +128,7 @@ describe.each(backends())('a failing row among others (%s, local driver)', (back
     const { rows: stored } = await t.deps.db.query<{ key: string }>(
       `select key from storage.objects where starts_with(key, 'unit/') order by key`,
     );
-    expect(stored.map((r) => r.key)).toEqual(['unit/a', 'unit/b', 'unit/e']);
+    expect(stored.map((r) => r.key)).toEqual(['unit/a', 'unit/b', 'unit/e', 'unit/w', 'unit/x', 'unit/y']);
     // The same row twice in one turn: written one after the other, never twice in one statement.
     const twice = await Promise.all([rows.write(row('unit/a', null)), rows.write(row('unit/a', null))]);
     expect(twice[1]!.uploadedAt.getTime()).toBeGreaterThanOrEqual(twice[0]!.uploadedAt.getTime());
