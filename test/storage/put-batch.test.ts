@@ -100,15 +100,17 @@ describe.each(backends())('a failing row among others (%s, local driver)', (back
       uploadedBy,
     });
     const other = await createTestUser(t);
+    // Quotes, a backslash, a comma, braces and NULL: each a whole element of the statement's arrays.
+    const odd = 'unit/w"NULL,{x}\\';
     const clean = await Promise.all([
       rows.write(row('unit/x', user.userId)),
       rows.write(row('unit/y', other.userId)),
-      rows.write(row('unit/w', null)),
+      rows.write(row(odd, null)),
     ]);
     expect(clean.map((r) => [r.key, r.etag, r.uploadedBy])).toEqual([
       ['unit/x', 'unit/x', user.userId],
       ['unit/y', 'unit/y', other.userId],
-      ['unit/w', 'unit/w', null],
+      [odd, odd, null],
     ]);
     expect(rows.sent.statements - sent.statements).toBe(1);
     const results = await Promise.allSettled([
@@ -128,7 +130,7 @@ describe.each(backends())('a failing row among others (%s, local driver)', (back
     const { rows: stored } = await t.deps.db.query<{ key: string }>(
       `select key from storage.objects where starts_with(key, 'unit/') order by key`,
     );
-    expect(stored.map((r) => r.key)).toEqual(['unit/a', 'unit/b', 'unit/e', 'unit/w', 'unit/x', 'unit/y']);
+    expect(stored.map((r) => r.key)).toEqual(['unit/a', 'unit/b', 'unit/e', odd, 'unit/x', 'unit/y']);
     // The same row twice in one turn: written one after the other, never twice in one statement.
     const twice = await Promise.all([rows.write(row('unit/a', null)), rows.write(row('unit/a', null))]);
     expect(twice[1]!.uploadedAt.getTime()).toBeGreaterThanOrEqual(twice[0]!.uploadedAt.getTime());
