@@ -11,6 +11,9 @@ export interface ObjectRow {
   uploadedAt: Date;
 }
 
+/** What a write sends for an object's row (Postgres sets its time). */
+export type NewObjectRow = Omit<ObjectRow, 'uploadedAt'>;
+
 export interface BucketRow {
   name: string;
   isPublic: boolean;
@@ -53,6 +56,22 @@ const UPSERT_OBJECT = statement(
      etag = excluded.etag, uploaded_at = now(),
      uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
    returning ${OBJECT_COLUMNS}`,
+);
+/**
+ * Many objects' rows in one statement (ObjectRows): one bind, one execute and one commit for
+ * all of them. Returns only what Postgres decides (the uploader kept by an admin's replace,
+ * the time); the rest is what was sent.
+ */
+const UPSERT_OBJECTS = statement(
+  `with quiet as (${QUIET})
+   insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
+   select r.bucket, r.key, r.size, r.mime_type, r.etag, r.uploaded_by
+   from quiet, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::uuid[])
+     as r(bucket, key, size, mime_type, etag, uploaded_by)
+   on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
+     etag = excluded.etag, uploaded_at = now(),
+     uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
+   returning o.bucket, o.key, o.uploaded_by::text as "uploadedBy", o.uploaded_at as "uploadedAt"`,
 );
 const DELETE_OBJECT = statement(
   `with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`,
@@ -164,10 +183,7 @@ export const sql = {
    * Creates or replaces the object's row. An admin replacing an object keeps its uploader
    * (so the owner keeps access); a user replacing becomes the uploader.
    */
-  async upsertObject(
-    db: Queryable,
-    o: { bucket: string; key: string; size: number; mimeType: string; etag: string | null; uploadedBy: string | null },
-  ): Promise<ObjectRow> {
+  async upsertObject(db: Queryable, o: NewObjectRow): Promise<ObjectRow> {
     const { rows } = await db.query<ObjectRow>(UPSERT_OBJECT, [
       o.bucket,
       o.key,
@@ -177,6 +193,27 @@ export const sql = {
       o.uploadedBy,
     ]);
     return toObject(rows[0]!);
+  },
+
+  /**
+   * upsertObject for several objects of distinct keys in one statement; the rows in the order
+   * given. The statement is one: it fails or is applied as a whole.
+   */
+  async upsertObjects(db: Queryable, objects: readonly NewObjectRow[]): Promise<ObjectRow[]> {
+    const { rows } = await db.query<Pick<ObjectRow, 'bucket' | 'key' | 'uploadedBy' | 'uploadedAt'>>(UPSERT_OBJECTS, [
+      objects.map((o) => o.bucket),
+      objects.map((o) => o.key),
+      objects.map((o) => o.size),
+      objects.map((o) => o.mimeType),
+      objects.map((o) => o.etag),
+      objects.map((o) => o.uploadedBy),
+    ]);
+    const written = new Map(rows.map((r) => [`${r.bucket}/${r.key}`, r]));
+    return objects.map((o) => {
+      const r = written.get(`${o.bucket}/${o.key}`);
+      if (!r) throw new Error(`The row of ${o.bucket}/${o.key} was not returned`);
+      return { ...o, uploadedBy: r.uploadedBy, uploadedAt: new Date(r.uploadedAt) };
+    });
   },
 
   async deleteObject(db: Queryable, bucket: string, key: string): Promise<boolean> {

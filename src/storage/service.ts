@@ -3,10 +3,11 @@ import type { Db } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import type { ByteRange, ObjectHead, ObjectRead, StorageDriver } from './driver.js';
 import { assertValidKey, resolveContentType } from './keys.js';
-import { limitBytes } from './limit.js';
+import { limitBytes, readWhole } from './limit.js';
 import { KeyLock } from '../lib/key-lock.js';
 import { MAX_CACHED_BODY, StorageCache } from './cache.js';
 import { sql, type BucketRow, type ObjectRow } from './metadata.js';
+import { ObjectRows } from './object-rows.js';
 import type { UrlSigner } from './signing.js';
 import {
   assertMayReadPrivate,
@@ -44,11 +45,14 @@ export class StorageService {
    * against the row the previous write left).
    */
   private readonly writes = new KeyLock();
+  /** The rows of concurrent writes, written several in one statement. */
+  readonly rows: ObjectRows;
   private readonly db: Db;
   private readonly signer: UrlSigner;
 
   constructor(opts: StorageServiceOptions) {
     this.db = opts.db;
+    this.rows = new ObjectRows(opts.db);
     this.driver = opts.driver;
     this.signer = opts.signer;
     this.maxUploadBytes = opts.maxUploadBytes;
@@ -164,10 +168,10 @@ export class StorageService {
     const existing = found.object;
     if (existing) assertOwner(found.bucket, existing, req.identity);
     const mimeType = resolveContentType(req.contentType, key);
-    const body = req.body && limitBytes(req.body, this.maxUploadBytes);
     // A small body is read whole first: written without a stream.
-    const whole =
-      body && req.length !== undefined && req.length <= MAX_CACHED_BODY ? Buffer.concat(await body.toArray()) : null;
+    const small = req.body && req.length !== undefined && req.length <= MAX_CACHED_BODY;
+    const whole = small ? await readWhole(req.body!, this.maxUploadBytes) : null;
+    const body = !whole && req.body ? limitBytes(req.body, this.maxUploadBytes) : undefined;
     // The bytes change before the row does: the write begins here.
     const ticket = this.cache.beginWrite(req.bucket, key);
     let row: ObjectRow | undefined;
@@ -196,7 +200,7 @@ export class StorageService {
     o: { size: number; mimeType: string; etag: string; uploadedBy: string | null },
   ): Promise<ObjectRow> {
     try {
-      return await sql.upsertObject(this.db, { bucket, key, ...o });
+      return await this.rows.write({ bucket, key, ...o });
     } catch (err) {
       // The bucket was deleted while the bytes streamed in (one re-created under the same name
       // meanwhile takes the upload): its objects went with it, so the new bytes go too, even
