@@ -1,5 +1,4 @@
 import { AppError } from '../errors/index.js';
-import type { WriteOptions } from './records.js';
 
 /** PostgREST's `max-affected` under `handling=strict`: thrown inside the transaction, so nothing is changed. */
 export function checkMaxAffected(max: number | null | undefined, count: number): void {
@@ -14,6 +13,9 @@ export function checkMaxAffected(max: number | null | undefined, count: number):
  * max-affected). A statement that fails turns that commit into a rollback (Postgres ends an
  * aborted transaction so), and the write answers only once the commit was answered.
  */
-export function commitsBehind(op: 'insert' | 'update' | 'delete', opts: WriteOptions): boolean {
+export function commitsBehind(
+  op: 'insert' | 'update' | 'delete',
+  opts: { single?: boolean; rollback?: boolean; maxAffected?: number | null },
+): boolean {
   return !opts.single && !opts.rollback && (op === 'insert' || opts.maxAffected == null);
 }
