@@ -1,12 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError } from '../errors/index.js';
-import type { Db, Queryable } from '../db/types.js';
+import type { Db } from '../db/types.js';
 import type { Built, FunctionBuilder } from './build.js';
 import type { Invocation } from './invocation.js';
 import type { FunctionLogs, LogLine } from './logs.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime/types.js';
-import { writeChecked } from './save.js';
 import { SecretStore, type SecretInfo } from './secrets.js';
 import { slugify } from './slug.js';
 import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus, type Saved } from './store.js';
@@ -70,7 +69,7 @@ export class FunctionService {
   private readonly env: Readonly<Record<string, string>>;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     readonly runtime: FunctionRuntime,
     readonly logStore: FunctionLogs,
     private readonly builder: FunctionBuilder,
@@ -100,8 +99,8 @@ export class FunctionService {
     const secrets = status === 'active' ? this.snapshot(slug) : null;
     const built = await this.build(input.code);
     const id = randomUUID();
-    const write = (q: Queryable) =>
-      new FunctionStore(q).create({
+    const write = () =>
+      this.store.create({
         id,
         slug,
         name: input.name,
@@ -132,22 +131,23 @@ export class FunctionService {
       patch.code === undefined ? null : this.build(patch.code),
       loads ? this.store.head(slug) : null,
     ]);
-    const write = (q: Queryable) =>
-      new FunctionStore(q).update(slug, patch, built && { bundle: built.bundle, dependencies: built.dependencies });
+    const write = () =>
+      this.store.update(slug, patch, built && { bundle: built.bundle, dependencies: built.dependencies });
     const checks =
       before !== null && (patch.status ?? before.status) === 'active' && (built !== null || before.status !== 'active');
     const code = checks ? (built?.js ?? (await this.stored(before.id))) : null;
     return this.save(slug, write, code === null ? null : this.check(before!.id, code, secrets!));
   }
 
-  /** Writes a save, while its check (if it has one) loads the module, then deploys what it wrote. */
+  /** Writes a save once its check (if any) loaded the module, then deploys it: a refused check stores nothing. */
   private async save(
     slug: string,
-    write: (q: Queryable) => Promise<Saved>,
+    write: () => Promise<Saved>,
     check: Promise<Checked | null> | null,
   ): Promise<FunctionRecord> {
-    const fn = check ? await writeChecked(this.db, check, write) : await write(this.db);
-    await this.changed(slug, fn.head, check && (await check));
+    const checked = check && (await check);
+    const fn = await write();
+    await this.changed(slug, fn.head, checked);
     return fn.record;
   }
 
@@ -249,10 +249,10 @@ export class FunctionService {
   }
 
   /**
-   * Loads a save's module under a version of its own, before its write commits (save.ts): an
-   * entry (forms.ts) that is not a function refuses the save (INVALID_FUNCTION_CODE), nothing
-   * is stored and the version loaded before keeps serving. Other failures (a throw at top level, which may depend on the
-   * network; a runtime that is down) do not refuse it: they show on the first call.
+   * Loads a save's module under a version of its own, before it is stored: an entry (forms.ts)
+   * that is not a function refuses the save (INVALID_FUNCTION_CODE), nothing is stored and the
+   * version loaded before keeps serving. Other failures (a throw at top level, which may depend
+   * on the network; a runtime that is down) do not refuse it: they show on the first call.
    */
   private async check(id: string, code: string, secrets: Promise<Snapshot>): Promise<Checked | null> {
     const { stamp: secretsStamp, values } = await secrets;
