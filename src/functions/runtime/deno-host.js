@@ -13,8 +13,7 @@
 //                                       Plinth; timeoutMs: the limit of its waitUntil work); 200
 //                                       {ok: true, socket} naming the worker's socket, or 422
 //                                       {message, kind} when the module fails to load (kind
-//                                       'export': it has no entry that is a function; 'threw');
-//                                       {warm: true} loads nothing (the process's own warm-up)
+//                                       'export': it has no entry that is a function; 'threw')
 //   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
 //                                       sees; every other x-plinth-runtime-* header is dropped;
 //                                       the method, the other headers and the body are the
@@ -297,39 +296,12 @@ function plain(status, body) {
   Deno.exit(0);
 })();
 
-const control = `${socketDir}/control.sock`;
-Deno.serve(
-  {
-    path: control,
-    onListen: () => {
-      emit('host', 'listening');
-      void warmControl();
-    },
-  },
-  async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === '/_plinth/health') return plain(200, { ok: true, version });
-    if (path === '/_plinth/deploy' && req.method === 'PUT') {
-      const body = await req.json();
-      if (body.warm === true) return plain(200, { ok: true });
-      const r = await deploy(body);
-      return plain(r.ok ? 200 : 422, r);
-    }
-    return plain(404, { message: 'unknown host path' });
-  },
-);
-
-// A spare process sends itself one deploy that loads nothing ({warm: true}), as a standby
-// worker calls itself: the deploy of a cold start then finds the control socket's path
-// compiled (its first request cost the process about 6 ms of CPU).
-async function warmControl() {
-  const client = Deno.createHttpClient({ proxy: { transport: 'unix', path: control } });
-  try {
-    const body = JSON.stringify({ warm: true, version: '', code: '', secrets: {} });
-    await (await fetch('http://host.invalid/_plinth/deploy', { method: 'PUT', body, client })).arrayBuffer();
-  } catch {
-    // Only a warm-up.
-  } finally {
-    client.close();
+Deno.serve({ path: `${socketDir}/control.sock`, onListen: () => emit('host', 'listening') }, async (req) => {
+  const path = new URL(req.url).pathname;
+  if (path === '/_plinth/health') return plain(200, { ok: true, version });
+  if (path === '/_plinth/deploy' && req.method === 'PUT') {
+    const r = await deploy(await req.json());
+    return plain(r.ok ? 200 : 422, r);
   }
-}
+  return plain(404, { message: 'unknown host path' });
+});
