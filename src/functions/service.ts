@@ -12,6 +12,9 @@ import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionSta
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/** The secrets a function may read and the stamp of all secrets, read together. */
+type Snapshot = { stamp: string; values: Record<string, string> };
+
 /** A version loaded by the check of a save, and the secrets it was loaded with. */
 interface Checked {
   version: string;
@@ -90,15 +93,14 @@ export class FunctionService {
   }
 
   async create(input: NewFunction): Promise<FunctionRecord> {
-    const built = await this.build(input.code);
     const status = input.status ?? 'active';
     const slug = input.slug ?? slugify(input.name);
+    // The secrets the check loads the module with are read while the code compiles.
+    const secrets = status === 'active' ? this.snapshot(slug) : null;
+    const built = await this.build(input.code);
     const id = randomUUID();
-    let checked: Checked | null = null;
-    let fn: Saved;
-    try {
-      if (status === 'active') checked = await this.check(id, slug, built.js);
-      fn = await this.store.create({
+    const write = () =>
+      this.store.create({
         id,
         slug,
         name: input.name,
@@ -107,35 +109,44 @@ export class FunctionService {
         status,
         artifact: { bundle: built.bundle, dependencies: built.dependencies },
       });
-    } catch (err) {
+    const check = secrets && this.check(id, built.js, secrets);
+    return this.save(slug, write, check).catch((err: unknown) => {
       // The process the check took holds nothing that will ever run.
-      if (status === 'active') this.runtime.discard(id);
+      if (check) this.runtime.discard(id);
       throw err;
-    }
-    await this.changed(slug, fn.head, checked);
-    return fn.record;
+    });
   }
 
   async update(
     slug: string,
     patch: { name?: string; code?: string; description?: string; status?: FunctionStatus },
   ): Promise<FunctionRecord> {
-    // New code is compiled and its imports bundled before anything is stored: a refused build
-    // leaves the version serving now as it is.
-    const built = patch.code === undefined ? null : await this.build(patch.code);
-    const js = built?.js ?? null;
-    let checked: Checked | null = null;
-    // New code of an active function, or a function becoming active, is loaded first.
-    const before = js !== null || patch.status === 'active' ? await this.store.head(slug) : null;
-    if (before && (patch.status ?? before.status) === 'active' && (js !== null || before.status !== 'active')) {
-      const code = js ?? (await this.stored(before.id));
-      if (code !== null) checked = await this.check(before.id, slug, code);
-    }
-    const fn = await this.store.update(
-      slug,
-      patch,
-      built && { bundle: built.bundle, dependencies: built.dependencies },
-    );
+    // New code of an active function, or a function becoming active, is loaded first: its row,
+    // the secrets it is loaded with and the build are read at once.
+    const loads = patch.code !== undefined || patch.status === 'active';
+    const secrets = loads ? this.snapshot(slug) : null;
+    const [built, before] = await Promise.all([
+      // New code is compiled and its imports bundled before anything is stored: a refused
+      // build leaves the version serving now as it is.
+      patch.code === undefined ? null : this.build(patch.code),
+      loads ? this.store.head(slug) : null,
+    ]);
+    const write = () =>
+      this.store.update(slug, patch, built && { bundle: built.bundle, dependencies: built.dependencies });
+    const checks =
+      before !== null && (patch.status ?? before.status) === 'active' && (built !== null || before.status !== 'active');
+    const code = checks ? (built?.js ?? (await this.stored(before.id))) : null;
+    return this.save(slug, write, code === null ? null : this.check(before!.id, code, secrets!));
+  }
+
+  /** Writes a save once its check (if any) loaded the module, then deploys it: a refused check stores nothing. */
+  private async save(
+    slug: string,
+    write: () => Promise<Saved>,
+    check: Promise<Checked | null> | null,
+  ): Promise<FunctionRecord> {
+    const checked = check && (await check);
+    const fn = await write();
     await this.changed(slug, fn.head, checked);
     return fn.record;
   }
@@ -238,17 +249,13 @@ export class FunctionService {
   }
 
   /**
-   * Loads a save's module before it is stored, under a version of its own: an entry (forms.ts)
-   * that is not a function refuses the save (INVALID_FUNCTION_CODE) and the version loaded
-   * before keeps serving. Other failures (a throw at top level, which may depend on the
-   * network; a runtime that is down) do not refuse it: they show on the first call.
+   * Loads a save's module under a version of its own, before it is stored: an entry (forms.ts)
+   * that is not a function refuses the save (INVALID_FUNCTION_CODE), nothing is stored and the
+   * version loaded before keeps serving. Other failures (a throw at top level, which may depend
+   * on the network; a runtime that is down) do not refuse it: they show on the first call.
    */
-  private async check(id: string, slug: string, code: string): Promise<Checked | null> {
-    // The secrets and their stamp in one read; the stamp serves the save's next steps too.
-    const changes = this.secretChanges;
-    const { stamp: secretsStamp, values } = await this.secrets.snapshot(slug);
-    // Kept unless a secret changed here meanwhile.
-    if (this.secretChanges === changes) this.secretStamp = { stamp: secretsStamp, at: Date.now() };
+  private async check(id: string, code: string, secrets: Promise<Snapshot>): Promise<Checked | null> {
+    const { stamp: secretsStamp, values } = await secrets;
     const version = `check-${randomUUID()}`;
     try {
       await this.runtime.load({ id, version, load: async () => ({ code, secrets: { ...this.env, ...values } }) });
@@ -257,6 +264,21 @@ export class FunctionService {
       if (err instanceof AppError && err.code === 'INVALID_FUNCTION_CODE') throw err;
       return null;
     }
+  }
+
+  /**
+   * The secrets a function may read and the stamp of all secrets, in one read; the stamp
+   * serves the save's next steps too, unless a secret changed here meanwhile. Read ahead of
+   * the check: a save refused before it needs them leaves no rejection unheard.
+   */
+  private snapshot(slug: string): Promise<Snapshot> {
+    const changes = this.secretChanges;
+    const read = this.secrets.snapshot(slug).then((snap) => {
+      if (this.secretChanges === changes) this.secretStamp = { stamp: snap.stamp, at: Date.now() };
+      return snap;
+    });
+    read.catch(() => {});
+    return read;
   }
 
   // A saved active function is loaded right away (deploying means that), so its first call

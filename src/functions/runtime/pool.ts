@@ -11,7 +11,7 @@ import { HostProcess, isOutOfMemory, type Exit } from './host-process.js';
 import { WarmWatch } from './watch.js';
 import { makePoolDir } from './pool-dir.js';
 import { sendToHost } from './send.js';
-import { hostPool } from './transport.js';
+import { hostPool, preconnect } from './transport.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction, LogSink } from './types.js';
 
 export interface PoolOptions {
@@ -263,7 +263,7 @@ export class HostPool implements FunctionRuntime {
     if (!result.loaded) throw loadRefused(result);
     // The replaced worker's calls in flight finish; it closes its connections once drained.
     void host.worker?.dispatcher.close().catch(() => {});
-    host.worker = { socketPath: result.socket!, dispatcher: hostPool({ socketPath: result.socket! }) };
+    host.worker = { socketPath: result.socket!, dispatcher: preconnect(hostPool({ socketPath: result.socket! })) };
     host.version = fn.version;
     host.lastUsed = Date.now();
     return host;

@@ -25,6 +25,19 @@ export function hostPool(where: { socketPath: string } | { origin: string }, con
     : new Pool(where.origin, opts);
 }
 
+/**
+ * Opens a connection to a worker just loaded, while the save that loaded it writes its row: a
+ * call without x-plinth-runtime-url, answered 400 with no function run (deno-host.js), leaves
+ * the connection open in the pool for the first call. Returns the pool.
+ */
+export function preconnect(dispatcher: Pool): Pool {
+  dispatcher
+    .request({ method: 'GET', path: '/' })
+    .then((res) => res.body.dump())
+    .catch(() => {});
+  return dispatcher;
+}
+
 // Hop-by-hop headers belong to one connection and are never forwarded (RFC 9110 §7.6.1).
 const HOP_BY_HOP = new Set([
   'connection',
