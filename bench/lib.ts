@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { authenticatorRoleName, captureRoleName, ownerRoleName } from '../src/db/owner.js';
+import { databaseRoles } from '../src/db/owner.js';
 
 const run = promisify(execFile);
 const CLK_TCK = 100; // Linux USER_HZ
@@ -443,8 +443,7 @@ export async function freshBenchDatabase(
     drop: async () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       // The database's roles are cluster-wide (src/db/owner.ts): they go with it.
-      for (const role of [ownerRoleName(name), captureRoleName(name), authenticatorRoleName(name)])
-        await admin.query(`drop role if exists ${role}`);
+      for (const role of databaseRoles(name)) await admin.query(`drop role if exists ${role}`);
       await admin.end();
     },
   };

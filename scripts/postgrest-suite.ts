@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config/index.js';
 import { buildDeps } from '../src/deps.js';
 import { newAdminKey } from '../src/auth/credentials.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { authenticatorRoleName, ownerRoleName } from '../src/db/owner.js';
+import { databaseRoles } from '../src/db/owner.js';
 
 /** The suite's files that test the client alone (mocked fetch, timers): not run. */
 const CLIENT_ONLY = [
@@ -81,8 +81,8 @@ async function freshDatabase(adminUrl: string) {
     const d = new pg.Client({ connectionString: adminUrl });
     await d.connect();
     await d.query(`drop database if exists ${name} with (force)`);
-    await d.query(`drop role if exists ${ownerRoleName(name)}`);
-    await d.query(`drop role if exists ${authenticatorRoleName(name)}`);
+    // The database's roles are cluster-wide: they go with it.
+    for (const role of databaseRoles(name)) await d.query(`drop role if exists ${role}`);
     await d.end();
   };
   return { url: u.toString(), drop };

@@ -29,6 +29,11 @@ export function authenticatorRoleName(database: string): string {
   return `plinth_authenticator_${tag(database)}`;
 }
 
+/** Every role Plinth makes for a database (cluster-wide): what goes when that database is dropped. */
+export function databaseRoles(database: string): string[] {
+  return [ownerRoleName(database), captureRoleName(database), authenticatorRoleName(database)];
+}
+
 /** The owner's pool, and whether it is a separate, non-superuser login. */
 export interface Owner {
   /** The owner role's pool; its `callers` is the authenticator's pool when there is one. */

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/types.js';
-import { authenticatorRoleName, captureRoleName, ownerRoleName } from '../../src/db/owner.js';
+import { databaseRoles } from '../../src/db/owner.js';
 import { openPostgres } from '../../src/db/postgres.js';
 
 /**
@@ -50,10 +50,8 @@ export async function freshDb(backend: Backend): Promise<{ db: Db; url: string; 
       await db.close().catch(() => {});
       await withClient(admin, async (c) => {
         await c.query(`drop database if exists ${name} with (force)`);
-        // The database's roles (migrations 0140, 0300) are cluster-wide: they go with it.
-        await c.query(`drop role if exists ${ownerRoleName(name)}`);
-        await c.query(`drop role if exists ${captureRoleName(name)}`);
-        await c.query(`drop role if exists ${authenticatorRoleName(name)}`);
+        // The database's roles (migrations 0140, 0300, 0420) are cluster-wide: they go with it.
+        for (const role of databaseRoles(name)) await c.query(`drop role if exists ${role}`);
       });
     },
   };
