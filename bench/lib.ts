@@ -69,7 +69,11 @@ export async function requireWrk(): Promise<void> {
   }
 }
 
-/** CPU time (user+system) of a process and its threads, in ms. */
+/**
+ * CPU time (user+system) of a process and all its threads, in ms (`/proc/<pid>/stat`, in
+ * clock ticks): Node's GC and libuv threads count. For single-threaded Postgres backends the
+ * finer `tryCpuMs` below is used instead.
+ */
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -77,8 +81,9 @@ export function cpuMs(pid: number): number {
 }
 
 /**
- * CPU ms of a process from the scheduler's own count (`/proc/<pid>/schedstat`, ns), or null
- * for a process that is gone: `stat`'s ticks sample whoever runs at each 10 ms tick, too coarse
+ * CPU ms of a process's main thread from the scheduler's own count (`/proc/<pid>/schedstat`,
+ * ns; other threads are not in it, so it suits single-threaded processes), or null for a
+ * process that is gone: `stat`'s ticks sample whoever runs at each 10 ms tick, too coarse
  * for a backend that runs a few ms a second.
  */
 const tryCpuMs = (pid: number): number | null => {
