@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '../errors/index.js';
 import { statement, type Queryable } from '../db/types.js';
 import type { Credentials } from './credentials.js';
-import { FUNCTION_ROLE, type AccessClaims, type TokenSigner } from './tokens.js';
+import { expiredToken, FUNCTION_ROLE, type AccessClaims, type TokenSigner } from './tokens.js';
 
 /** Who is calling. Every route reads this; it is resolved once per request. */
 export type Identity =
@@ -78,12 +79,30 @@ export function presentedCredential(headers: CredentialHeaders): PresentedCreden
   return key === undefined ? null : { kind: 'key', value: key };
 }
 
+/** Verified tokens kept (the oldest goes first when full). */
+export const VERIFIED_MAX = 10_000;
+
+/** What a verified token says, kept until it expires: its identity, unchecked and checked. */
+interface Verified {
+  exp: number;
+  /** An admin token's identity, or a user's with `sessionChecked: false`. */
+  identity: Identity;
+  /** A user's with `sessionChecked: true` (after the session check of this request). */
+  checked: Identity;
+}
+
 /**
  * The one identity resolver. Dispatch by shape: `ik_…` admin key, `anon_…` anon key,
  * anything else in a Bearer header is a JWT. A Bearer credential wins over `apikey`.
  * A credential that is present but wrong is a 401, never downgraded to anon.
  */
 export class IdentityResolver {
+  // Tokens already verified, by the sha256 of the token (the token itself is not kept), until
+  // they expire: a token is immutable, so its signature and claims need no check again (jose's
+  // HMAC was ~15% of a read's CPU). The session's liveness is never kept: it is checked on
+  // every request, as before (docs/decisions.md "Compiled reads and verified tokens, cached").
+  private readonly verified = new Map<string, Verified>();
+
   constructor(
     private readonly credentials: Credentials,
     private readonly tokens: TokenSigner,
@@ -126,23 +145,39 @@ export class IdentityResolver {
 
   private async fromBearer(token: string, deferSessionCheck: boolean): Promise<Identity> {
     if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
-    if (unverifiedRole(token) === FUNCTION_ROLE)
-      return { kind: 'function', slug: await this.tokens.verifyFunction(token) };
-    const claims = await this.tokens.verify(token);
-    if (claims.role === 'project_admin') return { kind: 'admin' };
-    if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) {
-      throw new AppError('INVALID_TOKEN');
+    const digest = createHash('sha256').update(token).digest('base64');
+    let known = this.verified.get(digest);
+    if (known && known.exp <= Date.now() / 1000) {
+      this.verified.delete(digest);
+      throw expiredToken();
     }
-    if (!deferSessionCheck && !(await this.sessionIsLive(claims.sid, claims.sub))) throw sessionEnded();
-    return {
-      kind: 'user',
-      userId: claims.sub,
-      email: claims.email,
-      sessionId: claims.sid,
-      claims,
-      sessionChecked: !deferSessionCheck,
-    };
+    if (!known) {
+      if (unverifiedRole(token) === FUNCTION_ROLE)
+        return { kind: 'function', slug: await this.tokens.verifyFunction(token) };
+      known = verifiedIdentity(await this.tokens.verify(token));
+      if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(digest, known);
+    }
+    const { identity } = known;
+    if (identity.kind !== 'user' || deferSessionCheck) return identity;
+    if (!(await this.sessionIsLive(identity.sessionId, identity.userId))) throw sessionEnded();
+    return known.checked;
   }
+}
+
+/** The identities of a verified token (INVALID_TOKEN if its ids are not uuids); frozen, as they are shared. */
+function verifiedIdentity(claims: AccessClaims): Verified {
+  if (claims.role === 'project_admin') {
+    const admin: Identity = Object.freeze({ kind: 'admin' });
+    return { exp: claims.exp, identity: admin, checked: admin };
+  }
+  if (!UUID.test(claims.sub) || !UUID.test(claims.sid)) throw new AppError('INVALID_TOKEN');
+  const user = { kind: 'user' as const, userId: claims.sub, email: claims.email, sessionId: claims.sid, claims };
+  return {
+    exp: claims.exp,
+    identity: Object.freeze({ ...user, sessionChecked: false }),
+    checked: Object.freeze({ ...user, sessionChecked: true }),
+  };
 }
 
 /** The role a JWT says it has, read before any check: only to pick the verification. */

@@ -37,15 +37,11 @@ export interface Assurance {
 const ISSUER = 'plinth';
 /** The role claim of a function's token (signFunction). */
 export const FUNCTION_ROLE = 'function';
-// Tokens already verified, kept until they expire: a token is immutable, so its signature
-// check need not run again (jose's WebCrypto HMAC was ~15% of a records read's CPU).
-const VERIFIED_MAX = 10_000;
 
 /** HS256 access tokens bound to one secret. */
 export class TokenSigner {
   // A KeyObject made once: handing jose raw bytes makes it import the key on every call.
   private readonly key: KeyObject;
-  private readonly verified = new Map<string, AccessClaims>();
 
   constructor(
     secret: string,
@@ -70,18 +66,12 @@ export class TokenSigner {
       .sign(this.key);
   }
 
-  /** Verifies signature (HS256 only: `alg: none` and others are refused), expiry and shape. */
+  /**
+   * Verifies signature (HS256 only: `alg: none` and others are refused), expiry and shape.
+   * Every call checks (IdentityResolver keeps what requests verified).
+   */
   async verify(token: string): Promise<AccessClaims> {
-    const known = this.verified.get(token);
-    if (known) {
-      if (known.exp > Date.now() / 1000) return known;
-      this.verified.delete(token);
-      throw expiredToken();
-    }
-    const claims = await this.check(token);
-    if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, claims);
-    return claims;
+    return this.check(token);
   }
 
   /**
@@ -174,7 +164,8 @@ export function functionCredentials(tokens: TokenSigner): (slug: string) => Prom
   };
 }
 
-const expiredToken = (cause?: unknown) =>
+/** AUTH_UNAUTHORIZED for an expired token: the code on which clients refresh and retry. */
+export const expiredToken = (cause?: unknown) =>
   new AppError('AUTH_UNAUTHORIZED', { message: 'The access token has expired.', cause });
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

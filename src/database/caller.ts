@@ -6,11 +6,18 @@ import { pgErrorInfo } from '../db/errors.js';
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
 export const STATEMENT_TIMEOUT = '30s';
 
+// The claims text of each frozen identity (IdentityResolver shares one per verified token).
+const claimsText = new WeakMap<Identity, string>();
+
 /** The `request.jwt.claims` a user or anon caller runs with (what auth.uid() and auth.jwt() read). */
 export function callerClaims(identity: Identity & { kind: 'user' | 'anon' }): string {
-  return identity.kind === 'user'
-    ? JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' })
-    : '{"role":"anon"}';
+  if (identity.kind !== 'user') return '{"role":"anon"}';
+  let text = claimsText.get(identity);
+  if (text === undefined) {
+    text = JSON.stringify({ ...identity.claims, sub: identity.userId, email: identity.email, role: 'authenticated' });
+    if (Object.isFrozen(identity)) claimsText.set(identity, text);
+  }
+  return text;
 }
 
 // The caller's setup, run first in every transaction of a user or anon (prepared where the

@@ -72,8 +72,8 @@ const TSQUERY: Record<string, string> = {
   wfts: 'websearch_to_tsquery',
 };
 
-function patternValue(op: string, v: string): string {
-  // PostgREST allows * for % so like patterns need no percent-encoding.
+/** A pattern operator's value as bound: like/ilike take `*` for `%` (no percent-encoding needed). */
+export function patternValue(op: string, v: string): string {
   return op === 'like' || op === 'ilike' ? v.replace(/\*/g, '%') : v;
 }
 

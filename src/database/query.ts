@@ -257,7 +257,7 @@ function parseColumnList(value: string, what: string, max: number): string[] {
   return [...new Set(cols.map((s) => column(s, what)))];
 }
 
-function parseInt10(value: string, name: string, min: number, max: number): number {
+export function parseInt10(value: string, name: string, min: number, max: number): number {
   if (!/^\d{1,10}$/.test(value) || Number(value) < min || Number(value) > max) {
     throw invalid(`${name} must be a whole number from ${min} to ${max}.`);
   }

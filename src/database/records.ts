@@ -6,6 +6,8 @@ import { withCaller } from './caller.js';
 import { isName } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
+import type { Params } from './filters.js';
+import { ReadCache, readStatement } from './read-cache.js';
 import { newContext, type CompileContext, type ReadCount } from './compile.js';
 import { pageOf, singleObject, type Page } from './page.js';
 import { checkMaxAffected, commitsBehind } from './write-checks.js';
@@ -64,6 +66,8 @@ export interface WriteResult {
 export class RecordsService {
   readonly scopes: Scopes;
   private readonly fnCache = new Map<string, { version: string; rows: FunctionRow[] }>();
+  /** Compiled reads by shape (src/database/read-cache.ts). */
+  readonly reads = new ReadCache();
 
   constructor(
     private readonly db: Db,
@@ -86,11 +90,12 @@ export class RecordsService {
     name: string,
     make: (t: TableMeta, ctx: CompileContext) => Statement,
     schemaName = 'public',
+    p?: Params,
   ): Promise<Statement> {
     const scope = this.scopes.get(schemaName);
     const attempt = async () => {
       const t = await this.table(name, schemaName);
-      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys(), undefined, schemaName));
+      return make(t, newContext(await scope.schema.all(), await scope.relations.foreignKeys(), p, schemaName));
     };
     try {
       return await attempt();
@@ -114,24 +119,23 @@ export class RecordsService {
 
   /** GET: rows matching the query string, with the total. `range` (the Range header) overrides limit/offset. */
   async select(identity: Identity, name: string, rawQuery: string, opts: ReadOptions = {}): Promise<Page> {
-    const q = parseRecordsQuery(rawQuery);
-    if (opts.range) {
-      q.offset = opts.range.offset;
-      q.limit = opts.range.limit;
-    }
-    const stmt = await this.build(
-      name,
-      (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined),
-      opts.schema,
+    const schema = this.scopes.get(opts.schema).schema;
+    const {
+      read: stmt,
+      prepared,
+      offset,
+      limit,
+    } = await readStatement(this.reads, schema, name, rawQuery, opts, (q, p) =>
+      this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined), opts.schema, p),
     );
     if (opts.format === 'geojson') await this.requirePostgis();
     const page = await this.as(identity, 'select', async (tx) => {
       const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(
-        shaped(stmt.text),
+        prepared,
         stmt.values,
         { last: !stmt.estimate }, // the commit goes behind it, unless pageOf asks the planner after it
       );
-      return pageOf(tx, stmt, rows[0]!, q.offset ?? 0, q.limit ?? 100);
+      return pageOf(tx, stmt, rows[0]!, offset, limit);
     });
     return opts.single ? { ...page, body: singleObject(page.body, page.count) } : page;
   }
