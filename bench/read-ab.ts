@@ -93,6 +93,13 @@ try {
       );
     }
   }
+  // Paired by round (the three ran back to back): steadier than the medians on a shared machine.
+  const [b, s, x] = ['base', 'branch', 'bare'].map((n) => runs.get(n)!);
+  const paired = (f: (i: number) => number) => median(b!.map((_, i) => f(i))).toFixed(2);
+  console.log(
+    `paired medians: branch ÷ base CPU ${paired((i) => s![i]!.cpu / b![i]!.cpu)}, req/s ${paired((i) => s![i]!.rps / b![i]!.rps)}; ` +
+      `÷ bare req/s: base ${paired((i) => b![i]!.rps / x![i]!.rps)}, branch ${paired((i) => s![i]!.rps / x![i]!.rps)}`,
+  );
   const bareRps = median(runs.get('bare')!.map((r) => r.rps));
   console.log('\n| server | req/s (median) | ÷ bare | Node CPU ms/req | Postgres CPU ms/req | errors |');
   console.log('|---|---|---|---|---|---|');

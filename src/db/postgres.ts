@@ -143,7 +143,9 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending
         if (shape) await admitShape(client!, shape);
         let res: pg.QueryResult | pg.QueryResult[];
         try {
-          const pending = q.query(config);
+          // Text and values on their own where they suffice: node-pg copies a config object
+          // (every property descriptor) on each query.
+          const pending = named || opts?.temporalText ? q.query(config) : q.query(config.text, values);
           if (client) sendLast(client, ending, opts?.last);
           res = (await pending) as pg.QueryResult | pg.QueryResult[];
         } finally {
