@@ -66,10 +66,10 @@ export function liveness(plinthVersion: string): () => Static<typeof Health> {
   return () => ({ status: 'ok', ...base, timestamp: new Date().toISOString() });
 }
 
-/** Plain liveness in the front lane: `GET /api/health` with no query string, as the route below answers it. */
+/** Plain liveness in the front lane: `GET /api/health` with no query string, as the route below answers it; its 200s are counted into one log line a minute (docs/logs.md). */
 export function healthLane(plinthVersion: string): LaneRoute {
   const live = liveness(plinthVersion);
-  return { path: '/api/health', body: () => JSON.stringify(live()) };
+  return { path: '/api/health', body: () => JSON.stringify(live()), counted: true };
 }
 
 /** GET /api/health: never touches the database unless `?checks=true`; never rate limited. */
