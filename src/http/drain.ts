@@ -24,8 +24,17 @@ export class Drain {
   draining = false;
   private readonly conns = new Map<Socket, Conn>();
   private sweep: NodeJS.Timeout | null = null;
+  /** A response's `close`: one listener for every response (no closure per request; issue #38). */
+  private readonly answered: (this: ServerResponse) => void;
 
   constructor(private readonly server: Server) {
+    const conns = this.conns;
+    this.answered = function (this: ServerResponse) {
+      const c = conns.get(this.req.socket);
+      if (!c) return;
+      c.busy--;
+      c.idleSince = Date.now();
+    };
     server.on('connection', (socket: Socket) => {
       this.conns.set(socket, { busy: 0, idleSince: Date.now() });
       socket.once('close', () => this.conns.delete(socket));
@@ -43,10 +52,7 @@ export class Drain {
     const c = this.conns.get(req.socket);
     if (!c) return;
     c.busy++;
-    res.once('close', () => {
-      c.busy--;
-      c.idleSince = Date.now();
-    });
+    res.on('close', this.answered);
   }
 
   /** Upgraded connections (WebSockets) are the realtime server's to close, not the drain's. */

@@ -4,7 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Identity } from '../auth/identity.js';
 import type { Metrics } from '../metrics/index.js';
 import type { CorsPolicy } from './plugins/cors.js';
-import { recordAnswer, type RequestLogs } from './plugins/observe.js';
+import type { LineTally } from '../logs/index.js';
+import { countedRecord, recordAnswer, recordCounted, type RequestLogs } from './plugins/observe.js';
 import type { Drain } from './drain.js';
 import { requestIdOf } from './request-id.js';
 
@@ -19,6 +20,8 @@ export interface LaneRoute {
   path: string;
   /** The JSON text of the 200 answer, made per request. */
   body(): string;
+  /** Its answers are counted into one `api` line a minute, not stored a line each (health probes; docs/logs.md). */
+  counted?: boolean;
 }
 
 /** What a lane answer shares with Fastify's: the app's parts the global hooks use. */
@@ -49,13 +52,22 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  */
 export class FrontLane {
   private readonly routes = new Map<string, LaneRoute>();
+  /** The tallies of the counted routes, by path and method. */
+  private readonly tallies = new Map<string, { GET: LineTally; HEAD: LineTally }>();
   private readonly logger: FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
 
   constructor(
     private readonly parts: LaneParts,
     routes: readonly LaneRoute[],
   ) {
-    for (const r of routes) this.routes.set(r.path, r);
+    for (const r of routes) {
+      this.routes.set(r.path, r);
+      const tally = parts.logs.tally;
+      if (r.counted && tally) {
+        const of = (method: string) => tally.call(parts.logs, countedRecord(method, r.path, 200));
+        this.tallies.set(r.path, { GET: of('GET'), HEAD: of('HEAD') });
+      }
+    }
     this.logger = parts.log;
   }
 
@@ -95,6 +107,18 @@ export class FrontLane {
     res.end(body);
     const elapsedMs = performance.now() - start;
     log?.info({ res: { statusCode: 200 }, responseTime: elapsedMs }, 'request completed');
+    const tally = this.tallies.get(route.path)?.[req.method];
+    if (tally) {
+      recordCounted(this.parts.logs, this.parts.metrics, tally, {
+        method: req.method,
+        route: route.path,
+        status: 200,
+        elapsedMs,
+        requestId: id,
+        ip,
+      });
+      return true;
+    }
     recordAnswer(this.parts.logs, this.parts.metrics, {
       time: Date.now(),
       method: req.method,

@@ -13,3 +13,4 @@ export {
   type LogRecord,
 } from './types.js';
 export type { RouteMinute } from './store.js';
+export type { LineTally, TallySummary } from './tally.js';

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/types.js';
 import { AppError } from '../errors/index.js';
 import { LogBuffer, type BufferStats } from './buffer.js';
 import { LogStore, type RouteMinute } from './store.js';
+import { LineTally, type TallySummary } from './tally.js';
 import {
   INSFORGE_SOURCES,
   KNOWN_SOURCES,
@@ -35,6 +36,7 @@ const MAX_MESSAGE = 4096;
 export class LogsService implements LogWriter {
   readonly store: LogStore;
   private readonly buffer: LogBuffer;
+  private readonly tallies: LineTally[] = [];
   private lastPrune = 0;
   private pruneIsJob = false;
   private closed = false;
@@ -77,6 +79,20 @@ export class LogsService implements LogWriter {
     this.buffer.push(build);
   }
 
+  /**
+   * A tally whose line (`describe` of what it counted) is stored once a minute instead of a line
+   * per event (the health probes, http/front-lane.ts); this store's flush and close take it too.
+   */
+  tally(describe: (s: TallySummary) => LogRecord): LineTally {
+    const tally = new LineTally(describe, (r) => this.defer(() => r));
+    this.tallies.push(tally);
+    return tally;
+  }
+
+  private takeTallies(): void {
+    for (const t of this.tallies) t.take();
+  }
+
   private async persist(batch: Parameters<LogStore['insert']>[0]): Promise<void> {
     await this.store.insert(batch);
     if (!this.pruneIsJob && Date.now() - this.lastPrune >= (this.opts.pruneEveryMs ?? 60_000)) await this.prune();
@@ -98,6 +114,7 @@ export class LogsService implements LogWriter {
 
   /** Stores what waits (reads call it, so a line written just before is found). */
   flush(): Promise<void> {
+    this.takeTallies();
     return this.buffer.flush();
   }
 
@@ -137,6 +154,7 @@ export class LogsService implements LogWriter {
 
   /** Writes what waits; later lines are ignored (the database closes next). */
   close(): Promise<void> {
+    this.takeTallies();
     this.closed = true;
     return this.buffer.close();
   }

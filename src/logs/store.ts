@@ -133,7 +133,10 @@ export class LogStore {
     return rows.map((r) => ({ name: r.source, count: r.n, lastAt: iso(r.last) }));
   }
 
-  /** API requests per minute and route: count, errors (5xx), latency percentiles in ms. */
+  /**
+   * API requests per minute and route: count, errors (5xx), latency percentiles in ms. A counted
+   * line (health probes) adds its `count`; its `durationMs` (the probes' median) is one sample.
+   */
   async stats(f: { from?: string; to?: string; route?: string; limit?: number }): Promise<RouteMinute[]> {
     const from = time('from', f.from) ?? new Date(Date.now() - 3600_000).toISOString();
     const to = time('to', f.to) ?? new Date().toISOString();
@@ -145,9 +148,11 @@ export class LogStore {
     const { rows } = await this.db.query<Record<string, unknown>>(
       // fields is json (text): json_to_record reads each line's once, where ->> reads it per use.
       `select date_trunc('minute', l.time) as minute, f.method, coalesce(f.route, '(no route)') as route,
-              count(*)::int as count, count(*) filter (where f.status::int >= 500)::int as errors,
+              sum(coalesce(f.count, 1))::int as count,
+              coalesce(sum(coalesce(f.count, 1)) filter (where f.status::int >= 500), 0)::int as errors,
               percentile_cont(array[0.5, 0.95, 0.99]) within group (order by f."durationMs"::float8) as p
-         from system.logs l, json_to_record(l.fields) as f(method text, route text, status text, "durationMs" text)
+         from system.logs l,
+              json_to_record(l.fields) as f(method text, route text, status text, "durationMs" text, count int)
         where l.source = 'api' and l.time >= $1::timestamptz and l.time <= $2::timestamptz and ($3::text is null or f.route = $3)
         group by 1, 2, 3 order by 1 desc, 4 desc limit $4`,
       [from, to, f.route ?? null, f.limit ?? 1000],

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../db/types.js';
+import { invocationTally, type InvocationTally } from './invocations.js';
 import { RequestTally } from './requests.js';
 
 /** A gauge's value from another area: one number, or one per label value (e.g. per queue). */
@@ -49,8 +50,7 @@ function counterFrom(registry: Registry, name: string, help: string, read: () =>
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: RequestTally;
-  private readonly invocations: Counter<'start' | 'outcome'>;
-  private readonly invocationSeconds: Histogram<'start'>;
+  private readonly invocations: InvocationTally;
   private readonly deliveries: Counter<'kind'>;
   private readonly storageBytes: Counter<'direction'>;
   private readonly aiTokens: Counter<'kind'>;
@@ -80,19 +80,7 @@ export class Metrics {
         collect: fold,
       }),
     );
-    this.invocations = new Counter({
-      name: 'plinth_function_invocations_total',
-      help: 'Function invocations, by start (warm: the version was loaded; cold: loaded for this call) and outcome (ok, error: 5xx or a fault).',
-      labelNames: ['start', 'outcome'],
-      registers,
-    });
-    this.invocationSeconds = new Histogram({
-      name: 'plinth_function_duration_seconds',
-      help: 'Time to the head of a function response, by start.',
-      labelNames: ['start'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    this.invocations = invocationTally(registers, LATENCY_BUCKETS);
     this.deliveries = new Counter({
       name: 'plinth_realtime_deliveries_total',
       help: 'Realtime messages sent to sockets of this instance (one per socket), by kind (change, message).',
@@ -205,9 +193,7 @@ export class Metrics {
   }
 
   observeInvocation(cold: boolean, ok: boolean, seconds: number): void {
-    const start = cold ? 'cold' : 'warm';
-    this.invocations.inc({ start, outcome: ok ? 'ok' : 'error' });
-    this.invocationSeconds.observe({ start }, seconds);
+    this.invocations.add(cold, ok, seconds);
   }
 
   countDeliveries(kind: 'change' | 'message', n: number): void {

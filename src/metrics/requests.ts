@@ -58,24 +58,38 @@ export class RequestTally {
   /** Adds the counts since the last fold to the prom-client metrics (the metrics' `collect`). */
   fold(): void {
     if (!this.touched.length) return;
-    // The histogram is written only here: its entries are keyed by (method, route) as we like.
-    const entries = (this.latency as unknown as { hashMap: Record<string, HistogramEntry> }).hashMap;
     for (const s of this.touched) {
       this.requests.inc({ method: s.method, route: s.route, status: String(s.status) }, s.count);
-      const key = `${s.method} ${s.route}`;
-      let e = entries[key];
-      if (e === undefined) {
-        const bucketValues: Record<number, number> = {};
-        for (const b of this.bounds) bucketValues[b] = 0;
-        entries[key] = e = { labels: { method: s.method, route: s.route }, bucketValues, sum: 0, count: 0 };
-      }
-      for (let i = 0; i < this.bounds.length; i++) e.bucketValues[this.bounds[i]!]! += s.buckets[i]!;
-      e.sum += s.sum;
-      e.count += s.count;
+      // The histogram is written only here: its entries are keyed by (method, route) as we like.
+      addToHistogram(this.latency, `${s.method} ${s.route}`, { method: s.method, route: s.route }, this.bounds, s);
       s.count = 0;
       s.sum = 0;
       s.buckets.fill(0);
     }
     this.touched.length = 0;
   }
+}
+
+/**
+ * Adds counts taken in plain numbers (`buckets` per bound, not cumulative, the last one above
+ * every bound) to the entry `key` of a prom-client histogram, made with `labels` when new: the
+ * exposition is the same as observing each value. Only for histograms written by no one else.
+ */
+export function addToHistogram(
+  histogram: Histogram<string>,
+  key: string,
+  labels: Record<string, string>,
+  bounds: readonly number[],
+  counts: { readonly buckets: readonly number[]; sum: number; count: number },
+): void {
+  const entries = (histogram as unknown as { hashMap: Record<string, HistogramEntry> }).hashMap;
+  let e = entries[key];
+  if (e === undefined) {
+    const bucketValues: Record<number, number> = {};
+    for (const b of bounds) bucketValues[b] = 0;
+    entries[key] = e = { labels, bucketValues, sum: 0, count: 0 };
+  }
+  for (let i = 0; i < bounds.length; i++) e.bucketValues[bounds[i]!]! += counts.buckets[i]!;
+  e.sum += counts.sum;
+  e.count += counts.count;
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   close as closeFd,
   createReadStream,
@@ -39,6 +39,14 @@ function noSpace(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
+
+/**
+ * An object's version tag (its ETag): 32 random hex digits. Not a content hash: hashing every
+ * byte would cost more than the disk write itself, and the tag only has to change whenever
+ * the object does. From randomUUID, which draws on a cached pool of random bytes: 0.3 µs,
+ * where randomBytes(16) took 5 µs of the main thread on every upload (issue #38).
+ */
+const versionTag = (): string => randomUUID().replace(/-/g, '');
 
 function isMissing(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
@@ -114,9 +122,7 @@ export class LocalDriver implements StorageDriver {
       await rm(tmp, { force: true });
       throw noSpace(err) ? new AppError('INSUFFICIENT_STORAGE', { cause: err }) : err;
     }
-    // A version tag, not a content hash: hashing every byte would cost more than the disk
-    // write itself, and the tag only has to change whenever the object does.
-    return { size, etag: randomBytes(16).toString('hex') };
+    return { size, etag: versionTag() };
   }
 
   /** A hard link (no copy) renamed into place: the source stays for its store to remove. */
@@ -128,7 +134,7 @@ export class LocalDriver implements StorageDriver {
     try {
       const { size } = await stat(tmp);
       await this.place(tmp, target);
-      return { size, etag: randomBytes(16).toString('hex') };
+      return { size, etag: versionTag() };
     } catch (err) {
       await rm(tmp, { force: true });
       throw noSpace(err) ? new AppError('INSUFFICIENT_STORAGE', { cause: err }) : err;

@@ -48,30 +48,35 @@ const GET_BUCKET_AND_OBJECT = statement(
    select false, null, size::float8, mime_type, etag, uploaded_by::text, uploaded_at
    from storage.objects where bucket = $1 and key = $2`,
 );
-const UPSERT_OBJECT = statement(
-  `with quiet as (${QUIET})
-   insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
-   select $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::uuid from quiet
-   on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
-     etag = excluded.etag, uploaded_at = now(),
-     uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
-   returning ${OBJECT_COLUMNS}`,
+/**
+ * The one write of object rows, for one row (UPSERT_OBJECT) or many (UPSERT_OBJECTS): they
+ * differ only in where the rows come from and what they return. (The single row stays its own
+ * statement: as a batch of one, through unnest, it cost Postgres 5–10% more CPU.)
+ */
+const upsertObjectsFrom = (rows: string, returning: string) =>
+  statement(
+    `with quiet as (${QUIET})
+     insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
+     ${rows}
+     on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
+       etag = excluded.etag, uploaded_at = now(),
+       uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
+     returning ${returning}`,
+  );
+const UPSERT_OBJECT = upsertObjectsFrom(
+  'select $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::uuid from quiet',
+  OBJECT_COLUMNS,
 );
 /**
  * Many objects' rows in one statement (ObjectRows): one bind, one execute and one commit for
  * all of them. Returns only what Postgres decides (the uploader kept by an admin's replace,
  * the time); the rest is what was sent.
  */
-const UPSERT_OBJECTS = statement(
-  `with quiet as (${QUIET})
-   insert into storage.objects as o (bucket, key, size, mime_type, etag, uploaded_by)
-   select r.bucket, r.key, r.size, r.mime_type, r.etag, r.uploaded_by
+const UPSERT_OBJECTS = upsertObjectsFrom(
+  `select r.bucket, r.key, r.size, r.mime_type, r.etag, r.uploaded_by
    from quiet, unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::uuid[])
-     as r(bucket, key, size, mime_type, etag, uploaded_by)
-   on conflict (bucket, key) do update set size = excluded.size, mime_type = excluded.mime_type,
-     etag = excluded.etag, uploaded_at = now(),
-     uploaded_by = coalesce(excluded.uploaded_by, o.uploaded_by)
-   returning o.bucket, o.key, o.uploaded_by::text as "uploadedBy", o.uploaded_at as "uploadedAt"`,
+     as r(bucket, key, size, mime_type, etag, uploaded_by)`,
+  'o.bucket, o.key, o.uploaded_by::text as "uploadedBy", o.uploaded_at as "uploadedAt"',
 );
 const DELETE_OBJECT = statement(
   `with quiet as (${QUIET}) delete from storage.objects using quiet where bucket = $1 and key = $2`,

@@ -33,8 +33,8 @@ export async function startApp(
   extend?: (app: FastifyInstance) => void,
   /** Receives the server's log lines (LOG_LEVEL applies); by default logging is off. */
   logStream?: NodeJS.WritableStream,
-  /** Options of buildApp beyond logging (the front lane off, to compare answers). */
-  appOptions: Pick<AppOptions, 'frontLane'> = {},
+  /** Options of buildApp beyond logging (the front lane off, to compare answers; a longer drain grace). */
+  appOptions: Pick<AppOptions, 'frontLane' | 'drainGraceMs'> = {},
 ): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'plinth-test-'));
   const adminKey = newAdminKey();
@@ -75,12 +75,14 @@ export async function serve(
     extend?: (app: FastifyInstance) => void;
     compileSchemasEagerly?: boolean;
     frontLane?: boolean;
+    drainGraceMs?: number;
   } = {},
 ): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp(deps, {
     logStream: opts.logStream ?? false,
     compileSchemasEagerly: opts.compileSchemasEagerly,
     frontLane: opts.frontLane,
+    drainGraceMs: opts.drainGraceMs,
   });
   opts.extend?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -231,6 +231,25 @@ describe.each(drivers)('storage driver contract: %s', (_name, make) => {
   });
 });
 
+describe('local driver version tags', () => {
+  it('are 32 hex digits, new on every write of the same bytes, from a buffer and a stream alike', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'plinth-tags-'));
+    try {
+      const d = new LocalDriver(root);
+      const bytes = Buffer.from('same');
+      const tags = [
+        (await d.put('b', 'k', bytes, { contentType: 'text/plain' })).etag,
+        (await d.put('b', 'k', bytes, { contentType: 'text/plain' })).etag,
+        (await d.put('b', 'k', Readable.from([bytes]), { contentType: 'text/plain' })).etag,
+      ];
+      for (const tag of tags) expect(tag).toMatch(/^[0-9a-f]{32}$/);
+      expect(new Set(tags).size).toBe(3);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('keys that do not fit the store', () => {
   it('S3: the bucket name, "/" and the key together are at most 1024 bytes, else INVALID_KEY', async () => {
     const s3 = await startS3();

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { maskUrl, type LogRecord, type LogWriter } from '../../logs/index.js';
+import { maskUrl, type LineTally, type LogRecord, type LogWriter, type TallySummary } from '../../logs/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Identity } from '../../auth/identity.js';
 
@@ -74,7 +74,54 @@ export function requestRecord(a: Answered): LogRecord {
 }
 
 /** The log store as the request path sees it: a line appended, built when its batch is written. */
-export type RequestLogs = LogWriter & { readonly enabled?: boolean; defer?: (build: () => LogRecord) => void };
+export type RequestLogs = LogWriter & {
+  readonly enabled?: boolean;
+  defer?: (build: () => LogRecord) => void;
+  tally?: (describe: (s: TallySummary) => LogRecord) => LineTally;
+};
+
+/**
+ * The `api` line of a minute's counted answers of one route (the front lane's health probes,
+ * docs/logs.md): the fields of a request's line that apply to many, `durationMs` their median
+ * (so /api/logs/stats reads it as it reads any line), and what only a count has.
+ */
+export function countedRecord(method: string, route: string, status: number): (s: TallySummary) => LogRecord {
+  return (s) => ({
+    time: s.to,
+    source: 'api',
+    level: 'info',
+    message: `${method} ${route} ${status}: ${s.count} probes answered (one line a minute)`,
+    fields: {
+      method,
+      route,
+      path: route,
+      status,
+      count: s.count,
+      durationMs: s.p50Ms,
+      p99Ms: s.p99Ms,
+      maxMs: s.maxMs,
+      from: new Date(s.from).toISOString(),
+      to: new Date(s.to).toISOString(),
+      caller: 'none',
+      lastRequestId: s.lastRequestId,
+      ips: s.ips,
+    },
+  });
+}
+
+/**
+ * Records one answer that is counted, not logged a line each (`countedRecord`): the tally's count
+ * (with the store off, LOGS_STORE=false, none) and the same metrics as `recordAnswer`.
+ */
+export function recordCounted(
+  logs: RequestLogs,
+  metrics: Metrics,
+  tally: LineTally,
+  a: { method: string; route: string; status: number; elapsedMs: number; requestId: string; ip: string | undefined },
+): void {
+  if (logs.enabled !== false) tally.add(Date.now(), a.elapsedMs, a.requestId, a.ip);
+  metrics.observeRequest(a.method, a.route, a.status, a.elapsedMs / 1000);
+}
 
 /**
  * Records one answered request: its log line (source api; with the store off, LOGS_STORE=false,
