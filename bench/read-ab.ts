@@ -3,6 +3,8 @@
 // rounds of 4 s, c=16), with each server's CPU per request and Postgres's (the backends of the
 // database, from /proc). For before/after figures on a noisy machine: all three see the same
 // neighbours. Run: BENCH_PLINTH_BASE=<other worktree>/dist/main.js npx tsx bench/read-ab.ts
+// Without BENCH_PLINTH_BASE both are this build (an A/A run: the noise floor of the pairing),
+// as `npm run bench` and CI's smoke run it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,15 +16,16 @@ import {
   median,
   PLINTH,
   requireWrk,
+  smoke,
   spawnServer,
   type Server,
 } from './lib.js';
 import { load, plinthEnv, statements } from './database.js';
 import type { Queryable } from '../src/db/types.js';
 
-const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 5);
-const BASE = process.env.BENCH_PLINTH_BASE;
-if (!BASE) throw new Error('BENCH_PLINTH_BASE=<path of the base build main.js>');
+const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? smoke(5, 1));
+const SECONDS = smoke(4, 1);
+const BASE = process.env.BENCH_PLINTH_BASE ?? PLINTH.args[0]!;
 
 await requireWrk();
 const database = await freshBenchDatabase();
@@ -80,11 +83,11 @@ try {
     { name: 'branch', url: `${branch.url}/api/db/bench_items?owner=eq.${fx.owner}&limit=20`, pid: branch.pid },
     { name: 'bare', url: `${bare.url}/a?owner=${fx.owner}`, pid: bare.pid },
   ];
-  for (const t of targets) await wrk({ url: t.url, headers, seconds: 2, pid: t.pid });
+  for (const t of targets) await wrk({ url: t.url, headers, seconds: smoke(2, 1), pid: t.pid });
   const runs = new Map<string, Array<{ rps: number; cpu: number; pg: number; errors: number }>>();
   for (let i = 0; i < ROUNDS; i++) {
     for (const t of targets) {
-      const r = await wrk({ url: t.url, headers, seconds: 4, pid: t.pid, otherPids: pgPids });
+      const r = await wrk({ url: t.url, headers, seconds: SECONDS, pid: t.pid, otherPids: pgPids });
       const list = runs.get(t.name) ?? [];
       list.push({ rps: r.rps, cpu: r.cpuMsPerReq ?? NaN, pg: r.otherCpuMsPerReq ?? NaN, errors: r.errors });
       runs.set(t.name, list);

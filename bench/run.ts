@@ -19,6 +19,7 @@ const AREAS = [
   'mfa',
   'oauth',
   'database',
+  'read-ab',
   'engines',
   'embed',
   'storage',
