@@ -2,38 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../errors/index.js';
 import { parseRecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate } from './build.js';
-import type { ColumnMeta, TableMeta } from './schema.js';
-import { valueKind } from './types.js';
-
-function col(name: string, typname: string, castType: string): ColumnMeta {
-  return {
-    name,
-    typname,
-    castType,
-    kind: valueKind(typname),
-    type: typname,
-    nullable: true,
-    default: null,
-    isPrimaryKey: name === 'id',
-    unique: name === 'id',
-    foreignKey: null,
-  };
-}
-const columnList = [
-  col('id', 'uuid', 'uuid'),
-  col('name', 'text', 'text'),
-  col('age', 'int4', 'integer'),
-  col('ok', 'bool', 'boolean'),
-  col('meta', 'jsonb', 'jsonb'),
-];
-const table: TableMeta = {
-  name: 'people',
-  isTable: true,
-  rlsEnabled: false,
-  columns: new Map(columnList.map((c) => [c.name, c])),
-  columnList,
-  primaryKey: ['id'],
-};
+import { table } from '../../test/helpers/people-table.js';
 
 describe('records SQL builder', () => {
   it('builds a select with typed parameters, order, limit and a window count', () => {

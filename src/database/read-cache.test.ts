@@ -5,38 +5,8 @@ import { newContext } from './compile.js';
 import type { Params } from './filters.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { ReadCache, readStatement, shapeOf } from './read-cache.js';
-import type { ColumnMeta, TableMeta } from './schema.js';
-import { valueKind } from './types.js';
+import { table } from '../../test/helpers/people-table.js';
 
-function col(name: string, typname: string, castType: string): ColumnMeta {
-  return {
-    name,
-    typname,
-    castType,
-    kind: valueKind(typname),
-    type: typname,
-    nullable: true,
-    default: null,
-    isPrimaryKey: name === 'id',
-    unique: name === 'id',
-    foreignKey: null,
-  };
-}
-const columnList = [
-  col('id', 'uuid', 'uuid'),
-  col('name', 'text', 'text'),
-  col('age', 'int4', 'integer'),
-  col('ok', 'bool', 'boolean'),
-  col('meta', 'jsonb', 'jsonb'),
-];
-const table: TableMeta = {
-  name: 'people',
-  isTable: true,
-  rlsEnabled: false,
-  columns: new Map(columnList.map((c) => [c.name, c])),
-  columnList,
-  primaryKey: ['id'],
-};
 const tables = new Map([['people', table]]);
 
 const compileWith = (count?: 'exact' | 'none' | 'planned') => async (q: RecordsQuery, p?: Params) =>

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { addToHistogram } from './requests.js';
+import { addToHistogram, countInto } from './requests.js';
 
 type Start = 'warm' | 'cold';
 type Outcome = 'ok' | 'error';
@@ -40,11 +40,7 @@ export class InvocationTally {
   add(cold: boolean, ok: boolean, seconds: number): void {
     const s = this.series[(cold ? 2 : 0) + (ok ? 0 : 1)]!;
     if (s.count === 0) this.touched.push(s);
-    s.count++;
-    s.sum += seconds;
-    let i = 0;
-    while (i < this.bounds.length && seconds > this.bounds[i]!) i++;
-    s.buckets[i]!++;
+    countInto(s, this.bounds, seconds);
   }
 
   /** Adds the counts since the last fold to the prom-client metrics (the metrics' `collect`). */

@@ -48,11 +48,7 @@ export class RequestTally {
       byStatus.set(status, s);
     }
     if (s.count === 0) this.touched.push(s);
-    s.count++;
-    s.sum += seconds;
-    let i = 0;
-    while (i < this.bounds.length && seconds > this.bounds[i]!) i++;
-    s.buckets[i]!++;
+    countInto(s, this.bounds, seconds);
   }
 
   /** Adds the counts since the last fold to the prom-client metrics (the metrics' `collect`). */
@@ -68,6 +64,19 @@ export class RequestTally {
     }
     this.touched.length = 0;
   }
+}
+
+/** Counts one value into plain counts: its bucket (the first bound it does not exceed), the sum and the count. */
+export function countInto(
+  counts: { readonly buckets: number[]; sum: number; count: number },
+  bounds: readonly number[],
+  value: number,
+): void {
+  counts.count++;
+  counts.sum += value;
+  let i = 0;
+  while (i < bounds.length && value > bounds[i]!) i++;
+  counts.buckets[i]!++;
 }
 
 /**
