@@ -194,7 +194,13 @@ export class Jobs {
    */
   async work<T>(name: string, opts: { concurrency: number }, handler: JobHandler<T>): Promise<void> {
     await this.queue(name);
-    let wake: () => void = () => {};
+    // A wake-up that comes while the loop is fetching (no one waits yet) is kept for its next
+    // wait, not lost: otherwise a job sent meanwhile waited for the poll interval.
+    let woken = false;
+    const keep = () => {
+      woken = true;
+    };
+    let wake: () => void = keep;
     let running = true;
     let emptyRounds = 0;
     let lastJobAt = 0;
@@ -212,6 +218,7 @@ export class Jobs {
     };
     const loop = async () => {
       while (running && !this.stopped) {
+        woken = false;
         const room = opts.concurrency - active.size;
         const jobs =
           room > 0
@@ -230,10 +237,15 @@ export class Jobs {
         if (jobs.length || active.size) lastJobAt = Date.now();
         emptyRounds = Date.now() - lastJobAt < IDLE_AFTER_MS ? 0 : emptyRounds + 1;
         const waitMs = Math.min(this.pollMs * 2 ** emptyRounds, IDLE_POLL_MAX_MS);
+        if (woken) continue;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, waitMs);
+          const timer = setTimeout(() => {
+            wake = keep;
+            resolve();
+          }, waitMs);
           wake = () => {
             clearTimeout(timer);
+            wake = keep;
             resolve();
           };
         });
