@@ -9,7 +9,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/err
 import { CorsPolicy, registerCors } from './http/plugins/cors.js';
 import { FrontLane } from './http/front-lane.js';
 import { registerIdentity } from './http/plugins/identity.js';
-import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { createRateLimiter, registerRateLimit } from './http/plugins/rate-limit.js';
 import { requestLogger } from './http/request-logger.js';
 import { requestIdOf } from './http/request-id.js';
 import { registerObserve } from './http/plugins/observe.js';
@@ -197,7 +197,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   registerCors(app, cors);
   registerObserve(app, deps.logs, deps.metrics);
   registerIdentity(app, deps.identity);
-  await registerRateLimit(app, config.rateLimit, deps.redis);
+  const limiter = createRateLimiter(config.rateLimit, deps.redis);
+  registerRateLimit(app, limiter);
   await registerOpenApi(app, deps.version);
   app.get('/api/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   for (const routes of ROUTES) await app.register(named(routes), { deps });

@@ -16,6 +16,8 @@ export type Access = 'open' | 'public' | 'any' | 'user' | 'admin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /** `false`: the route is not rate-limited (plugins/rate-limit.ts; health, metrics, the dashboard's files). */
+    rateLimit?: false;
     /**
      * The handler checks a user token's session itself, in a query it runs anyway (records:
      * withCaller; GET /api/auth/user: the user read), so the identity hook skips that lookup.
