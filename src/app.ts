@@ -8,6 +8,7 @@ import type { RoutePlugin } from './http/types.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { CorsPolicy, registerCors } from './http/plugins/cors.js';
 import { FrontLane } from './http/front-lane.js';
+import { laneHandlers } from './http/lanes/index.js';
 import { registerIdentity } from './http/plugins/identity.js';
 import { createRateLimiter, registerRateLimit } from './http/plugins/rate-limit.js';
 import { requestLogger } from './http/request-logger.js';
@@ -207,7 +208,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   drain.leaveUpgrades();
   if (opts.frontLane !== false) {
     const parts = { drain, cors, logs: deps.logs, metrics: deps.metrics, log: app.log, trustProxy: config.trustProxy };
-    new FrontLane(parts, [healthLane(deps.version)]).install(app.server);
+    new FrontLane(parts, [healthLane(deps.version)], laneHandlers(deps, limiter)).install(app.server);
   }
   return app;
 }

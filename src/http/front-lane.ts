@@ -41,6 +41,40 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 const NOBODY: Identity = Object.freeze({ kind: 'none' });
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** A request the lane has taken: what its answer's bookkeeping is made from (`LaneKit`). */
+export interface LaneCall {
+  start: number;
+  id: string;
+  ip: string | undefined;
+  /** Fastify's request logger (reqId bound) when `info` is on, else null. */
+  log: FastifyBaseLogger | null;
+}
+
+/**
+ * A lane route that is not an exact path with a fixed answer: it looks at the request and, when
+ * it is its own, answers it (synchronously or later) and returns true; false leaves it to the
+ * next handler and then Fastify, with nothing written. It must answer every request it takes
+ * with what Fastify would have answered, bookkeeping included (`LaneKit`).
+ */
+export interface LaneHandler {
+  answer(req: IncomingMessage, res: ServerResponse, kit: LaneKit): boolean;
+}
+
+/** What a lane handler shares with the lane: the request's bookkeeping, as Fastify's global hooks do it. */
+export interface LaneKit {
+  readonly parts: LaneParts;
+  /** Whether the lane may answer at all: not while draining, nor with TRUST_PROXY, nor an HTTP/1.1 request without Host. */
+  open(req: IncomingMessage): boolean;
+  /** Takes the request: the drain's count, its request id, Fastify's "incoming request" line. */
+  begin(req: IncomingMessage, res: ServerResponse): LaneCall;
+  /** The answer is sent: Fastify's "request completed" line, the `api` log line and the metrics. */
+  finish(
+    req: IncomingMessage,
+    call: LaneCall,
+    a: { route: string; status: number; identity?: Identity; bytesOut: unknown },
+  ): void;
+}
+
 /**
  * The front lane: the HTTP server's first `request` listener, ahead of Fastify (as engine.io
  * takes `/socket.io/`). It answers a few hot routes itself, with everything Fastify's global
@@ -48,17 +82,19 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * functions, Fastify's own request lines, the drain's count), and hands every other request
  * (another path or method, a query string, a missing Host, a drain under way) to the
  * listeners that were there before it, unchanged. It costs a hot route Fastify's per-request
- * work (request and reply objects, the hook chain, the router) — issue #38.
+ * work (request and reply objects, the hook chain, the router) — issue #38. Exact routes with
+ * a fixed answer are `LaneRoute`s; others are `LaneHandler`s, tried in order after them.
  */
-export class FrontLane {
+export class FrontLane implements LaneKit {
   private readonly routes = new Map<string, LaneRoute>();
   /** The tallies of the counted routes, by path and method. */
   private readonly tallies = new Map<string, { GET: LineTally; HEAD: LineTally }>();
   private readonly logger: FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
 
   constructor(
-    private readonly parts: LaneParts,
+    readonly parts: LaneParts,
     routes: readonly LaneRoute[],
+    private readonly handlers: readonly LaneHandler[] = [],
   ) {
     for (const r of routes) {
       this.routes.set(r.path, r);
@@ -85,53 +121,75 @@ export class FrontLane {
   /** Answers the request when it is the lane's; false (nothing written) when it is Fastify's. */
   answer(req: IncomingMessage, res: ServerResponse): boolean {
     const route = this.routes.get(req.url ?? '');
-    if (route === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-    const { drain, cors, trustProxy } = this.parts;
-    // Fastify answers these with the envelope (app.ts firstChecks).
-    if (drain.draining || trustProxy || (req.headers.host === undefined && req.httpVersionMinor === 1)) return false;
-    const start = performance.now();
-    drain.track(req, res);
-    const id = requestIdOf(req);
-    const ip = req.socket.remoteAddress;
-    const log = this.logger.isLevelEnabled?.('info') ? this.logger.child({ reqId: id }) : null;
-    log?.info({ req: { method: req.method, url: req.url, ip } }, 'incoming request');
+    if (route === undefined) {
+      for (const h of this.handlers) if (h.answer(req, res, this)) return true;
+      return false;
+    }
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !this.open(req)) return false;
+    const call = this.begin(req, res);
     const body = route.body();
     const length = Buffer.byteLength(body);
     res.writeHead(200, {
-      'x-request-id': id,
-      ...cors.simple(req.headers.origin),
+      'x-request-id': call.id,
+      ...this.parts.cors.simple(req.headers.origin),
       'content-type': JSON_TYPE,
       'content-length': length,
     });
     // Node sends no body to a HEAD request; the headers are the GET's, as Fastify's.
     res.end(body);
-    const elapsedMs = performance.now() - start;
-    log?.info({ res: { statusCode: 200 }, responseTime: elapsedMs }, 'request completed');
     const tally = this.tallies.get(route.path)?.[req.method];
-    if (tally) {
-      recordCounted(this.parts.logs, this.parts.metrics, tally, {
-        method: req.method,
-        route: route.path,
-        status: 200,
-        elapsedMs,
-        requestId: id,
-        ip,
-      });
+    if (!tally) {
+      this.finish(req, call, { route: route.path, status: 200, bytesOut: length });
       return true;
     }
-    recordAnswer(this.parts.logs, this.parts.metrics, {
-      time: Date.now(),
+    const elapsedMs = performance.now() - call.start;
+    call.log?.info({ res: { statusCode: 200 }, responseTime: elapsedMs }, 'request completed');
+    recordCounted(this.parts.logs, this.parts.metrics, tally, {
       method: req.method,
-      url: route.path,
       route: route.path,
       status: 200,
       elapsedMs,
-      identity: NOBODY,
-      requestId: id,
-      ip,
-      bytesIn: req.headers['content-length'],
-      bytesOut: length,
+      requestId: call.id,
+      ip: call.ip,
     });
     return true;
+  }
+
+  open(req: IncomingMessage): boolean {
+    // Fastify answers these with the envelope (app.ts firstChecks).
+    const { drain, trustProxy } = this.parts;
+    return !(drain.draining || trustProxy || (req.headers.host === undefined && req.httpVersionMinor === 1));
+  }
+
+  begin(req: IncomingMessage, res: ServerResponse): LaneCall {
+    const start = performance.now();
+    this.parts.drain.track(req, res);
+    const id = requestIdOf(req);
+    const ip = req.socket.remoteAddress;
+    const log = this.logger.isLevelEnabled?.('info') ? this.logger.child({ reqId: id }) : null;
+    log?.info({ req: { method: req.method, url: req.url, ip } }, 'incoming request');
+    return { start, id, ip, log };
+  }
+
+  finish(
+    req: IncomingMessage,
+    call: LaneCall,
+    a: { route: string; status: number; identity?: Identity; bytesOut: unknown },
+  ): void {
+    const elapsedMs = performance.now() - call.start;
+    call.log?.info({ res: { statusCode: a.status }, responseTime: elapsedMs }, 'request completed');
+    recordAnswer(this.parts.logs, this.parts.metrics, {
+      time: Date.now(),
+      method: req.method ?? 'GET',
+      url: req.url ?? '',
+      route: a.route,
+      status: a.status,
+      elapsedMs,
+      identity: a.identity ?? NOBODY,
+      requestId: call.id,
+      ip: call.ip,
+      bytesIn: req.headers['content-length'],
+      bytesOut: a.bytesOut,
+    });
   }
 }
