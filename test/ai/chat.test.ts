@@ -13,7 +13,9 @@ describe.each(backends())('AI chat completions (%s)', (backend) => {
 
   beforeAll(async () => {
     mock = await new OpenAiMock(KEY).start();
-    t = await startApp(backend, { AI_BASE_URL: mock.baseUrl, AI_API_KEY: KEY, AI_TIMEOUT_MS: '400' });
+    // Short, so the hang case is quick, but long enough for a 3 MiB prompt to reach the mock
+    // on a loaded machine (400 ms was not: 504 at load 18).
+    t = await startApp(backend, { AI_BASE_URL: mock.baseUrl, AI_API_KEY: KEY, AI_TIMEOUT_MS: '2000' });
     user = await createTestUser(t);
   });
   afterAll(async () => {
