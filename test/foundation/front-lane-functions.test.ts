@@ -93,6 +93,14 @@ interface Case {
 }
 
 const json = { 'content-type': 'application/json' };
+/** A call of the echo function with these headers, which the lane takes. */
+const echo = (name: string, headers: Case['headers'], method = 'GET'): Case => ({
+  name,
+  method,
+  path: '/functions/echo',
+  headers,
+  lane: true,
+});
 const CASES: Case[] = [
   { name: 'GET', method: 'GET', path: '/functions/echo', lane: true },
   { name: 'query string', method: 'GET', path: '/functions/echo?a=1&b=%20x', lane: true },
@@ -121,49 +129,13 @@ const CASES: Case[] = [
     body: () => new Blob(['streamed ', 'body']).stream(),
     lane: true,
   },
-  {
-    name: 'user token',
-    method: 'GET',
-    path: '/functions/echo',
-    headers: (s) => ({ authorization: `Bearer ${s.auth.user}` }),
-    lane: true,
-  },
-  { name: 'anon key', method: 'GET', path: '/functions/echo', headers: (s) => ({ apikey: s.auth.anon }), lane: true },
-  {
-    name: 'admin key',
-    method: 'POST',
-    path: '/functions/echo',
-    headers: (s) => ({ 'x-api-key': s.auth.admin }),
-    lane: true,
-  },
-  {
-    name: 'wrong token',
-    method: 'GET',
-    path: '/functions/echo',
-    headers: () => ({ authorization: 'Bearer anon_wrong' }),
-    lane: true,
-  },
-  {
-    name: 'foreign token',
-    method: 'GET',
-    path: '/functions/echo',
-    headers: () => ({ authorization: `Bearer ${FOREIGN}` }),
-    lane: true,
-  },
-  {
-    name: 'client x-plinth-*',
-    method: 'GET',
-    path: '/functions/echo',
-    headers: () => ({ 'x-plinth-role': 'admin', 'x-plinth-user-id': 'spoofed' }),
-    lane: true,
-  },
-  {
-    name: 'CORS',
-    method: 'GET',
-    path: '/functions/echo',
-    headers: () => ({ origin: 'https://app.example' }),
-    lane: true,
-  },
+  echo('user token', (s) => ({ authorization: `Bearer ${s.auth.user}` })),
+  echo('anon key', (s) => ({ apikey: s.auth.anon })),
+  echo('admin key', (s) => ({ 'x-api-key': s.auth.admin }), 'POST'),
+  echo('wrong token', () => ({ authorization: 'Bearer anon_wrong' })),
+  echo('foreign token', () => ({ authorization: `Bearer ${FOREIGN}` })),
+  echo('client x-plinth-*', () => ({ 'x-plinth-role': 'admin', 'x-plinth-user-id': 'spoofed' })),
+  echo('CORS', () => ({ origin: 'https://app.example' })),
   { name: 'missing function', method: 'POST', path: '/functions/no-such', lane: true },
   { name: 'throws', method: 'GET', path: '/functions/thrower', lane: true },
   { name: '204', method: 'GET', path: '/functions/nobody', lane: true },
