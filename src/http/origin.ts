@@ -12,8 +12,16 @@ const HOST =
  * is refused; the server warns at start when PUBLIC_URL is unset on a public interface.
  */
 export function publicOrigin(request: FastifyRequest, publicUrl: string | null): string {
+  return originOf(request.host, request.protocol, publicUrl);
+}
+
+/**
+ * `publicOrigin` from a request's Host header (`''` when it has none) and protocol: what the
+ * front lane, which has no Fastify request, calls (it takes no request behind a proxy, so Host
+ * and the socket are what Fastify's `request.host` and `request.protocol` read then).
+ */
+export function originOf(host: string, protocol: string, publicUrl: string | null): string {
   if (publicUrl !== null) return publicUrl;
-  const host = request.host;
   if (!HOST.test(host)) {
     throw new AppError('INVALID_INPUT', {
       message: 'The Host header is not a host name with an optional port, so no link can be built from it.',
@@ -21,5 +29,5 @@ export function publicOrigin(request: FastifyRequest, publicUrl: string | null):
         'Send a plain Host header (e.g. "api.example.com"); the operator should set PUBLIC_URL to the public address.',
     });
   }
-  return `${request.protocol}://${host}`;
+  return `${protocol}://${host}`;
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, internalErrorBody, type ErrorBody, type ErrorCode } from '../../errors/index.js';
 import { pgErrorInfo } from '../../db/errors.js';
 import { constraintAnswer } from '../../database/records-errors.js';
@@ -38,11 +38,39 @@ const SETUP_STATES = new Set<ErrorCode>(['AI_NOT_CONFIGURED']);
  * its cause and stack; a 5xx Plinth chose without one (a runtime that is down, a feature that is
  * off) without a stack; a client's mistake at info.
  */
-function logAnswer(request: FastifyRequest, appErr: AppError): void {
+function logAnswer(log: LineLogger, appErr: AppError): void {
   const line = { code: appErr.code };
-  if (SETUP_STATES.has(appErr.code) || appErr.status < 500) request.log.info(line, appErr.message);
-  else if (FUNCTION_FAULTS.has(appErr.code) || appErr.cause === undefined) request.log.warn(line, appErr.message);
-  else request.log.error({ err: appErr.cause, ...line }, appErr.message);
+  if (SETUP_STATES.has(appErr.code) || appErr.status < 500) log.info(line, appErr.message);
+  else if (FUNCTION_FAULTS.has(appErr.code) || appErr.cause === undefined) log.warn(line, appErr.message);
+  else log.error({ err: appErr.cause, ...line }, appErr.message);
+}
+
+/** A request's logger, as far as an error answer writes to it. */
+type LineLogger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+
+/** An error answer with the plain envelope: its status, its own headers (e.g. Retry-After) and body. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: ErrorBody;
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The error handler's answer to a thrown value, for an answer made without a Fastify request
+ * (the front lane, http/lanes/): the same log line written to `log` (the request's, reqId
+ * bound), the plain envelope (not /api/db's PostgREST body), and for an unexpected failure a
+ * fixed 500 body that names only the request id.
+ */
+export function errorAnswer(err: unknown, log: LineLogger, requestId: string): ErrorAnswer {
+  const appErr = toAppError(err);
+  if (!appErr) {
+    log.error({ err }, 'unhandled error');
+    return { status: 500, headers: NO_HEADERS, body: internalErrorBody(requestId) };
+  }
+  logAnswer(log, appErr);
+  return { status: appErr.status, headers: appErr.headers, body: appErr.toBody() };
 }
 
 /** PostgREST's `code` for errors that have no SQLSTATE (postgrest-js users test for these). */
@@ -132,7 +160,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
     // path keeps Plinth's wording.
     const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
-    logAnswer(request, appErr);
+    logAnswer(request.log, appErr);
     const body = request.routeOptions.config?.postgrest ? postgrestBody(appErr) : appErr.toBody();
     return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
   });
