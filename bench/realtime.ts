@@ -128,7 +128,7 @@ async function api(url: string, adminKey: string, method: string, p: string, bod
  * (a) Idle connections: anon sockets opened in two halves; the server's RSS growth over the
  * second half (after the first warmed everything up) per socket.
  */
-async function idle(server: Server): Promise<void> {
+async function idle(server: Server, adminKey: string): Promise<void> {
   const half = Math.floor(IDLE / 2);
   const started = performance.now();
   const first = await openMany(
@@ -152,8 +152,25 @@ async function idle(server: Server): Promise<void> {
   console.log(
     `(a) idle connections: ${first.length + second.length} open in ${openSec.toFixed(1)} s (server RSS ${after.toFixed(0)} MiB); growth over the second ${second.length}: ${perConn.toFixed(1)} KiB per connection (goal ≤ 20)`,
   );
+  const closing = performance.now();
   for (const s of [...first, ...second]) s.close();
-  await sleep(500);
+  await closedAll(server, adminKey);
+  console.log(`(a) the server closed them ${((performance.now() - closing) / 1000).toFixed(1)} s after the client did`);
+}
+
+/**
+ * Waits until the server has closed every socket it held (its gauge at 0). Closing 10,000
+ * takes it seconds on a loaded machine; (b)'s first call made meanwhile waited past the pool's
+ * 3 s connect timeout in half the full runs of 2026-11-29 (503 DATABASE_UNAVAILABLE).
+ */
+async function closedAll(server: Server, adminKey: string): Promise<void> {
+  const until = performance.now() + 60_000;
+  while (performance.now() < until) {
+    const r = await fetch(`${server.url}/metrics`, { headers: { 'x-api-key': adminKey } }).catch(() => null);
+    if (/^plinth_realtime_sockets 0$/m.test(r?.ok ? await r.text() : '')) return;
+    await sleep(250);
+  }
+  throw new Error('the server still held sockets 60 s after the client closed them');
 }
 
 /**
@@ -326,7 +343,7 @@ async function main(): Promise<void> {
   try {
     const one = await plinth(path.join(dir, 'one'), adminKey);
     servers.push(one);
-    await idle(one);
+    await idle(one, adminKey);
     await fanout(one, adminKey, dir);
     const single = await throughput(one.url, one.url, adminKey);
     console.log(

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { sessionEnded, type Identity } from '../auth/identity.js';
-import { statement, type Db, type Queryable } from '../db/types.js';
+import { statement, type Db, type Queryable, type QueryResult, type Statement } from '../db/types.js';
 import { pgErrorInfo } from '../db/errors.js';
 
 /** Longest a user or anon statement may run (57014 → 503 QUERY_TIMEOUT). */
@@ -78,6 +78,24 @@ export async function withCaller<T>(
     await setup;
     return result;
   });
+}
+
+/**
+ * One statement as the caller, in one round trip on a server: the transaction's `begin`, the
+ * caller's setup, the statement and the `commit` behind it leave in one write (withCaller's
+ * `pipeline`, the statement `last`), where a transaction of several awaited statements waits
+ * for each answer before the next (realtime checks a change before sending it: issue #38).
+ * The same transaction, so the same guarantees: the setup is transaction-local and ends with
+ * it, and a failed setup aborts the transaction before the statement runs. For a statement
+ * Plinth writes (one command); on PGlite it runs as withCaller does.
+ */
+export function queryAsCaller<T>(
+  db: Db,
+  identity: Identity,
+  sql: string | Statement,
+  params: readonly unknown[],
+): Promise<QueryResult<T>> {
+  return withCaller(db, identity, (tx) => tx.query<T>(sql, params, { last: true }), { pipeline: true });
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Identity } from '../auth/identity.js';
-import type { Db } from '../db/types.js';
-import { callerClaims, withCaller } from '../database/caller.js';
+import { statement, type Db } from '../db/types.js';
+import { callerClaims, queryAsCaller } from '../database/caller.js';
 import { qualified } from '../database/ident.js';
 import type { ChangeNote, Op, Row } from './notes.js';
 
@@ -74,6 +74,11 @@ export async function viewsOf(
   return out;
 }
 
+// The new and the old row image against the table's SELECT policies, for every viewer at once.
+const ALLOWED =
+  statement(`select case when $2::jsonb is null then null else realtime.allowed(to_regclass($1), 'select', $2::jsonb, $4::text[]) end as n,
+        case when $3::jsonb is null then null else realtime.allowed(to_regclass($1), 'select', $3::jsonb, $4::text[]) end as o`);
+
 async function allowed(
   db: Db,
   caller: Identity,
@@ -81,13 +86,12 @@ async function allowed(
   note: ChangeNote,
   claims: string[] | null,
 ): Promise<[boolean[], boolean[]]> {
-  const { rows } = await withCaller(db, caller, (tx) =>
-    tx.query<{ n: boolean[] | null; o: boolean[] | null }>(
-      `select case when $2::jsonb is null then null else realtime.allowed(to_regclass($1), 'select', $2::jsonb, $4::text[]) end as n,
-              case when $3::jsonb is null then null else realtime.allowed(to_regclass($1), 'select', $3::jsonb, $4::text[]) end as o`,
-      [tbl, json(note.new), json(note.old), claims],
-    ),
-  );
+  const { rows } = await queryAsCaller<{ n: boolean[] | null; o: boolean[] | null }>(db, caller, ALLOWED, [
+    tbl,
+    json(note.new),
+    json(note.old),
+    claims,
+  ]);
   return [rows[0]?.n ?? [], rows[0]?.o ?? []];
 }
 

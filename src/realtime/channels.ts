@@ -1,6 +1,6 @@
 import type { Identity } from '../auth/identity.js';
 import type { Db } from '../db/types.js';
-import { withCaller } from '../database/caller.js';
+import { queryAsCaller } from '../database/caller.js';
 import { isIdent, qualified } from '../database/ident.js';
 import { rtError, type RealtimeError } from './errors.js';
 
@@ -34,7 +34,7 @@ const SENDER = (identity: Identity) =>
   });
 
 /**
- * Channel authorization, decided in Postgres as the caller (withCaller: role and claims):
+ * Channel authorization, decided in Postgres as the caller (queryAsCaller: role and claims, one round trip):
  * - `table:<t>`: the table has realtime on and the caller holds SELECT on it (rows are then
  *   filtered per change by the table's policies, see changes.ts); nobody publishes there.
  * - broadcast channels: the name matches an enabled pattern of realtime.channels, and the
@@ -54,13 +54,13 @@ export class ChannelAuthz {
       return { ok: true, publish: true, presence: rows[0]?.presence === true };
     }
     const image = JSON.stringify({ ...JSON.parse(SENDER(identity)), channel: channel.name });
-    const { rows } = await withCaller(this.db, identity, (tx) =>
-      tx.query<{ enabled: boolean; presence: boolean; sub: boolean[]; pub: boolean[] }>(
-        `select realtime.channel_enabled($1) as enabled, realtime.channel_presence($1) as presence,
-           realtime.allowed('realtime.messages'::regclass, 'select', $2::jsonb) as sub,
-           realtime.allowed('realtime.messages'::regclass, 'insert', $2::jsonb) as pub`,
-        [channel.name, image],
-      ),
+    const { rows } = await queryAsCaller<{ enabled: boolean; presence: boolean; sub: boolean[]; pub: boolean[] }>(
+      this.db,
+      identity,
+      `select realtime.channel_enabled($1) as enabled, realtime.channel_presence($1) as presence,
+         realtime.allowed('realtime.messages'::regclass, 'select', $2::jsonb) as sub,
+         realtime.allowed('realtime.messages'::regclass, 'insert', $2::jsonb) as pub`,
+      [channel.name, image],
     );
     const r = rows[0]!;
     if (!r.enabled) {
@@ -100,12 +100,12 @@ export class ChannelAuthz {
   }
 
   private async table(identity: Identity, table: string): Promise<Grant> {
-    const { rows } = await withCaller(this.db, identity, (tx) =>
-      tx.query<{ enabled: boolean; can: boolean }>(
-        `select exists (select 1 from pg_trigger where tgrelid = to_regclass($1) and tgname = 'plinth_realtime') as enabled,
-           coalesce(has_table_privilege(to_regclass($1), 'select'), false) as can`,
-        [qualified(table)],
-      ),
+    const { rows } = await queryAsCaller<{ enabled: boolean; can: boolean }>(
+      this.db,
+      identity,
+      `select exists (select 1 from pg_trigger where tgrelid = to_regclass($1) and tgname = 'plinth_realtime') as enabled,
+         coalesce(has_table_privilege(to_regclass($1), 'select'), false) as can`,
+      [qualified(table)],
     );
     const r = rows[0]!;
     if (!r.enabled) {

@@ -1,6 +1,6 @@
 import type { Identity } from '../auth/identity.js';
 import type { Db } from '../db/types.js';
-import { callerClaims, withCaller } from '../database/caller.js';
+import { callerClaims, queryAsCaller } from '../database/caller.js';
 
 /**
  * Presence rules. A channel shows presence only when it asks for it (a broadcast channel
@@ -24,12 +24,12 @@ export function presenceImage(channel: string, member: Identity): string {
 export async function visibleTo(db: Db, viewer: Identity, channel: string, members: Identity[]): Promise<boolean[]> {
   if (viewer.kind === 'admin' || members.length === 0) return members.map(() => true);
   const images = JSON.stringify(members.map((m) => JSON.parse(presenceImage(channel, m))));
-  const { rows } = await withCaller(db, viewer, (tx) =>
-    tx.query<{ ok: boolean[] }>(
-      `select realtime.allowed('realtime.messages'::regclass, 'select', img) as ok
-         from jsonb_array_elements($1::jsonb) with ordinality as t(img, n) order by n`,
-      [images],
-    ),
+  const { rows } = await queryAsCaller<{ ok: boolean[] }>(
+    db,
+    viewer,
+    `select realtime.allowed('realtime.messages'::regclass, 'select', img) as ok
+       from jsonb_array_elements($1::jsonb) with ordinality as t(img, n) order by n`,
+    [images],
   );
   return members.map((m, i) => isSelf(viewer, m) || rows[i]?.ok?.[0] === true);
 }
@@ -44,11 +44,11 @@ export async function viewersOf(db: Db, member: Identity, channel: string, viewe
   const out = viewers.map((v) => v.kind === 'admin' || isSelf(v, member));
   const image = presenceImage(channel, member);
   const ask = async (caller: Identity, claims: string[] | null) => {
-    const { rows } = await withCaller(db, caller, (tx) =>
-      tx.query<{ ok: boolean[] }>(
-        `select realtime.allowed('realtime.messages'::regclass, 'select', $1::jsonb, $2::text[]) as ok`,
-        [image, claims],
-      ),
+    const { rows } = await queryAsCaller<{ ok: boolean[] }>(
+      db,
+      caller,
+      `select realtime.allowed('realtime.messages'::regclass, 'select', $1::jsonb, $2::text[]) as ok`,
+      [image, claims],
     );
     return rows[0]?.ok ?? [];
   };
