@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, internalErrorBody, type ErrorBody, type ErrorCode } from '../../errors/index.js';
 import { pgErrorInfo } from '../../db/errors.js';
 import { constraintAnswer } from '../../database/records-errors.js';
@@ -38,11 +38,11 @@ const SETUP_STATES = new Set<ErrorCode>(['AI_NOT_CONFIGURED']);
  * its cause and stack; a 5xx Plinth chose without one (a runtime that is down, a feature that is
  * off) without a stack; a client's mistake at info.
  */
-function logAnswer(request: FastifyRequest, appErr: AppError): void {
+function logAnswer(log: FastifyBaseLogger, appErr: AppError): void {
   const line = { code: appErr.code };
-  if (SETUP_STATES.has(appErr.code) || appErr.status < 500) request.log.info(line, appErr.message);
-  else if (FUNCTION_FAULTS.has(appErr.code) || appErr.cause === undefined) request.log.warn(line, appErr.message);
-  else request.log.error({ err: appErr.cause, ...line }, appErr.message);
+  if (SETUP_STATES.has(appErr.code) || appErr.status < 500) log.info(line, appErr.message);
+  else if (FUNCTION_FAULTS.has(appErr.code) || appErr.cause === undefined) log.warn(line, appErr.message);
+  else log.error({ err: appErr.cause, ...line }, appErr.message);
 }
 
 /** PostgREST's `code` for errors that have no SQLSTATE (postgrest-js users test for these). */
@@ -121,20 +121,42 @@ export function frameworkErrorHandler(err: FastifyError, _request: FastifyReques
   reply.status(appErr.status).type('application/json').send(appErr.toBody());
 }
 
+/** An error's answer: status, headers and the envelope (sent as JSON, `application/json; charset=utf-8`). */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: object;
+}
+
+/**
+ * The answer to an error thrown while serving a request, and its log line: the envelope (with
+ * PostgREST's code, details and hint on the database routes, `postgrest`), or a 500 that names
+ * only the request id. Fastify's error handler and the front lane (http/lanes/) both answer
+ * through it, so an error is answered the same way whichever served the request.
+ */
+export function errorAnswer(
+  err: unknown,
+  request: { url: string; id: string; log: FastifyBaseLogger; postgrest: boolean },
+): ErrorAnswer {
+  const found = toAppError(err);
+  if (!found) {
+    request.log.error({ err }, 'unhandled error');
+    return { status: 500, headers: {}, body: internalErrorBody(request.id) };
+  }
+  // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
+  // path keeps Plinth's wording.
+  const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
+  logAnswer(request.log, appErr);
+  const body = request.postgrest ? postgrestBody(appErr) : appErr.toBody();
+  return { status: appErr.status, headers: appErr.headers, body };
+}
+
 /** The error envelope on every error, and 404 for unknown routes. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
-    const found = toAppError(err);
-    if (!found) {
-      request.log.error({ err }, 'unhandled error');
-      return reply.status(500).type('application/json').send(internalErrorBody(request.id));
-    }
-    // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
-    // path keeps Plinth's wording.
-    const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
-    logAnswer(request, appErr);
-    const body = request.routeOptions.config?.postgrest ? postgrestBody(appErr) : appErr.toBody();
-    return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
+    const postgrest = request.routeOptions.config?.postgrest === true;
+    const a = errorAnswer(err, { url: request.url, id: request.id, log: request.log, postgrest });
+    return reply.status(a.status).headers(a.headers).type('application/json').send(a.body);
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new AppError('ROUTE_NOT_FOUND', {
