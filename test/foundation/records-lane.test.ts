@@ -176,6 +176,7 @@ describe.each(backends())('records reads in the front lane (%s)', (backend) => {
     await same('b', '/api/db/notes?label=like.*3*', { lane: true, status: 200 });
     await same('a', '/api/db/notes', { lane: true, status: 200 }, { origin: 'https://app.example' });
     await same('a', '/api/db/notes', { lane: true, status: 200 }, { accept: 'application/json' });
+    await same('a', '/api/db/notes', { lane: true, status: 200 }, { 'accept-profile': 'public' });
   });
 
   it('leaves to Fastify what it does not answer', async () => {
@@ -190,6 +191,7 @@ describe.each(backends())('records reads in the front lane (%s)', (backend) => {
     await same('a', '/api/db/notes', { lane: false, status: 200 }, { range: '0-1' });
     await same('a', '/api/db/notes', { lane: false, status: 200 }, { accept: 'text/csv' });
     await same('a', '/api/db/notes', { lane: false, status: 401 }, { apikey: 'anon_wrong' });
+    await same('a', '/api/db/notes', { lane: false, status: 406 }, { 'accept-profile': 'private' });
   });
 
   it("answers a signed-out session's token 401, as Fastify", async () => {

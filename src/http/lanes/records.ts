@@ -15,12 +15,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** The Accept headers that mean plain JSON (database/media.ts `parseAccept`); any other is Fastify's. */
 const PLAIN_ACCEPT = new Set([undefined, '', '*/*', 'application/json']);
 /** Headers that change a read's answer beyond the lane's: Fastify answers any request with one. */
-const NOT_HERE = ['prefer', 'range', 'range-unit', 'accept-profile', 'content-length', 'transfer-encoding'];
+const NOT_HERE = ['prefer', 'range', 'range-unit', 'content-length', 'transfer-encoding'];
 
 type Headers = Record<string, string | number>;
 
 /**
- * `GET /api/db/<table>` with plain JSON and no Prefer, Range or profile header, in the front
+ * `GET /api/db/<table>` with plain JSON and no Prefer or Range header, in the front
  * lane (http/front-lane.ts), taken only when Fastify's route (routes/database/records.ts) would
  * do nothing this does not: the caller is known without a verification (`IdentityResolver.known`:
  * a key, or a token verified before; the session is still checked, in the read's transaction as
@@ -46,11 +46,14 @@ export class RecordsLane implements LaneHandler {
     if (!IDENT.test(table) || !PLAIN_ACCEPT.has(h.accept) || NOT_HERE.some((name) => h[name] !== undefined)) {
       return false;
     }
-    // Several exposed schemas: the answer names its schema (Content-Profile), which this does not.
-    if (this.records.exposedSchemas.length !== 1 || !kit.open(req)) return false;
+    // Several exposed schemas: the answer names its schema (Content-Profile), which this does
+    // not; with one, an Accept-Profile naming it (postgrest-js sends one) changes nothing.
+    const exposed = this.records.exposedSchemas;
+    const profile = h['accept-profile'];
+    if (exposed.length !== 1 || (profile !== undefined && profile !== exposed[0]) || !kit.open(req)) return false;
     const identity = this.resolver.known(h);
     if (identity === null) return false;
-    const opts: ReadOptions = { format: 'json', count: 'none', schema: this.records.exposedSchemas[0] };
+    const opts: ReadOptions = { format: 'json', count: 'none', schema: exposed[0] };
     let plan: ReadPlan | null;
     try {
       const version = this.records.scopes.get(opts.schema).schema.version;
@@ -60,7 +63,11 @@ export class RecordsLane implements LaneHandler {
     }
     if (plan === null) return false;
     const call = kit.begin(req, res);
-    void this.serve(req, res, kit, call, { identity, plan, opts });
+    this.serve(req, res, kit, call, { identity, plan, opts }).catch((err) => {
+      // Not an error of the read (those are answered): the answer itself failed.
+      kit.parts.log.error({ err, reqId: call.id }, 'records lane: the answer failed');
+      res.destroy();
+    });
     return true;
   }
 
