@@ -129,6 +129,35 @@ export class IdentityResolver {
   }
 
   /**
+   * What `resolve(headers, { deferSessionCheck: true })` gives, when that is known without a
+   * verification, a query or an error: the admin or anon key, or a token verified before and
+   * not expired (a user's identity then says `sessionChecked: false`). Null for everything
+   * else (no credential, a token not kept, a wrong or malformed credential, a function's
+   * token), which only `resolve` answers. The front lane's records reads take this
+   * (http/lanes/records.ts).
+   */
+  known(headers: CredentialHeaders): Identity | null {
+    try {
+      const c = presentedCredential(headers);
+      if (c === null || c === 'malformed') return null;
+      const isKey = c.kind === 'key' || c.value.startsWith('ik_') || c.value.startsWith('anon_');
+      const identity = isKey ? this.fromKey(c.value) : this.kept(c.value);
+      for (const key of [single(headers['x-api-key']), single(headers.apikey)]) {
+        if (key !== undefined && !(c.kind === 'key' && key === c.value)) this.fromKey(key);
+      }
+      return identity;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A verified token's identity (session not checked), if it is kept and not expired. */
+  private kept(token: string): Identity | null {
+    const known = this.verified.get(tokenDigest(token));
+    return known && known.exp > Date.now() / 1000 ? known.identity : null;
+  }
+
+  /**
    * For a user identity whose session check was deferred: throws AUTH_UNAUTHORIZED when the
    * session has ended. Anything else passes.
    */
@@ -145,7 +174,7 @@ export class IdentityResolver {
 
   private async fromBearer(token: string, deferSessionCheck: boolean): Promise<Identity> {
     if (token.startsWith('ik_') || token.startsWith('anon_')) return this.fromKey(token);
-    const digest = createHash('sha256').update(token).digest('base64');
+    const digest = tokenDigest(token);
     let known = this.verified.get(digest);
     if (known && known.exp <= Date.now() / 1000) {
       this.verified.delete(digest);
@@ -164,6 +193,8 @@ export class IdentityResolver {
     return known.checked;
   }
 }
+
+const tokenDigest = (token: string) => createHash('sha256').update(token).digest('base64');
 
 /** The identities of a verified token (INVALID_TOKEN if its ids are not uuids); frozen, as they are shared. */
 function verifiedIdentity(claims: AccessClaims): Verified {

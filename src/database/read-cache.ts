@@ -233,6 +233,33 @@ export interface ReadShapeOptions {
   schema?: string;
 }
 
+/** A read's cache key and the shape of its query string; null when it is not cached (a Range header, a name that is not one). */
+function readKey(table: string, raw: string, opts: ReadShapeOptions): { key: string; shape: Shape } | null {
+  const shape = opts.range || !IDENT.test(table) ? null : shapeOf(raw);
+  if (!shape) return null;
+  return {
+    key: `${opts.schema ?? 'public'}\n${table}\n${opts.format ?? 'json'}\n${opts.count ?? ''}\n${shape.key}`,
+    shape,
+  };
+}
+
+/**
+ * The read's compiled statement with this request's values bound, when `cache` has its shape
+ * for schema version `version`; null otherwise. A value that does not fit its column throws the
+ * compiler's 400. The front lane answers a read only when this finds it (http/lanes/records.ts).
+ */
+export function cachedRead(
+  cache: ReadCache,
+  version: string,
+  table: string,
+  raw: string,
+  opts: ReadShapeOptions,
+): ReadPlan | null {
+  const k = readKey(table, raw, opts);
+  const hit = k && cache.get(k.key, version, k.shape);
+  return hit ? { ...hit, offset: k.shape.offset ?? 0, limit: k.shape.limit ?? 100 } : null;
+}
+
 /**
  * A read's statement: the compiled shape when `cache` has it for the schema's current version,
  * else parsed and compiled by `compile` (the request's own errors come from there), its shape
@@ -247,24 +274,22 @@ export async function readStatement(
   compile: (q: RecordsQuery, p?: Params) => Promise<Statement>,
 ): Promise<ReadPlan> {
   const version = schema.version;
-  const shape = opts.range || !IDENT.test(table) ? null : shapeOf(raw);
-  const key =
-    shape && `${opts.schema ?? 'public'}\n${table}\n${opts.format ?? 'json'}\n${opts.count ?? ''}\n${shape.key}`;
-  const hit = key && shape ? cache.get(key, version, shape) : null;
-  if (hit) return { ...hit, offset: shape!.offset ?? 0, limit: shape!.limit ?? 100 };
+  const k = readKey(table, raw, opts);
+  const hit = k ? cache.get(k.key, version, k.shape) : null;
+  if (hit) return { ...hit, offset: k!.shape.offset ?? 0, limit: k!.shape.limit ?? 100 };
   const q = parseRecordsQuery(raw);
   if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
   const read = await compile(q);
-  if (hit === undefined && key && shape) {
+  if (hit === undefined && k) {
     const p = new Recorder();
     let marked: Statement | null = null;
     try {
-      marked = await compile(markedQuery(raw, shape), p);
+      marked = await compile(markedQuery(raw, k.shape), p);
     } catch {
       /* not cacheable */
     }
     // Kept only if nothing changed the schema meanwhile (the version read before the compile).
-    if (schema.version === version) cache.keep(key, version, shape, marked, p);
+    if (schema.version === version) cache.keep(k.key, version, k.shape, marked, p);
   }
   return { read, prepared: shaped(read.text), offset: q.offset ?? 0, limit: q.limit ?? 100 };
 }

@@ -7,7 +7,7 @@ import { isName } from './ident.js';
 import { parseRecordsQuery, type RecordsQuery } from './query.js';
 import { buildDelete, buildInsert, buildSelect, buildUpdate, type Statement } from './build.js';
 import type { Params } from './filters.js';
-import { ReadCache, readStatement } from './read-cache.js';
+import { ReadCache, readStatement, type ReadPlan } from './read-cache.js';
 import { newContext, type CompileContext, type ReadCount } from './compile.js';
 import { pageOf, singleObject, type Page } from './page.js';
 import { checkMaxAffected, commitsBehind } from './write-checks.js';
@@ -120,14 +120,14 @@ export class RecordsService {
   /** GET: rows matching the query string, with the total. `range` (the Range header) overrides limit/offset. */
   async select(identity: Identity, name: string, rawQuery: string, opts: ReadOptions = {}): Promise<Page> {
     const schema = this.scopes.get(opts.schema).schema;
-    const {
-      read: stmt,
-      prepared,
-      offset,
-      limit,
-    } = await readStatement(this.reads, schema, name, rawQuery, opts, (q, p) =>
+    const plan = await readStatement(this.reads, schema, name, rawQuery, opts, (q, p) =>
       this.build(name, (t, ctx) => buildSelect(t, q, 100, ctx, opts.format, opts.count ?? undefined), opts.schema, p),
     );
+    return this.run(identity, plan, opts);
+  }
+
+  /** Runs a read whose statement is ready (`select`'s, or read-cache.ts `cachedRead`'s for the front lane). */
+  async run(identity: Identity, { read: stmt, prepared, offset, limit }: ReadPlan, opts: ReadOptions): Promise<Page> {
     if (opts.format === 'geojson') await this.requirePostgis();
     const page = await this.as(identity, 'select', async (tx) => {
       const { rows } = await tx.query<{ body: string; total: number | string | null; rows?: number | string }>(

@@ -162,7 +162,7 @@ function fail(res: ServerResponse, log: LaneLog, id: string, headers: Headers, e
   try {
     // A client gone before the answer still gets its log line (Fastify's error handler writes one too).
     if (res.headersSent) return void res.destroy();
-    const a = errorAnswer(err, log, id);
+    const a = errorAnswer(err, { url: '', id, log, postgrest: false });
     const body = JSON.stringify(a.body);
     // Fastify's error handler keeps the headers set so far, all but the body's own.
     res.removeHeader('content-type');

@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.js';
 import type { LaneHandler } from '../front-lane.js';
 import type { RateLimiter } from '../limiter.js';
 import { FunctionLane } from './functions.js';
+import { RecordsLane } from './records.js';
 
 /**
  * The front lane's handlers (http/front-lane.ts `LaneHandler`), tried in this order for every
@@ -10,6 +11,7 @@ import { FunctionLane } from './functions.js';
  */
 export function laneHandlers(deps: Deps, limiter: RateLimiter | null): LaneHandler[] {
   return [
+    new RecordsLane(deps.records, deps.identity, limiter),
     new FunctionLane({ functions: deps.functions, identity: deps.identity, publicUrl: deps.config.publicUrl }, limiter),
   ];
 }

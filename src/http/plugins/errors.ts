@@ -48,31 +48,6 @@ function logAnswer(log: LineLogger, appErr: AppError): void {
 /** A request's logger, as far as an error answer writes to it. */
 type LineLogger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
-/** An error answer with the plain envelope: its status, its own headers (e.g. Retry-After) and body. */
-export interface ErrorAnswer {
-  status: number;
-  headers: Readonly<Record<string, string>>;
-  body: ErrorBody;
-}
-
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-
-/**
- * The error handler's answer to a thrown value, for an answer made without a Fastify request
- * (the front lane, http/lanes/): the same log line written to `log` (the request's, reqId
- * bound), the plain envelope (not /api/db's PostgREST body), and for an unexpected failure a
- * fixed 500 body that names only the request id.
- */
-export function errorAnswer(err: unknown, log: LineLogger, requestId: string): ErrorAnswer {
-  const appErr = toAppError(err);
-  if (!appErr) {
-    log.error({ err }, 'unhandled error');
-    return { status: 500, headers: NO_HEADERS, body: internalErrorBody(requestId) };
-  }
-  logAnswer(log, appErr);
-  return { status: appErr.status, headers: appErr.headers, body: appErr.toBody() };
-}
-
 /** PostgREST's `code` for errors that have no SQLSTATE (postgrest-js users test for these). */
 const PGRST_CODES: Partial<Record<ErrorCode, string>> = {
   INVALID_TOKEN: 'PGRST301',
@@ -149,20 +124,42 @@ export function frameworkErrorHandler(err: FastifyError, _request: FastifyReques
   reply.status(appErr.status).type('application/json').send(appErr.toBody());
 }
 
+/** An error's answer: status, headers and the envelope (sent as JSON, `application/json; charset=utf-8`). */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: object;
+}
+
+/**
+ * The answer to an error thrown while serving a request, and its log line: the envelope (with
+ * PostgREST's code, details and hint on the database routes, `postgrest`), or a 500 that names
+ * only the request id. Fastify's error handler and the front lane (http/lanes/) both answer
+ * through it, so an error is answered the same way whichever served the request.
+ */
+export function errorAnswer(
+  err: unknown,
+  request: { url: string; id: string; log: LineLogger; postgrest: boolean },
+): ErrorAnswer {
+  const found = toAppError(err);
+  if (!found) {
+    request.log.error({ err }, 'unhandled error');
+    return { status: 500, headers: {}, body: internalErrorBody(request.id) };
+  }
+  // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
+  // path keeps Plinth's wording.
+  const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
+  logAnswer(request.log, appErr);
+  const body = request.postgrest ? postgrestBody(appErr) : appErr.toBody();
+  return { status: appErr.status, headers: appErr.headers, body };
+}
+
 /** The error envelope on every error, and 404 for unknown routes. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
-    const found = toAppError(err);
-    if (!found) {
-      request.log.error({ err }, 'unhandled error');
-      return reply.status(500).type('application/json').send(internalErrorBody(request.id));
-    }
-    // /api/db answers constraint violations with Postgres's own text, as PostgREST; the primary
-    // path keeps Plinth's wording.
-    const appErr = (request.url.startsWith('/api/db/') && constraintAnswer(found)) || found;
-    logAnswer(request.log, appErr);
-    const body = request.routeOptions.config?.postgrest ? postgrestBody(appErr) : appErr.toBody();
-    return reply.status(appErr.status).headers(appErr.headers).type('application/json').send(body);
+    const postgrest = request.routeOptions.config?.postgrest === true;
+    const a = errorAnswer(err, { url: request.url, id: request.id, log: request.log, postgrest });
+    return reply.status(a.status).headers(a.headers).type('application/json').send(a.body);
   });
   app.setNotFoundHandler((request, reply) => {
     const err = new AppError('ROUTE_NOT_FOUND', {

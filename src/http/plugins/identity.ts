@@ -35,9 +35,7 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
       // gets there (unknown table, bad filter, bad body) checks it here first, so a
       // signed-out token is always answered 401, never with facts about the schema.
       route.errorHandler = async (error, request) => {
-        const status = error instanceof AppError ? error.status : (error as { statusCode?: number }).statusCode;
-        if (status !== 401 && request.identity) await resolver.assertSessionLive(request.identity);
-        throw error;
+        throw await sessionFirst(resolver, request.identity, error);
       };
     }
     const resolve: onRequestHookHandler = (request, _reply, done) => {
@@ -68,6 +66,22 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
     route.onRequest = [resolve, ...asArray(route.onRequest)];
     route.preHandler = [...asArray(route.preHandler), check];
   });
+}
+
+/**
+ * What a route that checks the session in its handler (`handlerChecksSession`) answers for an
+ * error: the error, unless it is not a 401 and the caller's session has ended (then that 401,
+ * or the check's own failure). Its route error handler and the front lane's records reads use it.
+ */
+export async function sessionFirst(resolver: IdentityResolver, identity: Identity, error: unknown): Promise<unknown> {
+  const status = error instanceof AppError ? error.status : (error as { statusCode?: number } | null)?.statusCode;
+  if (status === 401) return error;
+  try {
+    await resolver.assertSessionLive(identity);
+  } catch (err) {
+    return err;
+  }
+  return error;
 }
 
 const NONE: Identity = Object.freeze({ kind: 'none' });
