@@ -3,6 +3,8 @@
 import pg from 'pg';
 import type { Db } from '../types.js';
 import { openPostgres } from '../postgres.js';
+import { pgErrorInfo } from '../errors.js';
+import { AppError } from '../../errors/index.js';
 import { type EmbeddedCluster, type LaunchOptions, launchCluster } from './launch.js';
 
 export { EmbeddedPostgresError, unsupportedMessage } from './binaries.js';
@@ -32,6 +34,28 @@ export async function ensureDatabase(cluster: EmbeddedCluster, name: string): Pr
 }
 
 /**
+ * The pool on database `plinth`. On a cluster made before, the pool's first query is the check
+ * that the database exists (one connection fewer at each start); it is made when missing.
+ */
+async function openPlinth(cluster: EmbeddedCluster, max: number): Promise<Db> {
+  const open = () => openPostgres(cluster.url(EMBEDDED_DATABASE), { max, prepare: true });
+  if (cluster.created) {
+    await ensureDatabase(cluster, EMBEDDED_DATABASE);
+    return open();
+  }
+  try {
+    return await open();
+  } catch (err) {
+    if (pgErrorInfo(err instanceof AppError ? err.cause : err)?.code !== NO_SUCH_DATABASE) throw err;
+    await ensureDatabase(cluster, EMBEDDED_DATABASE);
+    return open();
+  }
+}
+
+/** SQLSTATE invalid_catalog_name: the database named by the connection does not exist. */
+const NO_SUCH_DATABASE = '3D000';
+
+/**
  * Opens the embedded default: cluster in `dir`, database `plinth`, the `pg` pool over the
  * socket. `close()` ends the pool, then stops postgres (fast shutdown) and waits for it.
  */
@@ -47,8 +71,7 @@ export async function openEmbedded(
   let db: Db;
   try {
     await cluster.ready();
-    await ensureDatabase(cluster, EMBEDDED_DATABASE);
-    db = await openPostgres(cluster.url(EMBEDDED_DATABASE), { max: opts.max ?? 10, prepare: true });
+    db = await openPlinth(cluster, opts.max ?? 10);
   } catch (err) {
     await cluster.stop();
     throw err;
