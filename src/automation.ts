@@ -83,21 +83,48 @@ export async function startAutomation(
     { db, jobs, functions, policy: outbound, dispatcher, publicUrl: config.publicUrl },
     { ...a.webhooks, log: log('webhooks') },
   );
-  if (jobs) {
-    await schedules.start();
-    life.onClose(() => schedules.stop());
-    await webhooks.start();
-    life.onClose(() => webhooks.stop());
-    // Every line of the mail queue goes to the log store; a mail given up on (error) also to
-    // stdout, where an operator at LOG_LEVEL=warn sees it.
-    const out = processLog(config.logLevel, areas.stdout);
-    await email.start(jobs, (level, msg, fields) => {
-      logs.write('email', level, msg, fields);
-      if (level === 'error') out(level, msg, fields);
-    });
-  }
-  const usageHistory = await startHousekeeping(config, jobs, { db, logs, flushAiUsage: areas.flushAiUsage }, life);
+  const housekeeping = { db, logs, flushAiUsage: areas.flushAiUsage };
+  const usageHistory = jobs
+    ? await startOnJobs(config, jobs, { schedules, webhooks, email, logs, stdout: areas.stdout, housekeeping }, life)
+    : await startHousekeeping(config, null, housekeeping, life);
   return { jobs, schedules, webhooks, outbound, usageHistory };
+}
+
+/**
+ * The areas on the job queue started side by side: each makes its queues and workers, a few
+ * round trips to Postgres each (queues made by several at once take turns: Jobs.queue holds a
+ * lock while it makes one). Their stops are registered first, so a failed start stops them all.
+ */
+async function startOnJobs(
+  config: Readonly<Config>,
+  jobs: Jobs,
+  areas: {
+    schedules: ScheduleService;
+    webhooks: WebhookService;
+    email: EmailService;
+    logs: LogsService;
+    stdout?: LineSink;
+    housekeeping: Parameters<typeof startHousekeeping>[2];
+  },
+  life: Lifecycle,
+): Promise<UsageHistory> {
+  const { schedules, webhooks, logs } = areas;
+  life.onClose(() => schedules.stop());
+  life.onClose(() => webhooks.stop());
+  // Every line of the mail queue goes to the log store; a mail given up on (error) also to
+  // stdout, where an operator at LOG_LEVEL=warn sees it.
+  const out = processLog(config.logLevel, areas.stdout);
+  const mail = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown>) => {
+    logs.write('email', level, msg, fields);
+    if (level === 'error') out(level, msg, fields);
+  };
+  const [usageHistory] = await Promise.all([
+    startHousekeeping(config, jobs, areas.housekeeping, life),
+    schedules.start(),
+    webhooks.start(),
+    areas.email.start(jobs, mail),
+  ]);
+  return usageHistory;
 }
 
 /** The email API over the mailer, with per-caller counters shared through Redis when there is one. */

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import type { Db } from './db/types.js';
 import type { DbEngine } from './db/open.js';
-import { dbEvents, givenOrOpened } from './db/configured.js';
+import { givenOrOpened } from './db/configured.js';
+import { dbEvents, type LaunchedEmbedded } from './db/launch.js';
 import { migrate } from './db/migrate.js';
 import { openOwner, type Owner } from './db/owner.js';
 import { loadCredentials, type Credentials } from './auth/credentials.js';
@@ -214,7 +215,11 @@ async function ownerPool(db: Db, life: Lifecycle, pools: Db[]): Promise<Owner> {
 }
 
 /** The database migrated, the log store and metrics on it, the owner pool, credentials and Redis. */
-async function foundation(config: Readonly<Config>, opts: { db?: Db; engine?: DbEngine }, life: Lifecycle) {
+async function foundation(
+  config: Readonly<Config>,
+  opts: { db?: Db; engine?: DbEngine; launched?: LaunchedEmbedded | null },
+  life: Lifecycle,
+) {
   let pgLog: ((line: string) => void) | null = null; // the server's lines before the store exists are not kept
   const opened = await givenOrOpened(config, opts, (line) => pgLog?.(line));
   const db = opened.db;
@@ -239,10 +244,13 @@ async function foundation(config: Readonly<Config>, opts: { db?: Db; engine?: Db
 }
 
 /** The composition root: opens the database, migrates, loads credentials, builds services. */
-/** `opts.stdout`: where lines an operator must see go (main.ts's log destination; default stdout). */
+/**
+ * `opts.stdout`: where lines an operator must see go (main.ts's log destination; default stdout);
+ * `opts.launched`: the embedded cluster main.ts launched before loading this code (db/launch.ts).
+ */
 export async function buildDeps(
   config: Readonly<Config>,
-  opts: { db?: Db; engine?: DbEngine; stdout?: LineSink } = {},
+  opts: { db?: Db; engine?: DbEngine; stdout?: LineSink; launched?: LaunchedEmbedded | null } = {},
 ): Promise<Deps> {
   const life = new Lifetime();
   const close = () => life.close();

@@ -1,13 +1,12 @@
+// Entry point. Only light modules are imported here: the embedded Postgres is launched as soon
+// as DATA_DIR is held, and the rest of the server (serve.ts, ≈ 1 s of loading on a slow machine)
+// loads while postgres starts in its own process (docs/benchmarks.md, branch start39).
 import { ConfigError, loadConfig, readEnv, type Config } from './config/index.js';
-import { buildDeps } from './deps.js';
-import { buildApp } from './app.js';
-import { BYTE_ORDER_ADVICE, sortsTextByBytes } from './db/collation.js';
-import { LogDestination } from './lib/log-destination.js';
 import { diskTooFullToStart } from './lib/disk.js';
-import { postgresService, redisService, waitForServices } from './lib/wait-for-services.js';
 import { ensureWritable, lockDataDir, type DataDirLock } from './lib/data-dir.js';
+import { launchConfigured } from './db/launch.js';
 
-/** Entry point: config → deps → app → listen; drains and closes on SIGTERM/SIGINT. */
+/** Entry point: config → DATA_DIR → postgres launched → serve.ts (deps → app → listen). */
 async function main(): Promise<void> {
   let config;
   try {
@@ -22,59 +21,10 @@ async function main(): Promise<void> {
   // A log reader that has gone (EPIPE) must not crash, hold or block the server.
   process.stdout.on('error', () => {});
   process.stderr.on('error', () => {});
-  const logs = new LogDestination(1);
-  const { usesDataDir, lock } = await takeDataDir(config);
-  await waitForServers(config);
-  const deps = await buildDeps(config, { stdout: logs }).catch(async (err) => {
-    // Out of space while starting (creating the cluster, migrating): say that, in one line.
-    const full =
-      usesDataDir && ((err as NodeJS.ErrnoException).code === 'ENOSPC' || (err as { code?: string }).code === '53100');
-    throw full
-      ? new Error(
-          `No space left on the disk of DATA_DIR (${config.dataDir}) while starting. Free disk space there, or set DATA_DIR to a folder on a bigger disk.`,
-        )
-      : err;
-  });
-  const app = await buildApp(deps, { logStream: logs, drainGraceMs: DRAIN_IDLE_GRACE_MS });
-  if (deps.generatedAdminKey) printAdminKey(config, deps.generatedAdminKey, deps.credentials.anonKey);
-  let stopping = false;
-  // Exits once the pending log lines are written, or after a bound (a stalled log reader).
-  const exit = (code: number) => void logs.drain(1000).then(() => process.exit(code));
-  const stop = async (signal: string) => {
-    if (stopping) {
-      // A second signal: no more waiting for requests, nor for the log.
-      process.stderr.write(`${signal} again: exiting now\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    app.log.info({ signal }, 'shutting down: draining requests');
-    const force = setTimeout(() => {
-      app.log.error('shutdown took too long; exiting');
-      exit(1);
-    }, 20_000);
-    force.unref();
-    try {
-      // Stops accepting; answers what arrives on open connections (503, Connection: close), closes
-      // each once it is idle (after DRAIN_IDLE_GRACE_MS), waits for requests in flight.
-      await app.close();
-      await deps.close(); // function runtime, redis, database pool
-      await lock?.release();
-      exit(0);
-    } catch (err) {
-      app.log.error({ err }, 'error while shutting down');
-      exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  await app.listen({ port: config.port, host: config.host });
-  if (await sortsTextByBytes(deps.db).catch(() => false)) app.log.warn(BYTE_ORDER_ADVICE);
-  if (config.publicUrl === null && !LOOPBACK.has(config.host)) {
-    app.log.warn(
-      "PUBLIC_URL is not set: absolute links (upload and download URLs, a function's request URL) follow each request's Host header. " +
-        'Set PUBLIC_URL to the public address (e.g. https://api.example.com) so that a forged Host cannot make links point elsewhere.',
-    );
-  }
+  const taken = await takeDataDir(config);
+  const launched = launchConfigured(config);
+  const { serve } = await import('./serve.js');
+  await serve(config, taken, launched);
 }
 
 /**
@@ -94,35 +44,6 @@ async function takeDataDir(config: Config): Promise<{ usesDataDir: boolean; lock
   }
   return { usesDataDir, lock };
 }
-
-/** A server Postgres and Redis that do not answer yet: waited for, health saying why (lib/wait-for-services.ts). */
-async function waitForServers(config: Config): Promise<void> {
-  const services = [];
-  if (config.databaseUrl && !config.databaseUrl.startsWith('pglite:'))
-    services.push(postgresService(config.databaseUrl));
-  if (config.rateLimit.redisUrl) services.push(redisService(config.rateLimit.redisUrl));
-  if (!services.length) return;
-  const log = (msg: string) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg })}\n`);
-  await waitForServices({ services, host: config.host, port: config.port, log });
-}
-
-/** The generated admin key, printed once, outside the log: only its hash is stored. */
-function printAdminKey(config: Config, key: string, anonKey: string): void {
-  const host =
-    LOOPBACK.has(config.host) || config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  process.stdout.write(
-    `\n  Plinth generated an admin API key. It is shown only now; store it safely:\n\n    ${key}\n\n` +
-      `  Sign in with it at http://${host}:${config.port}/dashboard\n` +
-      `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${anonKey}\n\n`,
-  );
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-/**
- * While draining, a keep-alive connection is closed once idle this long: a client that sends its
- * next request sooner gets the 503 envelope instead of a reset.
- */
-const DRAIN_IDLE_GRACE_MS = 1000;
 
 main().catch((err) => {
   process.stderr.write(`Plinth failed to start: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -68,7 +68,7 @@ export function operations(
     advisor,
     typegen: new TypeGenerator(db),
     mcpUsage,
-    agentDocs: new AgentDocs(loadDocBundle()),
+    agentDocs: new AgentDocs(loadDocBundle),
     backups,
   };
 }

@@ -5,12 +5,11 @@ import type { Db } from './types.js';
 import { openPostgres } from './postgres.js';
 import { openPglite } from './pglite.js';
 import { EMBEDDED_DATABASE, openEmbedded } from './embedded/index.js';
-import { carryOverPglite, needsCarryOver, removeNewCluster } from './embedded/carry-over.js';
+import { carryOverPglite, removeNewCluster } from './embedded/carry-over.js';
+import { type DbEventSink, embeddedDir, type LaunchedEmbedded, needsCarryOver } from './launch.js';
 
 /** Which engine answers: Plinth's own Postgres server, a server at DATABASE_URL, or in-process PGlite. */
 export type DbEngine = 'embedded' | 'postgres' | 'pglite';
-
-export type DbEventSink = (event: string, detail: Record<string, unknown>) => void;
 
 /** `pglite://` → DATA_DIR/pglite; `pglite:///some/dir` → that dir. */
 function pgliteDir(url: string, dataDir: string): string {
@@ -22,16 +21,20 @@ export async function openDatabase(opts: {
   dataDir: string;
   databaseUrl: string | null;
   onEvent?: DbEventSink;
-  /** The embedded server only: extra settings, and where its own log lines go. */
-  embedded?: { settings?: Record<string, string>; onLog?: (line: string) => void };
+  /**
+   * The embedded server only: extra settings, where its own log lines go, and the cluster
+   * main.ts launched already (db/launch.ts; its settings were given then).
+   */
+  embedded?: { settings?: Record<string, string>; onLog?: (line: string) => void; launched?: LaunchedEmbedded };
 }): Promise<{ db: Db; engine: DbEngine }> {
   const { dataDir, databaseUrl, onEvent } = opts;
   if (databaseUrl?.startsWith('pglite:'))
     return { db: await openPglite(pgliteDir(databaseUrl, dataDir)), engine: 'pglite' };
   if (databaseUrl) return { db: await openPostgres(databaseUrl), engine: 'postgres' };
-  const dir = path.join(dataDir, 'postgres');
-  const carry = needsCarryOver(dataDir);
-  const db = await openEmbedded({ dir, onEvent, ...opts.embedded });
+  const dir = embeddedDir(dataDir);
+  const { launched, ...embedded } = opts.embedded ?? {};
+  const carry = launched ? launched.carryOver : needsCarryOver(dataDir);
+  const db = await openEmbedded({ dir, onEvent, ...embedded, launched: launched?.cluster });
   if (carry) {
     try {
       const movedTo = await carryOverPglite({ dataDir, url: db.cluster.url(EMBEDDED_DATABASE) });

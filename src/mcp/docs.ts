@@ -35,12 +35,25 @@ export type OpenApi = {
  * from the OpenAPI document of the running app, handed in by the route (so neither can drift from the code).
  */
 export class AgentDocs {
-  private readonly byName: Map<string, DocEntry>;
-  private readonly sections: DocSection[];
+  private indexed: { byName: Map<string, DocEntry>; sections: DocSection[] } | null = null;
 
-  constructor(bundle: DocBundle) {
-    this.byName = new Map(bundle.docs.map((d) => [d.name, d]));
-    this.sections = bundle.docs.flatMap(sectionsOf);
+  /** `load` reads the bundle (every page's text): on the first question, not at start. */
+  constructor(private readonly load: () => DocBundle) {}
+
+  private get byName(): Map<string, DocEntry> {
+    return this.index().byName;
+  }
+
+  private get sections(): DocSection[] {
+    return this.index().sections;
+  }
+
+  private index() {
+    if (!this.indexed) {
+      const { docs } = this.load();
+      this.indexed = { byName: new Map(docs.map((d) => [d.name, d])), sections: docs.flatMap(sectionsOf) };
+    }
+    return this.indexed;
   }
 
   /** The sections (cut at headings) of every page that match `query`, best first, with the instance's base URL. */

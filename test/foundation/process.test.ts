@@ -1,7 +1,7 @@
 // Plinth as a real process: `npm start`'s command, config errors, graceful shutdown,
 // credentials that survive a restart, and the key CLI.
 import { spawn, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -62,6 +62,20 @@ describe('the server process', () => {
     expect(out).toMatch(/PORT/);
     expect(out).toMatch(/RATE_LIMIT_PLAN/);
     expect(out).toMatch(/JWT_SECRET/);
+  });
+
+  it('a cluster that cannot start (DATA_DIR/postgres holds none): one line saying why, exit 1', async () => {
+    // main.ts launches postgres before loading the rest of the server; its failure is the
+    // start's one line, not an unhandled rejection while the code loads.
+    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-proc-bad-'));
+    try {
+      mkdirSync(path.join(dir, 'postgres'));
+      const s = startServer({ DATA_DIR: dir, PORT: String(await freePort()) });
+      expect(await s.exited).toBe(1);
+      expect(s.output()).toMatch(/^Plinth failed to start: .*postgres exists but holds no Postgres cluster/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints the admin key once, keeps the keys across a restart, and drains in-flight requests on SIGTERM', async () => {

@@ -1,17 +1,12 @@
 // Carries a PGlite data dir (the default before the embedded server) into the embedded
 // cluster once: roles, then a pg_dump of the whole database (PGlite's WASM pg_dump), restored
 // in one transaction. The old dir is renamed, never deleted.
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { openPglite } from '../pglite.js';
 import type { Db } from '../types.js';
 import { EmbeddedPostgresError } from './binaries.js';
-
-/** True when `dataDir` holds PGlite data and no embedded cluster yet. */
-export function needsCarryOver(dataDir: string): boolean {
-  return existsSync(path.join(dataDir, 'pglite', 'PG_VERSION')) && !existsSync(path.join(dataDir, 'postgres'));
-}
 
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 

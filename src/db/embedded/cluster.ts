@@ -1,6 +1,16 @@
 // The embedded cluster on disk: who runs it (never root), initdb once, where its socket lives.
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +28,30 @@ export interface RunAs {
 /** The superuser role initdb creates; the socket (0700) is the only way in. */
 export const SUPERUSER = 'postgres';
 
+/** `name`'s entry in /etc/passwd, or null (no such line, or no readable file). */
+function fromPasswd(name: string): RunAs | null {
+  let text: string;
+  try {
+    text = readFileSync('/etc/passwd', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    const [user, , uid, gid] = line.split(':');
+    if (user !== name) continue;
+    const ids = { uid: Number(uid), gid: Number(gid) };
+    return Number.isInteger(ids.uid) && Number.isInteger(ids.gid) ? { name, ...ids } : null;
+  }
+  return null;
+}
+
+/**
+ * The user's ids: from /etc/passwd (no process to spawn, at every start as root), else from
+ * `id` (users of a directory service that /etc/passwd does not list).
+ */
 function lookup(name: string): RunAs | null {
+  const listed = fromPasswd(name);
+  if (listed) return listed.uid > 0 ? listed : null;
   try {
     const uid = Number(
       execFileSync('id', ['-u', name], { stdio: ['ignore', 'pipe', 'ignore'] })

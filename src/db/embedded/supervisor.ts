@@ -3,7 +3,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { alive } from '../../lib/process.js';
 import { EmbeddedPostgresError } from './binaries.js';
 import { SUPERUSER, type RunAs } from './cluster.js';
@@ -17,7 +16,7 @@ export interface SupervisorOptions {
   settings: Record<string, string>;
   /** Receives lifecycle events (started, exited, restarting) for the log. */
   onEvent?: (event: string, detail: Record<string, unknown>) => void;
-  /** Receives every line postgres writes to stdout/stderr (its own log: errors, slow statements). */
+  /** Receives every line postgres writes to stdout/stderr (its own log: errors, slow statements); `logTo` replaces it. */
   onLog?: (line: string) => void;
 }
 
@@ -26,6 +25,12 @@ const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
 const STABLE_MS = 30_000;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
+/**
+ * The readiness poll asks again this often, or at once when postgres logs READY_LINE (the
+ * poll's connection still decides: the line only ends the pause).
+ */
+const READY_POLL_MS = 50;
+const READY_LINE = 'database system is ready to accept connections';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -66,10 +71,21 @@ export class PostgresSupervisor {
   private restartTimer: NodeJS.Timeout | null = null;
   private output: string[] = [];
   private exitWaiters: Array<() => void> = [];
+  private readiness: Promise<void> | null = null;
+  private onLog: ((line: string) => void) | undefined;
+  /** Ends the readiness poll's pause early: postgres said it accepts connections. */
+  private nudge: (() => void) | null = null;
   /** How many times postgres was restarted after an unexpected exit. */
   restarts = 0;
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.onLog = options.onLog;
+  }
+
+  /** Where postgres's lines go from now on (the log store, once it exists). */
+  logTo(onLog: (line: string) => void): void {
+    this.onLog = onLog;
+  }
 
   /** The connection URL of a database on this server (over the Unix socket). */
   url(database: string): string {
@@ -87,11 +103,27 @@ export class PostgresSupervisor {
 
   /** Starts postgres and resolves once it accepts connections. */
   async start(): Promise<void> {
+    await this.launch();
+    await this.ready();
+  }
+
+  /**
+   * Starts the postgres process and returns without waiting for it: `ready()` waits. A start
+   * launches it before loading the rest of Plinth's code, which then loads while postgres
+   * starts (main.ts).
+   */
+  async launch(): Promise<void> {
     this.stopping = false;
+    this.readiness = null;
     await this.clearStalePid();
     process.on('exit', this.onProcessExit);
     this.spawnOnce();
-    await this.waitReady();
+  }
+
+  /** Resolves once the launched postgres accepts connections (the same answer to every caller). */
+  ready(): Promise<void> {
+    this.readiness ??= this.waitReady();
+    return this.readiness;
   }
 
   /**
@@ -141,7 +173,8 @@ export class PostgresSupervisor {
     this.child = child;
     const keep = (d: Buffer) => {
       const lines = d.toString().split('\n').filter(Boolean);
-      if (this.options.onLog) for (const line of lines) this.options.onLog(line);
+      if (lines.some((l) => l.includes(READY_LINE))) this.nudge?.();
+      if (this.onLog) for (const line of lines) this.onLog(line);
       this.output.push(...lines);
       if (this.output.length > 50) this.output.splice(0, this.output.length - 50);
     };
@@ -188,6 +221,8 @@ export class PostgresSupervisor {
   private async waitReady(): Promise<void> {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     const child = this.child;
+    // Imported here, not with this module: launch() runs before the pg client has loaded.
+    const { default: pg } = await import('pg');
     while (Date.now() < deadline) {
       if (!child || child.exitCode !== null || child.signalCode !== null) break;
       const c = new pg.Client({ connectionString: this.url('postgres') });
@@ -199,7 +234,14 @@ export class PostgresSupervisor {
         return;
       } catch {
         await c.end().catch(() => {});
-        await sleep(50);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, READY_POLL_MS);
+          this.nudge = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.nudge = null;
       }
     }
     const out = this.output.slice(-10).join('\n');
