@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
+import { processLog } from '../lib/process-log.js';
 import { type EmbeddedCluster, launchCluster } from './embedded/launch.js';
 
 /** Where the embedded server's lifecycle events go (started, restarted, carried over). */
@@ -25,22 +26,10 @@ export function needsCarryOver(dataDir: string): boolean {
 
 /** Lifecycle lines of the embedded Postgres (started, restarted, carried over), as JSON log lines. */
 export function dbEvents(config: Readonly<Config>): DbEventSink {
-  const LEVELS: Record<string, number> = {
-    trace: 10,
-    debug: 20,
-    info: 30,
-    warn: 40,
-    error: 50,
-    fatal: 60,
-    silent: Infinity,
-  };
-  const min = LEVELS[config.logLevel] ?? 30;
-  return (event: string, detail: Record<string, unknown>) => {
-    // An unexpected exit of postgres is a warning; starts, stops and the carry-over are info.
-    const level = /unexpectedly|uncleanly|orphaned|could not/.test(event) ? 40 : 30;
-    if (level < min) return;
-    process.stderr.write(`${JSON.stringify({ level, time: Date.now(), msg: `database: ${event}`, ...detail })}\n`);
-  };
+  const log = processLog(config.logLevel, process.stderr);
+  // An unexpected exit of postgres is a warning; starts, stops and the carry-over are info.
+  return (event, detail) =>
+    log(/unexpectedly|uncleanly|orphaned|could not/.test(event) ? 'warn' : 'info', `database: ${event}`, detail);
 }
 
 /**
