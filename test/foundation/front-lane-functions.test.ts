@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionLane } from '../../src/http/lanes/functions.js';
 import type { LaneKit } from '../../src/http/front-lane.js';
 import { createTestUser, startApp, type TestApp } from '../helpers/app.js';
-import { jsonLines } from '../helpers/log.js';
+import { jsonLines, storedApiLine } from '../helpers/log.js';
 
 interface Side {
   t: TestApp;
@@ -197,21 +197,6 @@ async function answer(s: Side, c: Case, id: string) {
   };
 }
 
-/** The request's `api` line in the log store, without its duration (null when there is none). */
-async function storedLine(s: Side, requestId: string) {
-  for (let i = 0; i < 20; i++) {
-    const page = await s.t.deps.logs.read({ sources: ['api'], limit: 1000 });
-    const line = page.logs.find((l) => l.body.requestId === requestId);
-    if (line) {
-      const { durationMs, ...body } = line.body;
-      expect(typeof durationMs).toBe('number');
-      return { level: line.level, message: line.eventMessage, body };
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return null;
-}
-
 /** Fastify's request lines (and the error handler's) on stdout for one request id, without time and duration. */
 function stdoutLines(s: Side, requestId: string) {
   return s.stdout
@@ -248,7 +233,7 @@ describe('function calls in the front lane', () => {
       // (A preflight is answered by the CORS hook, before this one: it reaches it on neither side.)
       expect(reached(lane), `${c.name}: reached Fastify`).toBe(c.lane ? false : reached(fastify));
       if (c.lane) expect(reached(fastify), `${c.name}: reached Fastify without the lane`).toBe(true);
-      const [stored, fastifys] = [await storedLine(lane, id), await storedLine(fastify, id)];
+      const [stored, fastifys] = [await storedApiLine(lane.t, id, 1000), await storedApiLine(fastify.t, id, 1000)];
       expect(stored, `${c.name}: log line`).not.toBeNull();
       // Fastify reads the client's address when the answer is sent, when a request whose body was
       // streamed to the function no longer has it; the lane keeps the one it read first.

@@ -5,7 +5,7 @@
 // others' lines are the same), and the lane must really have answered (no Fastify hook ran). Requests the lane leaves to Fastify are compared too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { jsonLines } from '../helpers/log.js';
+import { jsonLines, storedApiLine } from '../helpers/log.js';
 
 interface Side {
   t: TestApp;
@@ -44,16 +44,6 @@ async function answer(s: Side, method: string, path: string, headers: Record<str
     h['x-request-id'] = '(generated)';
   }
   return { status: r.status, headers: h, body: text.replace(/"timestamp":"[^"]+"/, '"timestamp":"(time)"') };
-}
-
-/** The request's line in the log store, without what differs by nature (time, duration). */
-async function storedLine(s: Side, requestId: string) {
-  const page = await s.t.deps.logs.read({ sources: ['api'], limit: 1000 });
-  const line = page.logs.find((l) => l.body.requestId === requestId);
-  if (!line) return null;
-  const { durationMs, ...body } = line.body;
-  expect(typeof durationMs).toBe('number');
-  return { level: line.level, message: line.eventMessage, body };
 }
 
 /** Fastify's request lines on stdout for one request id, without time and duration. */
@@ -132,10 +122,10 @@ describe.each([
       if (c.lane) expect(reached(fastify), `${c.name}: reached Fastify without the lane`).toBe(true);
       if (headers['x-request-id'].includes(' ')) continue;
       // The lane's answers are counted into one line a minute (test/logs/health-probes.test.ts), not stored each.
-      const stored = await storedLine(lane, headers['x-request-id']);
-      expect(await storedLine(fastify, headers['x-request-id']), `${c.name}: Fastify's log line`).not.toBeNull();
+      const stored = await storedApiLine(lane.t, headers['x-request-id']);
+      expect(await storedApiLine(fastify.t, headers['x-request-id']), `${c.name}: Fastify's log line`).not.toBeNull();
       if (c.lane) expect(stored, `${c.name}: log line`).toBeNull();
-      else expect(stored, `${c.name}: log line`).toEqual(await storedLine(fastify, headers['x-request-id']));
+      else expect(stored, `${c.name}: log line`).toEqual(await storedApiLine(fastify.t, headers['x-request-id']));
       const out = stdoutLines(lane, headers['x-request-id']);
       expect(
         out.map((l) => l.msg),

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backends } from '../helpers/db.js';
-import { jsonLines } from '../helpers/log.js';
+import { jsonLines, storedApiLine } from '../helpers/log.js';
 import { sql } from '../database/helpers.js';
 
 const A = '00000000-0000-4000-8000-00000000000a';
@@ -89,16 +89,6 @@ async function answer(s: Side, path: string, headers: Record<string, string>) {
   return { status: r.status, headers: h, body: text.replace(/"timestamp":"[^"]+"/, '"timestamp":"(time)"') };
 }
 
-/** The request's stored `api` line, without its duration. */
-async function storedLine(s: Side, requestId: string) {
-  const page = await s.t.deps.logs.read({ sources: ['api'], limit: 1000 });
-  const line = page.logs.find((l) => l.body.requestId === requestId);
-  if (!line) return null;
-  const { durationMs, ...body } = line.body;
-  expect(typeof durationMs).toBe('number');
-  return { level: line.level, message: line.eventMessage, body };
-}
-
 /** The stdout lines of one request id, without time and duration. */
 function stdoutLines(s: Side, requestId: string) {
   return s.stdout.filter((l) => l.reqId === requestId).map(({ time, responseTime, ...rest }) => rest);
@@ -149,7 +139,7 @@ describe.each(backends())('records reads in the front lane (%s)', (backend) => {
     expect(a.status, `${name}: ${a.body}`).toBe(expected.status);
     expect(plain.fastify.has(id), `${name}: Fastify answered without the lane`).toBe(true);
     expect(lane.fastify.has(id), `${name}: reached Fastify with the lane`).toBe(!expected.lane);
-    expect(await storedLine(lane, id), `${name}: stored line`).toEqual(await storedLine(plain, id));
+    expect(await storedApiLine(lane.t, id), `${name}: stored line`).toEqual(await storedApiLine(plain.t, id));
     const out = stdoutLines(lane, id);
     expect(out.map((l) => l.msg).slice(0, 1), `${name}: request lines`).toEqual(['incoming request']);
     expect(out.at(-1)?.msg, `${name}: request lines`).toBe('request completed');
