@@ -129,9 +129,13 @@ export class StorageLane implements LaneHandler {
     }
     headers['content-type'] = JSON_TYPE;
     headers['content-length'] = Buffer.byteLength(body);
+    // As Fastify's onResponse: only an answer that went out (a client that broke off the body
+    // gets no "request completed", no `api` line and no metrics).
+    res.once('finish', () => {
+      kit.finish(req, call, { route: ROUTE, status, identity, bytesOut: headers['content-length'] });
+    });
     res.writeHead(status, headers);
     res.end(body);
-    kit.finish(req, call, { route: ROUTE, status, identity, bytesOut: headers['content-length'] });
   }
 
   /**
