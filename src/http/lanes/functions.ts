@@ -72,13 +72,17 @@ export class FunctionLane implements LaneHandler {
     }
     const identity = await openCaller(this.deps.identity, req.headers);
     const base = originOf(req.headers.host ?? '', protocolOf(req), this.deps.publicUrl);
-    const answer = await this.deps.functions.invoke(slug, {
-      method: req.method ?? 'GET',
-      url: base + req.url,
-      headers: callHeaders(req.headers, identity),
-      // The body is streamed to the function as it arrives, never buffered here.
-      body: hasBody(req.method, req.headers) ? req : null,
-    });
+    const answer = await this.deps.functions.invoke(
+      slug,
+      {
+        method: req.method ?? 'GET',
+        url: base + req.url,
+        headers: callHeaders(req.headers, identity),
+        // The body is streamed to the function as it arrives, never buffered here.
+        body: hasBody(req.method, req.headers) ? req : null,
+      },
+      call.id,
+    );
     return send(req, res, answer, headers, log);
   }
 }
