@@ -178,8 +178,8 @@ export class FunctionService {
     this.secretChanges++;
   }
 
-  /** Runs an active function. Missing, draft and error functions are FUNCTION_NOT_FOUND. */
-  async invoke(slug: string, req: InvokeRequest): Promise<InvokeResponse> {
+  /** Runs an active function (missing, draft, error: FUNCTION_NOT_FOUND), for HTTP request `requestId` if any. */
+  async invoke(slug: string, req: InvokeRequest, requestId?: string): Promise<InvokeResponse> {
     // A warm call reads its function and version from memory: no query, no hash, no new object.
     const hit = this.heads.get(slug);
     const head = hit ? hit.head : await this.head(slug);
@@ -192,10 +192,10 @@ export class FunctionService {
       if (this.credentialFor)
         req = { ...req, headers: { ...req.headers, [FUNCTION_TOKEN_HEADER]: await this.credentialFor(slug) } };
       const res = await this.runtime.invoke(fn, req);
-      this.seen(slug, head.id, started, res.status, res.cold === true, null);
+      this.seen(slug, head.id, started, res.status, res.cold === true, null, requestId);
       return res;
     } catch (err) {
-      this.seen(slug, head.id, started, null, false, err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+      this.seen(slug, head.id, started, null, false, err instanceof AppError ? err.code : 'INTERNAL_ERROR', requestId);
       throw err;
     }
   }
@@ -207,8 +207,10 @@ export class FunctionService {
     status: number | null,
     cold: boolean,
     error: string | null,
+    requestId: string | undefined,
   ): void {
-    this.onInvoke?.({ slug, functionId, status, cold, seconds: (performance.now() - started) / 1000, error });
+    const seconds = (performance.now() - started) / 1000;
+    this.onInvoke?.({ slug, functionId, status, cold, seconds, error, requestId: requestId ?? null });
   }
 
   /**

@@ -44,7 +44,8 @@ export interface UsageHistoryOptions {
 // The interval that ended SETTLE_SECONDS ago, on the grid of multiples of the interval since the
 // epoch: every instance computes the same `at`, and only one row per `at` can exist. A sample
 // is taken only past the newest one; its counts cover the time since that one (or one interval).
-// Invocations are the function lines with `cold` in their fields (console output has none).
+// Invocations are the function lines with `cold` in their fields (console output has none), a
+// counted line (warm HTTP calls, one line a minute: docs/logs.md) as many as its `count`.
 const SAMPLE = `
 with point as (
   select to_timestamp(floor((extract(epoch from now()) - $2::int) / $1::int) * $1::int) as at, (select max(at) from system.usage_samples) as last
@@ -58,7 +59,7 @@ select w.at, pg_database_size(current_database()),
        (select coalesce(sum(total_tokens), 0) from ai.usage u where u.created_at >= w.since and u.created_at < w.at)
   from win w
   left join lateral (
-    select count(*)::int as n, count(*) filter (where l.level = 'error')::int as errors
+    select coalesce(sum(coalesce((l.fields->>'count')::int, 1)), 0)::int as n, count(*) filter (where l.level = 'error')::int as errors
       from system.logs l where l.source = 'functions' and l.fields->'cold' is not null and l.time >= w.since and l.time < w.at
   ) calls on $3::boolean
 on conflict (at) do nothing
@@ -72,7 +73,7 @@ with s as (
     from system.usage_samples u where u.at > now() - make_interval(secs => $2::int)
 ), c as (
   select s.at,
-         case when $3::boolean then (select count(*)::int from system.logs l
+         case when $3::boolean then (select coalesce(sum(coalesce((l.fields->>'count')::int, 1)), 0)::int from system.logs l
            where l.source = 'functions' and l.fields->'cold' is not null and l.time >= s.since and l.time < s.at) end as calls,
          case when $3::boolean then (select count(*)::int from system.logs l
            where l.source = 'functions' and l.fields->'cold' is not null and l.level = 'error' and l.time >= s.since and l.time < s.at) end as errors,

@@ -260,6 +260,10 @@ describe.each(backends())('schedules (%s)', (backend) => {
       'the function run',
     );
     expect((await runs(s.id))[0]).toMatchObject({ status: 'succeeded', output: '200 admin {"n":1}' });
+    // A call no HTTP request made keeps a functions line of its own (warm HTTP calls are counted: docs/logs.md).
+    const lines = (await t.deps.logs.read({ sources: ['functions'], limit: 1000 })).logs;
+    const own = lines.filter((l) => l.body.slug === 'cron-fn' && l.body.count === undefined);
+    expect(own.map((l) => [l.body.status, l.body.requestId])).toEqual([[200, null]]);
   });
 
   it('shows the job queue depth and its bounds in the health checks', async () => {

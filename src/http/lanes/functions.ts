@@ -7,6 +7,9 @@ import { callHeaders, hasBody, openCaller } from '../function-call.js';
 import { callerKey, limitHeaders, type RateLimiter } from '../limiter.js';
 import { originOf } from '../origin.js';
 import { errorAnswer } from '../plugins/errors.js';
+import { enforce } from '../plugins/identity.js';
+import { AppError } from '../../errors/index.js';
+import type { Identity } from '../../auth/identity.js';
 
 /** `/functions/<slug>`, maybe with a query string: a slug needs no decoding and no router (functions/slug.ts). */
 const CALL = /^\/functions\/([a-z0-9][a-z0-9_-]{0,62})(?:\?|$)/;
@@ -14,6 +17,9 @@ const CALL = /^\/functions\/([a-z0-9][a-z0-9_-]{0,62})(?:\?|$)/;
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 /** The route pattern of the log line and the metrics: Fastify's route's. */
 const ROUTE = '/functions/:slug';
+/** `POST /api/functions/<slug>`: the same call, as a caller who must send a credential (access `any`). */
+const API_CALL = /^\/api\/functions\/([a-z0-9][a-z0-9_-]{0,62})(?:\?|$)/;
+const API_ROUTE = '/api/functions/:slug';
 /** A media type Fastify parses (its ContentType: type/subtype tokens); it answers any other 415 (or reads it as none). */
 const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -23,9 +29,11 @@ type Headers = Record<string, string | string[] | number>;
 type LaneLog = LaneKit['parts']['log'];
 
 /**
- * A function call (`GET`/`POST`/`PUT`/`PATCH`/`DELETE /functions/<slug>`) answered in the front
- * lane, as Fastify's route (http/routes/functions/invoke.ts) answers it: counted in the same rate
- * limiter (by IP, as Fastify counts an open route), the caller from the credential sent along
+ * A function call (`GET`/`POST`/`PUT`/`PATCH`/`DELETE /functions/<slug>`, and `POST
+ * /api/functions/<slug>`) answered in the front lane, as Fastify's routes
+ * (http/routes/functions/invoke.ts) answer it: counted in the same rate limiter (by IP, as
+ * Fastify counts an open route; the API route by its caller, resolved first, its access
+ * enforced as the identity plugin does), the caller from the credential sent along
  * (`openCaller`), the same headers and body to the function, its answer sent as Fastify sends
  * it, and every error as the error handler's envelope. What it cannot answer exactly as Fastify
  * does (HEAD, OPTIONS, a sub-path, a trailing slash, a percent-encoded or non-slug path, a
@@ -39,18 +47,31 @@ export class FunctionLane implements LaneHandler {
 
   answer(req: IncomingMessage, res: ServerResponse, kit: LaneKit): boolean {
     const url = req.url ?? '';
-    if (!url.startsWith('/functions/')) return false;
-    const slug = CALL.exec(url)?.[1];
-    if (slug === undefined || !METHODS.has(req.method ?? '') || !readable(req) || !kit.open(req)) return false;
+    const api = url.startsWith('/api/functions/');
+    if (!api && !url.startsWith('/functions/')) return false;
+    const slug = (api ? API_CALL : CALL).exec(url)?.[1];
+    const method = req.method ?? '';
+    if (slug === undefined || !(api ? method === 'POST' : METHODS.has(method))) return false;
+    if (!readable(req) || !kit.open(req)) return false;
     const call = kit.begin(req, res);
     const headers: Headers = { 'x-request-id': call.id, ...kit.parts.cors.simple(req.headers.origin) };
+    // The caller of POST /api/functions/<slug> once resolved: its api line names it, as Fastify's does.
+    const caller: Caller = {};
     res.once('finish', () => {
-      kit.finish(req, call, { route: ROUTE, status: res.statusCode, bytesOut: headers['content-length'] });
+      const route = api ? API_ROUTE : ROUTE;
+      kit.finish(req, call, {
+        route,
+        status: res.statusCode,
+        identity: caller.identity,
+        bytesOut: headers['content-length'],
+      });
     });
     // The request's logger for an error's line: Fastify's (reqId bound), made only when one is written.
     let errorLog: LaneLog | null = call.log;
     const log = () => (errorLog ??= kit.parts.log.child({ reqId: call.id }));
-    this.run(req, res, slug, headers, call, log).catch((err: unknown) => fail(res, log(), call.id, headers, err));
+    this.run(req, res, slug, headers, call, log, api ? caller : null).catch((err: unknown) =>
+      fail(res, log(), call.id, headers, err),
+    );
     return true;
   }
 
@@ -61,26 +82,62 @@ export class FunctionLane implements LaneHandler {
     headers: Headers,
     call: LaneCall,
     log: () => LaneLog,
+    caller: Caller | null,
   ): Promise<void> {
-    if (this.limiter) {
+    let identity: Identity;
+    if (caller) identity = await this.resolved(req, headers, call.ip, caller);
+    else {
       // An open route resolves no identity before its count: Fastify counts it by IP too.
-      const counted = await this.limiter.count(callerKey(undefined, req.headers, call.ip));
-      if (counted) {
-        Object.assign(headers, limitHeaders(counted));
-        if (counted.exceeded) throw this.limiter.refusal(counted);
-      }
+      await this.count(callerKey(undefined, req.headers, call.ip), headers);
+      identity = await openCaller(this.deps.identity, req.headers);
     }
-    const identity = await openCaller(this.deps.identity, req.headers);
     const base = originOf(req.headers.host ?? '', protocolOf(req), this.deps.publicUrl);
-    const answer = await this.deps.functions.invoke(slug, {
-      method: req.method ?? 'GET',
-      url: base + req.url,
-      headers: callHeaders(req.headers, identity),
-      // The body is streamed to the function as it arrives, never buffered here.
-      body: hasBody(req.method, req.headers) ? req : null,
-    });
+    const answer = await this.deps.functions.invoke(
+      slug,
+      {
+        method: req.method ?? 'GET',
+        url: base + req.url,
+        headers: callHeaders(req.headers, identity),
+        // The body is streamed to the function as it arrives, never buffered here.
+        body: hasBody(req.method, req.headers) ? req : null,
+      },
+      call.id,
+    );
     return send(req, res, answer, headers, log);
   }
+
+  /** Counts the request in the rate limit, its headers added to the answer's; RATE_LIMITED past it. */
+  private async count(key: string, headers: Headers): Promise<void> {
+    const counted = this.limiter ? await this.limiter.count(key) : null;
+    // The store (Redis) failed: served uncounted, and no headers claim a budget.
+    if (!counted) return;
+    Object.assign(headers, limitHeaders(counted));
+    if (counted.exceeded) throw this.limiter!.refusal(counted);
+  }
+
+  /**
+   * The caller of an `any` route, as Fastify's identity hooks find it (plugins/identity.ts):
+   * resolved before the count, which keys on it; a bad credential refused after the count,
+   * then the route's access enforced.
+   */
+  private async resolved(req: IncomingMessage, headers: Headers, ip: string | undefined, caller: Caller) {
+    let failure: AppError | null = null;
+    try {
+      caller.identity = await this.deps.identity.resolve(req.headers, { deferSessionCheck: false });
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      failure = err;
+    }
+    await this.count(callerKey(caller.identity, req.headers, ip), headers);
+    if (failure || !caller.identity) throw failure;
+    enforce('any', caller.identity, { functionToken: false });
+    return caller.identity;
+  }
+}
+
+/** Who called, once the lane has resolved it (only POST /api/functions/<slug> does before the answer). */
+interface Caller {
+  identity?: Identity;
 }
 
 /** Whether Fastify would hand the request's body to the route as it is: none, or one of a media type it parses. */

@@ -57,7 +57,8 @@ export function registerIdentity(app: FastifyInstance, resolver: IdentityResolve
       const failure = (request as WithFailure)[FAILED];
       if (failure) return done(failure);
       try {
-        enforce(access, request, request.routeOptions.config.refusalHint);
+        const config = request.routeOptions.config;
+        enforce(access, request.identity, { functionToken: config.functionToken === true, hint: config.refusalHint });
         done();
       } catch (err) {
         done(err as Error);
@@ -96,9 +97,15 @@ function hasCredential(request: FastifyRequest): boolean {
   return h.authorization !== undefined || h.apikey !== undefined || h['x-api-key'] !== undefined;
 }
 
-function enforce(access: Access, request: FastifyRequest, hint: string | undefined): void {
-  const kind = request.identity.kind;
-  if (kind === 'function' && request.routeOptions.config.functionToken !== true) {
+/**
+ * Refuses a caller the route's declared access does not let in (UNAUTHORIZED, FORBIDDEN);
+ * `functionToken`: the route takes a function's token. Takes no Fastify request, so the front
+ * lane (http/front-lane.ts) can check a route's access as Fastify's preHandler does.
+ */
+export function enforce(access: Access, identity: Identity, route: { functionToken: boolean; hint?: string }): void {
+  const kind = identity.kind;
+  const hint = route.hint;
+  if (kind === 'function' && !route.functionToken) {
     throw new AppError('FORBIDDEN', {
       message: "A function's token is only taken by the routes made for functions (POST /api/email/send-raw).",
       nextActions: "Call this endpoint as the function's caller (forward their Authorization header) instead.",

@@ -21,13 +21,17 @@ async function run(
 ): Promise<FastifyReply> {
   const base = publicOrigin(request, publicUrl);
   keepClientAddress(request);
-  const res = await fns.invoke(slug, {
-    method: request.method,
-    url: base + request.url,
-    headers: callHeaders(request.headers, identity),
-    // The body is streamed to the function as it arrives, never buffered here.
-    body: hasBody(request.method, request.headers) ? request.raw : null,
-  });
+  const res = await fns.invoke(
+    slug,
+    {
+      method: request.method,
+      url: base + request.url,
+      headers: callHeaders(request.headers, identity),
+      // The body is streamed to the function as it arrives, never buffered here.
+      body: hasBody(request.method, request.headers) ? request.raw : null,
+    },
+    request.id,
+  );
   return reply.status(res.status).headers(res.headers).send(res.body);
 }
 
