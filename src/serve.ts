@@ -59,7 +59,9 @@ export async function serve(
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host }).catch((err) => {
+    throw listenFailure(config, err);
+  });
   if (await sortsTextByBytes(deps.db).catch(() => false)) app.log.warn(BYTE_ORDER_ADVICE);
   if (config.publicUrl === null && !LOOPBACK.has(config.host)) {
     app.log.warn(
@@ -89,6 +91,24 @@ function printAdminKey(config: Config, key: string, anonKey: string): void {
       `  Sign in with it at http://${host}:${config.port}/dashboard\n` +
       `  Rotate it with "npm run plinth -- keys rotate-admin". Anon key: ${anonKey}\n\n`,
   );
+}
+
+/** A port that cannot be listened on, as the start's one line: what is wrong and what to do. */
+function listenFailure(config: Config, err: NodeJS.ErrnoException): Error {
+  const where = `port ${config.port} on ${config.host}`;
+  if (err.code === 'EADDRINUSE')
+    return new Error(
+      `${where} is already in use (another Plinth, or another program). Stop it, or set PORT to a free port.`,
+    );
+  if (err.code === 'EACCES')
+    return new Error(
+      `this user may not listen on ${where} (ports below 1024 need privileges). Set PORT to 1024 or above.`,
+    );
+  if (err.code === 'EADDRNOTAVAIL')
+    return new Error(
+      `HOST ${config.host} is not an address of this machine. Set HOST to one of its addresses, or to 0.0.0.0 for all.`,
+    );
+  return err;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -92,6 +92,28 @@ describe('compiled reads by shape', () => {
     expect(compiles).toBe(5);
   });
 
+  it('keeps the shape from the first read after DDL, whose own compile loads the schema', async () => {
+    const cache = new ReadCache();
+    const schema = { version: 'g1:0' }; // invalidated: the next compile loads it
+    const loading = async (q: RecordsQuery, p?: Params) => {
+      schema.version = 'g1:123'; // what SchemaCache.version reads once the load is in
+      return compileWith()(q, p);
+    };
+    await readStatement(cache, schema, 'people', 'age=eq.1', {}, loading);
+    const fail = async () => {
+      throw new Error('compiled again');
+    };
+    await expect(readStatement(cache, schema, 'people', 'age=eq.2', {}, fail)).resolves.toBeTruthy();
+    // A schema change during the marked compile: not kept.
+    let n = 0;
+    const changing = async (q: RecordsQuery, p?: Params) => {
+      if (++n === 2) schema.version = 'g2:0';
+      return compileWith()(q, p);
+    };
+    await readStatement(cache, schema, 'people', 'name=eq.1', {}, changing);
+    await expect(readStatement(cache, schema, 'people', 'name=eq.2', {}, fail)).rejects.toThrow('compiled again');
+  });
+
   it('keeps at most its bound of shapes, the least recently used going first', async () => {
     const cache = new ReadCache(2);
     const v = { version: 'v1' };

@@ -281,6 +281,9 @@ export async function readStatement(
   if (opts.range) Object.assign(q, { offset: opts.range.offset, limit: opts.range.limit });
   const read = await compile(q);
   if (hit === undefined && k) {
+    // The version the marked compile sees: the request's own compile has loaded the schema
+    // where it needed to (the first read after DDL), so the shape is kept from that read on.
+    const compiledFor = schema.version;
     const p = new Recorder();
     let marked: Statement | null = null;
     try {
@@ -288,8 +291,8 @@ export async function readStatement(
     } catch {
       /* not cacheable */
     }
-    // Kept only if nothing changed the schema meanwhile (the version read before the compile).
-    if (schema.version === version) cache.keep(k.key, version, k.shape, marked, p);
+    // Kept only if nothing changed the schema during the marked compile.
+    if (schema.version === compiledFor) cache.keep(k.key, compiledFor, k.shape, marked, p);
   }
   return { read, prepared: shaped(read.text), offset: q.offset ?? 0, limit: q.limit ?? 100 };
 }

@@ -78,6 +78,31 @@ describe('the server process', () => {
     }
   });
 
+  it('a port in use: one line saying what to do, exit 1, and the launched postgres stopped', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'plinth-proc-port-'));
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const s = startServer({ DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1' });
+      expect(await s.exited).toBe(1);
+      expect(s.output()).toMatch(
+        new RegExp(
+          `^Plinth failed to start: port ${port} on 127\\.0\\.0\\.1 is already in use .*set PORT to a free port\\.$`,
+          'm',
+        ),
+      );
+      // The embedded postgres main.ts launched gets its fast shutdown as Plinth exits.
+      const pidFile = path.join(dir, 'postgres', 'postmaster.pid');
+      const deadline = Date.now() + 15_000;
+      while (existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(pidFile)).toBe(false);
+    } finally {
+      taken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('prints the admin key once, keeps the keys across a restart, and drains in-flight requests on SIGTERM', async () => {
     const port = await freePort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };

@@ -24,6 +24,17 @@ export interface Answered {
   bytesOut: unknown;
 }
 
+// Client addresses read before a request's body was streamed onward (keepClientAddress).
+const kept = new WeakMap<object, string | undefined>();
+
+/**
+ * Reads the client's address now, for the request's api line: a route that streams the body
+ * onward (a function call) can find `request.raw.socket` gone by the time onResponse reads it.
+ */
+export function keepClientAddress(request: FastifyRequest): void {
+  kept.set(request.raw, request.ip);
+}
+
 /**
  * The values of a request's log line, taken in onResponse: reads only, no string built. `route`
  * and `elapsedMs` are read once by the hook (`routeOptions` builds an object at each read).
@@ -38,7 +49,7 @@ function answered(request: FastifyRequest, reply: FastifyReply, route: string | 
     elapsedMs,
     identity: request.identity,
     requestId: request.id,
-    ip: request.ip,
+    ip: request.ip ?? kept.get(request.raw),
     bytesIn: request.headers['content-length'],
     bytesOut: reply.getHeader('content-length'),
   };

@@ -5,6 +5,7 @@ import type { FunctionService } from '../../../functions/service.js';
 import type { RoutePlugin } from '../../types.js';
 import { publicOrigin } from '../../origin.js';
 import { callHeaders, hasBody, openCaller } from '../../function-call.js';
+import { keepClientAddress } from '../../plugins/observe.js';
 
 const tags = ['functions'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -19,6 +20,7 @@ async function run(
   identity: Identity,
 ): Promise<FastifyReply> {
   const base = publicOrigin(request, publicUrl);
+  keepClientAddress(request);
   const res = await fns.invoke(slug, {
     method: request.method,
     url: base + request.url,
