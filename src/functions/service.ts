@@ -8,6 +8,7 @@ import type { FunctionLogs, LogLine } from './logs.js';
 import type { FunctionRuntime, InvokeRequest, InvokeResponse, RuntimeFunction } from './runtime/types.js';
 import { SecretStore, type SecretInfo } from './secrets.js';
 import { slugify } from './slug.js';
+import { writeChecked } from './checked-write.js';
 import { FunctionStore, type FunctionHead, type FunctionRecord, type FunctionStatus, type Saved } from './store.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -69,7 +70,7 @@ export class FunctionService {
   private readonly env: Readonly<Record<string, string>>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     readonly runtime: FunctionRuntime,
     readonly logStore: FunctionLogs,
     private readonly builder: FunctionBuilder,
@@ -99,8 +100,8 @@ export class FunctionService {
     const secrets = status === 'active' ? this.snapshot(slug) : null;
     const built = await this.build(input.code);
     const id = randomUUID();
-    const write = () =>
-      this.store.create({
+    const write = (store: FunctionStore) =>
+      store.create({
         id,
         slug,
         name: input.name,
@@ -131,23 +132,24 @@ export class FunctionService {
       patch.code === undefined ? null : this.build(patch.code),
       loads ? this.store.head(slug) : null,
     ]);
-    const write = () =>
-      this.store.update(slug, patch, built && { bundle: built.bundle, dependencies: built.dependencies });
+    const write = (store: FunctionStore) =>
+      store.update(slug, patch, built && { bundle: built.bundle, dependencies: built.dependencies });
     const checks =
       before !== null && (patch.status ?? before.status) === 'active' && (built !== null || before.status !== 'active');
     const code = checks ? (built?.js ?? (await this.stored(before.id))) : null;
     return this.save(slug, write, code === null ? null : this.check(before!.id, code, secrets!));
   }
 
-  /** Writes a save once its check (if any) loaded the module, then deploys it: a refused check stores nothing. */
+  /** Writes a save and deploys it; with a check, the row is kept only if the check passes. */
   private async save(
     slug: string,
-    write: () => Promise<Saved>,
+    write: (store: FunctionStore) => Promise<Saved>,
     check: Promise<Checked | null> | null,
   ): Promise<FunctionRecord> {
-    const checked = check && (await check);
-    const fn = await write();
-    await this.changed(slug, fn.head, checked);
+    // The function's own token is signed meanwhile (a crypto job): the first call finds it made.
+    const token = check && this.credentialFor?.(slug).catch(() => null);
+    const { fn, checked } = await writeChecked(this.db, write, check);
+    await Promise.all([this.changed(slug, fn.head, checked), token]);
     return fn.record;
   }
 

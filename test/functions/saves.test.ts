@@ -46,6 +46,38 @@ describe.each(backends())('saves on %s', (backend) => {
     expect((await t.fetch('/api/functions/never', { headers: admin })).status).toBe(404);
   });
 
+  it('shows no row of a save while its check loads, and keeps none when the check refuses it', async () => {
+    // The row is written while the module loads (server Postgres: in a transaction the refusal rolls back).
+    expect((await create({ name: 'During', code: answer('d1') })).status).toBe(201);
+    const before = await row('during');
+    const refusing = update('during', { code: slow(600, 'export default 42;'), name: 'Renamed during' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await row('during')).toEqual(before);
+    expect(await call('during')).toBe('d1');
+    expect((await refusing).status).toBe(400);
+    expect(await row('during')).toEqual(before);
+    expect(await call('during')).toBe('d1');
+    // A refused create leaves its slug free: nothing of its insert stayed.
+    const never = create({ name: 'Rolled back', code: slow(600, 'export default null;') });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await t.fetch('/api/functions/rolled-back', { headers: admin })).status).toBe(404);
+    expect((await never).status).toBe(400);
+    expect((await t.fetch('/api/functions/rolled-back', { headers: admin })).status).toBe(404);
+    expect((await create({ name: 'Rolled back', code: answer('now') })).status).toBe(201);
+    expect(await call('rolled-back')).toBe('now');
+  });
+
+  it('answers the first call after each save with the code just saved', async () => {
+    expect((await create({ name: 'Fresh', code: answer('f0') })).status).toBe(201);
+    expect(await call('fresh')).toBe('f0');
+    for (let i = 1; i <= 4; i++) {
+      // Every other save finds the warm process's standby worker ready (made 1 s after a deploy).
+      if (i % 2 === 0) await new Promise((r) => setTimeout(r, 1300));
+      expect((await update('fresh', { code: answer(`f${i}`) })).status).toBe(200);
+      expect(await call('fresh')).toBe(`f${i}`);
+    }
+  });
+
   it('stores and serves a save whose check is slow', async () => {
     const r = await create({ name: 'Slow load', code: slow(800, answer('slow v1')) });
     expect(r.status).toBe(201);

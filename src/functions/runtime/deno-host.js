@@ -14,6 +14,9 @@
 //                                       {ok: true, socket} naming the worker's socket, or 422
 //                                       {message, kind} when the module fails to load (kind
 //                                       'export': it has no entry that is a function; 'threw')
+//   <socket>      x-plinth-runtime-deploy: the deploy sent straight to the standby worker (stdout
+//                                       names its socket: {level: 'host', message: 'standby <socket>'}),
+//                                       taken only while it has no module (else a call: 400)
 //   <socket>      any path              one call: x-plinth-runtime-url is the URL the function
 //                                       sees; every other x-plinth-runtime-* header is dropped;
 //                                       the method, the other headers and the body are the
@@ -128,8 +131,10 @@ let listening = null;
 async function listen(path) {
   const up = Promise.withResolvers();
   const call = serve((req, info) => (handler ? handler(req, info) : new Response(null, { status: 503 })));
-  server = forms.serve({ path, onListen: () => up.resolve(), onError: threw }, call);
+  const take = (req, info) => (handler === null && req.headers.has(DEPLOY_HEADER) ? direct(req) : call(req, info));
+  server = forms.serve({ path, onListen: () => up.resolve(), onError: threw }, take);
   await up.promise;
+  postMessage({ t: 'listening' });
   // A deploy waits for the socket, not for the warm-up.
   void warmUp(path);
 }
@@ -143,6 +148,54 @@ async function warmUp(path) {
     client.close();
   }
 }
+// A deploy sent straight to this worker's socket while it has no module (a standby): one hop
+// each way instead of three; the host is told afterwards (standbyMessage below).
+const DEPLOY_HEADER = 'x-plinth-runtime-deploy';
+let taking = false;
+async function direct(req) {
+  if (taking) return Response.json({ message: 'a deploy is under way' }, { status: 409 });
+  taking = true;
+  postMessage({ t: 'taking' });
+  const m = await req.json();
+  const r = await load(m);
+  if (!r.ok) {
+    postMessage({ t: 'refused' });
+    return Response.json(r, { status: 422 });
+  }
+  postMessage({ t: 'took', version: m.version });
+  return Response.json({ ok: true });
+}
+// Loads a version's module ({code, secrets, plinthUrl, timeoutMs}): {ok: true} once its handler
+// serves, or {ok: false, kind, message} (logged) when it failed to load.
+async function load(m) {
+  if (m.plinthUrl) bridge.open(m.plinthUrl);
+  forms.limit(m.timeoutMs);
+  // TMPDIR tells the function where it may read and write files; PLINTH_URL (and INSFORGE_BASE_URL,
+  // the InsForge SDK's name for it) where it calls Plinth. Secrets of these names win.
+  const urls = m.plinthUrl ? { PLINTH_URL: m.plinthUrl, INSFORGE_BASE_URL: m.plinthUrl } : {};
+  const secrets = Object.freeze({ TMPDIR: ${JSON.stringify(tmpDir)}, ...urls, ...m.secrets });
+  const env = Object.freeze({
+    get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
+    has: (k) => Object.hasOwn(secrets, k),
+    toObject: () => ({ ...secrets }),
+    set: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
+    delete: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
+  });
+  Object.defineProperty(Deno, 'env', { value: env, configurable: false, writable: false });
+  let entry;
+  try {
+    const mod = await import('data:text/javascript;base64,' + b64(m.code));
+    entry = forms.entry(mod);
+    if (entry.problem) return refused('export', entry.problem, entry.problem);
+  } catch (err) {
+    return refused('threw', String(err?.message ?? err), String(err?.stack ?? err));
+  }
+  await listening;
+  handler = entry.handler;
+  return { ok: true };
+}
+const refused = (kind, message, stack) => (emit('error', stack), { ok: false, kind, message });
+${b64}
 self.onmessage = async (e) => {
   const m = e.data;
   if (m.t === 'listen') {
@@ -154,29 +207,10 @@ self.onmessage = async (e) => {
     await forms.drain();
     return postMessage({ t: 'retired' });
   }
-  if (m.t !== 'init') return;
-  if (m.plinthUrl) bridge.open(m.plinthUrl);
-  forms.limit(m.timeoutMs);
-  const secrets = Object.freeze({ ...m.secrets });
-  const env = Object.freeze({
-    get: (k) => (Object.hasOwn(secrets, k) ? secrets[k] : undefined),
-    has: (k) => Object.hasOwn(secrets, k),
-    toObject: () => ({ ...secrets }),
-    set: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
-    delete: () => { throw new Deno.errors.NotCapable('Function environment variables are read-only; set them as secrets.'); },
-  });
-  Object.defineProperty(Deno, 'env', { value: env, configurable: false, writable: false });
-  let entry;
-  try {
-    const mod = await import('data:text/javascript;base64,' + m.code);
-    entry = forms.entry(mod);
-    if (entry.problem) return postMessage({ t: 'loadError', kind: 'export', message: entry.problem, stack: entry.problem });
-  } catch (err) {
-    return postMessage({ t: 'loadError', kind: 'threw', message: String(err?.message ?? err), stack: String(err?.stack ?? err) });
-  }
-  await (listening ?? listen(m.socket));
-  handler = entry.handler;
-  postMessage({ t: 'ready' });
+  if (m.t !== 'init' || taking) return;
+  taking = true;
+  const r = await load(m);
+  postMessage(r.ok ? { t: 'ready' } : { t: 'loadError', kind: r.kind, message: r.message });
 };
 // Run the request and response machinery once while idle, so the first real call is not
 // the one paying for it.
@@ -222,6 +256,7 @@ function newWorker() {
   });
   w.socket = socket;
   w.postMessage({ t: 'listen', socket });
+  w.onmessage = (e) => standbyMessage(w, e.data);
   // An error the function did not catch outside a call (e.g. in a timer): log it and keep
   // the worker, as Deno.serve would keep serving.
   w.onerror = (e) => {
@@ -237,6 +272,32 @@ let current = null;
 let version = null;
 let standby = newWorker();
 
+// What a standby worker tells: it listens (Plinth is told where, on stdout: it may send a deploy
+// there itself), it took a deploy sent to it straight, or refused one (its module did not load).
+function standbyMessage(w, m) {
+  if (m.t === 'listening' && standby === w) emit('host', `standby ${w.socket}`);
+  else if (m.t === 'taking' && standby === w) standby = null;
+  else if (m.t === 'took') serving(w, m.version);
+  else if (m.t === 'refused') {
+    w.terminate();
+    if (!standby) standby = newWorker();
+  }
+}
+
+// `w` serves `v` from now: the worker it replaces is retired, and the next standby made once `w` has settled in.
+function serving(w, v) {
+  if (current) retire(current);
+  current = w;
+  version = v;
+  w.onmessage = (e) => {
+    // Its work cannot be stopped otherwise; Plinth starts the function again on the next call.
+    if (e.data.t === 'overtime' && current === w) Deno.exit(1);
+  };
+  setTimeout(() => {
+    if (current === w && !standby) standby = newWorker();
+  }, 1000);
+}
+
 // A replaced worker finishes the calls it has (Deno.serve's graceful shutdown), then stops.
 function retire(w) {
   const stop = setTimeout(() => w.terminate(), RETIRE_AFTER_MS);
@@ -249,6 +310,7 @@ function retire(w) {
   };
 }
 
+// A deploy through the control socket (no standby was free, or Plinth did not know of one).
 function deploy({ version: v, code, secrets, plinthUrl, timeoutMs }) {
   const w = standby ?? newWorker();
   standby = null;
@@ -256,36 +318,15 @@ function deploy({ version: v, code, secrets, plinthUrl, timeoutMs }) {
     w.onmessage = (e) => {
       const m = e.data;
       if (m.t === 'ready') {
-        if (current) retire(current);
-        current = w;
-        version = v;
-        // Get the next worker ready for a code or secret change, once this one has settled in.
-        setTimeout(() => {
-          if (current === w && !standby) standby = newWorker();
-        }, 1000);
+        serving(w, v);
         resolve({ ok: true, socket: w.socket });
-      } else if (m.t === 'overtime' && current === w) {
-        // Its work cannot be stopped otherwise; Plinth starts the function again on the next call.
-        Deno.exit(1);
       } else if (m.t === 'loadError') {
-        // The version serving now (if any) stays: a refused version changes nothing.
-        emit('error', m.stack);
+        // The version serving now (if any) stays: a refused version changes nothing (the worker logged why).
         w.terminate();
         resolve({ ok: false, kind: m.kind, message: m.message });
       }
     };
-    // TMPDIR tells the function where it may read and write files; PLINTH_URL (and
-    // INSFORGE_BASE_URL, the InsForge SDK's name for it) where it calls Plinth. Secrets of
-    // these names win.
-    const urls = plinthUrl ? { PLINTH_URL: plinthUrl, INSFORGE_BASE_URL: plinthUrl } : {};
-    w.postMessage({
-      t: 'init',
-      code: b64(code),
-      socket: w.socket,
-      plinthUrl,
-      timeoutMs,
-      secrets: { TMPDIR: tmpDir, ...urls, ...secrets },
-    });
+    w.postMessage({ t: 'init', code, socket: w.socket, plinthUrl, timeoutMs, secrets });
   });
 }
 

@@ -60,6 +60,8 @@ export class HostProcess {
   lastUsed = Date.now();
   /** Stopped by the memory watchdog. */
   overMemory = false;
+  /** Where the host's standby worker (no module yet) listens, as the host said (takeStandby). */
+  private standby: string | null = null;
   private readonly proc: ChildProcess;
   private readonly startTimer: NodeJS.Timeout;
   private running = true;
@@ -136,7 +138,9 @@ export class HostProcess {
       return;
     }
     if (m.level === 'host') {
-      if (!this.listening) {
+      if (typeof m.message === 'string' && m.message.startsWith('standby ')) {
+        this.standbyAt(m.message.slice(8));
+      } else if (!this.listening) {
         this.listening = true;
         clearTimeout(this.startTimer);
         this.readiness.resolve();
@@ -146,6 +150,23 @@ export class HostProcess {
     if (this.functionId && typeof m.level === 'string' && typeof m.message === 'string') {
       this.opts.onLog(this.functionId, m.level, m.message);
     }
+  }
+
+  /**
+   * A standby worker listens at `socket`: the next deploy may go there straight. Only a
+   * worker's socket in this host's socket dir, which nothing the function runs can create.
+   */
+  private standbyAt(socket: string): void {
+    if (path.dirname(socket) === this.opts.socketDir && /^w\d+\.sock$/.test(path.basename(socket))) {
+      this.standby = socket;
+    }
+  }
+
+  /** The socket of the standby worker, once (a deploy takes it); null when none is known. */
+  takeStandby(): string | null {
+    const s = this.standby;
+    this.standby = null;
+    return s;
   }
 
   private onSpawnError(err: Error): void {

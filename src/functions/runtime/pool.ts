@@ -5,7 +5,7 @@ import path from 'node:path';
 import { AppError } from '../../errors/index.js';
 import { SpawnBackoff } from './backoff.js';
 import { ApiBridge } from './bridge.js';
-import { checkHost, deployTo } from './control.js';
+import { checkHost, deployLocal } from './control.js';
 import { HostUnreachable, loadRefused } from './faults.js';
 import { HostProcess, isOutOfMemory, type Exit } from './host-process.js';
 import { WarmWatch } from './watch.js';
@@ -243,17 +243,16 @@ export class HostPool implements FunctionRuntime {
     const { code, secrets } = await fn.load();
     const plinthUrl = this.bridge?.url ?? undefined;
     const { timeoutMs } = this.opts;
-    const result = await deployTo(host, { version: fn.version, code, secrets, plinthUrl, timeoutMs }, timeoutMs).catch(
-      async (err: HostUnreachable) => {
-        this.kill(host);
-        const exit = await host.exited;
-        if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
-        if (err.timedOut) {
-          throw new AppError('FUNCTION_TIMEOUT', { message: 'The function took too long to load.', cause: err });
-        }
-        throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
-      },
-    );
+    const payload = { version: fn.version, code, secrets, plinthUrl, timeoutMs };
+    const { result, worker } = await deployLocal(host, payload, timeoutMs).catch(async (err: HostUnreachable) => {
+      this.kill(host);
+      const exit = await host.exited;
+      if (host.overMemory || isOutOfMemory(exit)) throw new AppError('FUNCTION_MEMORY_LIMIT', { cause: err });
+      if (err.timedOut) {
+        throw new AppError('FUNCTION_TIMEOUT', { message: 'The function took too long to load.', cause: err });
+      }
+      throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { cause: err });
+    });
     if (result.loaded && !result.socket) {
       this.kill(host);
       throw new AppError('FUNCTION_RUNTIME_UNAVAILABLE', { message: 'The function host did not say where it serves.' });
@@ -263,7 +262,8 @@ export class HostPool implements FunctionRuntime {
     if (!result.loaded) throw loadRefused(result);
     // The replaced worker's calls in flight finish; it closes its connections once drained.
     void host.worker?.dispatcher.close().catch(() => {});
-    host.worker = { socketPath: result.socket!, dispatcher: preconnect(hostPool({ socketPath: result.socket! })) };
+    const socketPath = result.socket!;
+    host.worker = { socketPath, dispatcher: worker ?? preconnect(hostPool({ socketPath })) };
     host.version = fn.version;
     host.lastUsed = Date.now();
     return host;
