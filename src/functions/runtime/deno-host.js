@@ -101,8 +101,7 @@ function serve(handler) {
   return async (req, info) => {
     const url = req.headers.get('x-plinth-runtime-url');
     if (!url) return new Response('x-plinth-runtime-url is required', { status: 400 });
-    // The headers are appended to the new Request's own: a Headers given to its constructor would
-    // be iterated and converted once more (webidl), a third of the worker's JavaScript a call.
+    // Appended to the Request's own headers: a Headers given to it is converted again (webidl).
     const call = new Request(url, { method: req.method, body: req.body });
     const headers = call.headers;
     for (const [k, v] of req.headers) if (!k.startsWith('x-plinth-runtime-')) headers.append(k, v);
@@ -148,8 +147,7 @@ async function warmUp(path) {
     client.close();
   }
 }
-// A deploy sent straight to this worker's socket while it has no module (a standby): one hop
-// each way instead of three; the host is told afterwards (standbyMessage below).
+// A deploy sent straight to a standby's socket: one hop each way, the host told after (standbyMessage).
 const DEPLOY_HEADER = 'x-plinth-runtime-deploy';
 let taking = false;
 async function direct(req) {
