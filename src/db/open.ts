@@ -2,7 +2,8 @@
 // default, a server at DATABASE_URL, or PGlite when asked for explicitly (DATABASE_URL=pglite://).
 import path from 'node:path';
 import type { Db } from './types.js';
-import { KEEP_IDLE, openPostgres } from './postgres.js';
+import { openPostgres } from './postgres.js';
+import { KEEP_IDLE } from './pool-idle.js';
 import { openPglite } from './pglite.js';
 import { EMBEDDED_DATABASE, openEmbedded } from './embedded/index.js';
 import { carryOverPglite, removeNewCluster } from './embedded/carry-over.js';

@@ -11,6 +11,7 @@ import { pgTemporalText } from './type-parsers.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
 import { PgListener } from './listen.js';
+import { BURST_IDLE_MS } from './pool-idle.js';
 import { beginStatement, readOnlyAware } from './read-only.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
@@ -18,11 +19,6 @@ import { beginStatement, readOnlyAware } from './read-only.js';
 pg.types.setTypeParser(20, (v) => Number(v));
 
 const CONNECT_TIMEOUT_MS = 3000;
-/**
- * How long a connection beyond a pool's `keepIdle` stays open unused (openPostgres). At 10 s, the
- * start's burst held ≈ 8 idle backends (≈ 1.5 MiB each) through the first 10 s of an idle server.
- */
-const BURST_IDLE_MS = 2000;
 
 /** pg-pool's connect timeout and a client that lost its server carry no code: name them here. */
 function translate(err: unknown): unknown {
@@ -186,12 +182,6 @@ function queryable(q: pg.Pool | pg.PoolClient, prepare: boolean, ending?: Ending
  * Callers' transactions set their own (src/database/caller.ts).
  */
 export const PINNED_SEARCH_PATH = 'pg_catalog, pg_temp';
-/**
- * The connections Plinth's own pool keeps open when idle (openPostgres's `keepIdle`): an idle
- * server's health checks, the webhook relay's and schedule clock's checks and the job queue's
- * asks, one after the other.
- */
-export const KEEP_IDLE = 2;
 
 /**
  * A client class whose connect sets `search_path` before the pool hands the connection out
@@ -302,17 +292,11 @@ async function inTransaction<T>(
  * keeps the role's own (the owner role's pool, where the app's SQL runs). `authenticator`: the
  * login can do nothing (src/db/owner.ts), so a transaction's statements are written with its
  * `begin`; its login is checked at start on a connection of its own, none kept open idle.
- * `keepIdle`: this many connections stay open when idle, the others close after BURST_IDLE_MS
- * (pg.Pool's default is 10 s for all): Plinth's own pool, which a start's areas and the job
- * queue's first asks fill with several at once, and which then needs one or two.
+ * `keepIdle`: connections kept open when idle, the others closed after BURST_IDLE_MS (pool-idle.ts).
  */
 export async function openPostgres(
   url: string,
-  opts: {
-    max?: number;
-    prepare?: boolean;
-    searchPath?: string | null;
-    authenticator?: boolean;
+  opts: { max?: number; prepare?: boolean; searchPath?: string | null; authenticator?: boolean } & {
     keepIdle?: number;
   } = {},
 ): Promise<Db> {

@@ -1,8 +1,9 @@
 // Plinth's own pool keeps two connections open when idle; what a burst opened beyond them closes
-// after 2 s unused, not pg.Pool's 10 s (src/db/postgres.ts, KEEP_IDLE): a start's burst held
+// after 2 s unused, not pg.Pool's 10 s (src/db/pool-idle.ts): a start's burst held
 // ≈ 8 idle Postgres backends through an idle server's first 10 s.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEEP_IDLE, openPostgres } from '../../src/db/postgres.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { KEEP_IDLE } from '../../src/db/pool-idle.js';
 import type { Db } from '../../src/db/types.js';
 import { freshDb } from '../helpers/db.js';
 

@@ -2,7 +2,8 @@
 // reached over a Unix socket through the same pool as DATABASE_URL.
 import pg from 'pg';
 import type { Db } from '../types.js';
-import { KEEP_IDLE, openPostgres } from '../postgres.js';
+import { openPostgres } from '../postgres.js';
+import { KEEP_IDLE } from '../pool-idle.js';
 import { pgErrorInfo } from '../errors.js';
 import { AppError } from '../../errors/index.js';
 import { type EmbeddedCluster, type LaunchOptions, launchCluster } from './launch.js';
