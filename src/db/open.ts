@@ -3,6 +3,7 @@
 import path from 'node:path';
 import type { Db } from './types.js';
 import { openPostgres } from './postgres.js';
+import { KEEP_IDLE } from './pool-idle.js';
 import { openPglite } from './pglite.js';
 import { EMBEDDED_DATABASE, openEmbedded } from './embedded/index.js';
 import { carryOverPglite, removeNewCluster } from './embedded/carry-over.js';
@@ -30,7 +31,7 @@ export async function openDatabase(opts: {
   const { dataDir, databaseUrl, onEvent } = opts;
   if (databaseUrl?.startsWith('pglite:'))
     return { db: await openPglite(pgliteDir(databaseUrl, dataDir)), engine: 'pglite' };
-  if (databaseUrl) return { db: await openPostgres(databaseUrl), engine: 'postgres' };
+  if (databaseUrl) return { db: await openPostgres(databaseUrl, { keepIdle: KEEP_IDLE }), engine: 'postgres' };
   const dir = embeddedDir(dataDir);
   const { launched, ...embedded } = opts.embedded ?? {};
   const carry = launched ? launched.carryOver : needsCarryOver(dataDir);

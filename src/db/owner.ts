@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './types.js';
 import { openPostgres } from './postgres.js';
+import { ownerState, storeOwnerState, storedOwnerState } from './owner-state.js';
 
 const tag = (database: string) => createHash('md5').update(database).digest('hex').slice(0, 12);
 
@@ -45,8 +46,8 @@ export interface Owner {
 
 /**
  * Sets a login role's password to the one kept in system.credentials under `name` (made on
- * first use). Set at every start to the stored value, so instances starting together agree
- * (the caller holds the advisory lock).
+ * first use). Set to the stored value whenever the roles are ensured, so instances starting
+ * together agree (the caller holds the advisory lock).
  */
 async function loginPassword(tx: Queryable, role: string, name: string): Promise<string> {
   const r = await tx.query<{ value: string }>(`select value from system.credentials where name = $1`, [name]);
@@ -67,6 +68,54 @@ function loginUrl(url: string, role: string, password: string): string {
   return u.toString();
 }
 
+/** The stored password of `name` (owner_password, authenticator_password), when there is one. */
+async function storedPassword(tx: Queryable, name: string): Promise<string | null> {
+  const r = await tx.query<{ value: string }>(`select value from system.credentials where name = $1`, [name]);
+  return r.rows[0]?.value ?? null;
+}
+
+/**
+ * The owner and authenticator roles as Plinth needs them, and their logins. Idempotent: brings
+ * the roles back after a carry-over or a restore into a new cluster, and moves to the owner what
+ * the superuser made in public since the last start. Skipped (the logins read as stored) when
+ * the catalogue is as the last start left it (db/owner-state.ts). The caller's transaction
+ * holds an advisory lock, so instances starting together agree.
+ */
+async function ensureRoles(
+  tx: Queryable,
+  url: string,
+  database: string,
+): Promise<{ owner: string; authenticator: string; role: string }> {
+  await tx.query('select pg_advisory_xact_lock(7131)');
+  const [owner, authenticator] = [ownerRoleName(database), authenticatorRoleName(database)];
+  const roles = [owner, captureRoleName(database), authenticator];
+  const stored = await storedOwnerState(tx);
+  const [ownerPassword, authenticatorPassword] = [
+    await storedPassword(tx, 'owner_password'),
+    await storedPassword(tx, 'authenticator_password'),
+  ];
+  if (stored && ownerPassword && authenticatorPassword && stored === (await ownerState(tx, roles))) {
+    return {
+      owner: loginUrl(url, owner, ownerPassword),
+      authenticator: loginUrl(url, authenticator, authenticatorPassword),
+      role: owner,
+    };
+  }
+  const named = await tx.query<{ owner: string; authenticator: string }>(
+    'select system.ensure_owner_role() as owner, system.ensure_authenticator_role() as authenticator',
+  );
+  if (named.rows[0]!.owner !== owner) throw new Error(`owner role mismatch: ${named.rows[0]!.owner}`);
+  if (named.rows[0]!.authenticator !== authenticator)
+    throw new Error(`authenticator mismatch: ${named.rows[0]!.authenticator}`);
+  const logins = {
+    owner: loginUrl(url, owner, await loginPassword(tx, owner, 'owner_password')),
+    authenticator: loginUrl(url, authenticator, await loginPassword(tx, authenticator, 'authenticator_password')),
+    role: owner,
+  };
+  await storeOwnerState(tx, await ownerState(tx, roles));
+  return logins;
+}
+
 /**
  * Opens the pool that logs in as the owner role and, beside it, the authenticator's pool for
  * the callers' transactions (src/database/caller.ts), setting their passwords once (kept in
@@ -81,26 +130,7 @@ export async function openOwner(db: Db, opts: { max?: number; callersMax?: numbe
   );
   const me = rows[0]!;
   if (!db.connection || !me.superuser) return { db, role: me.user, separate: false };
-  const logins = await db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock(7131)');
-    // Idempotent: brings the roles back after a carry-over or a restore into a new cluster,
-    // and moves to the owner what the superuser made in public since the last start.
-    const named = await tx.query<{ owner: string; authenticator: string }>(
-      'select system.ensure_owner_role() as owner, system.ensure_authenticator_role() as authenticator',
-    );
-    const { owner, authenticator } = named.rows[0]!;
-    if (owner !== ownerRoleName(me.db)) throw new Error(`owner role mismatch: ${owner}`);
-    if (authenticator !== authenticatorRoleName(me.db)) throw new Error(`authenticator mismatch: ${authenticator}`);
-    return {
-      owner: loginUrl(db.connection!.url, owner, await loginPassword(tx, owner, 'owner_password')),
-      authenticator: loginUrl(
-        db.connection!.url,
-        authenticator,
-        await loginPassword(tx, authenticator, 'authenticator_password'),
-      ),
-      role: owner,
-    };
-  });
+  const logins = await db.transaction((tx) => ensureRoles(tx, db.connection!.url, me.db));
   const prepare = db.connection.prepare;
   // The owner's own search_path ("$user", public, plinth_extensions: migration 0300), where the app's SQL runs.
   const owner = await openPostgres(logins.owner, { max: opts.max ?? 4, prepare, searchPath: null });

@@ -11,6 +11,7 @@ import { pgTemporalText } from './type-parsers.js';
 import { translatePgError } from './errors.js';
 import { AppError } from '../errors/index.js';
 import { PgListener } from './listen.js';
+import { BURST_IDLE_MS } from './pool-idle.js';
 import { beginStatement, readOnlyAware } from './read-only.js';
 
 // Match PGlite's parsing so both backends hand the same values to the domain code:
@@ -291,10 +292,13 @@ async function inTransaction<T>(
  * keeps the role's own (the owner role's pool, where the app's SQL runs). `authenticator`: the
  * login can do nothing (src/db/owner.ts), so a transaction's statements are written with its
  * `begin`; its login is checked at start on a connection of its own, none kept open idle.
+ * `keepIdle`: connections kept open when idle, the others closed after BURST_IDLE_MS (pool-idle.ts).
  */
 export async function openPostgres(
   url: string,
-  opts: { max?: number; prepare?: boolean; searchPath?: string | null; authenticator?: boolean } = {},
+  opts: { max?: number; prepare?: boolean; searchPath?: string | null; authenticator?: boolean } & {
+    keepIdle?: number;
+  } = {},
 ): Promise<Db> {
   const searchPath = opts.searchPath === undefined ? PINNED_SEARCH_PATH : opts.searchPath;
   // A server that is down answers a connect with ECONNREFUSED at once; one that does not
@@ -302,6 +306,7 @@ export async function openPostgres(
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
+    ...(opts.keepIdle === undefined ? {} : { min: opts.keepIdle, idleTimeoutMillis: BURST_IDLE_MS }),
     application_name: 'plinth',
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,

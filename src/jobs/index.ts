@@ -16,6 +16,8 @@ const WAKE_CHANNEL = 'plinth_jobs';
  */
 const IDLE_AFTER_MS = 30_000;
 const IDLE_POLL_MAX_MS = 5000;
+/** The poll interval is cut in this many points at which the queues' workers first ask (see `work`). */
+const STAGGER_SLOTS = 8;
 
 export interface JobsOptions {
   /** How often an idle worker asks for jobs when no wake-up came (pg-boss's floor is 500 ms). */
@@ -78,6 +80,8 @@ export class Jobs {
   readonly boss: PgBoss;
   private readonly workers: Worker[] = [];
   private unlisten: (() => Promise<void>) | null = null;
+  /** The queues known to exist (read once at start, then each made here): `queue` asks no more for them. */
+  private readonly queues = new Set<string>();
   private readonly pollMs: number;
   private stopped = false;
   private queued = 0;
@@ -109,6 +113,10 @@ export class Jobs {
 
   async start(): Promise<void> {
     await this.exclusively(() => this.boss.start());
+    // One read for every queue, instead of one each as the areas start side by side (each on a
+    // pool connection of its own: docs/benchmarks.md, branch start40). Queues are never dropped.
+    const { rows } = await this.db.query<{ name: string }>(`select name from ${SCHEMA}.queue`);
+    for (const r of rows) this.queues.add(r.name);
     this.unlisten = await this.db.listen(WAKE_CHANNEL, (name) => {
       for (const w of this.workers) if (w.name === name) w.wake();
     });
@@ -116,10 +124,12 @@ export class Jobs {
 
   /** Makes a queue (idempotent); `send` needs it. */
   async queue(name: string): Promise<void> {
-    if (await this.boss.getQueue(name)) return;
-    await this.exclusively(async () => {
-      if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
-    });
+    if (this.queues.has(name)) return;
+    if (!(await this.boss.getQueue(name)))
+      await this.exclusively(async () => {
+        if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name);
+      });
+    this.queues.add(name);
   }
 
   /**
@@ -216,7 +226,27 @@ export class Jobs {
           .catch(() => {});
       }
     };
+    /** Waits `ms`, or less when a wake-up for this queue comes (one that came meanwhile ends it at once). */
+    const pause = (ms: number) =>
+      woken
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              wake = keep;
+              resolve();
+            }, ms);
+            wake = () => {
+              clearTimeout(timer);
+              wake = keep;
+              resolve();
+            };
+          });
+    // The queues' workers start together: each asks first at its own point of the poll interval,
+    // so their asks never coincide and take one pool connection, not one each (8 at once held 8
+    // connections, idle backends kept for 10 s after a start: docs/benchmarks.md, branch start40).
+    const offsetMs = Math.round(((this.workers.length % STAGGER_SLOTS) * this.pollMs) / STAGGER_SLOTS);
     const loop = async () => {
+      if (offsetMs) await pause(offsetMs);
       while (running && !this.stopped) {
         woken = false;
         const room = opts.concurrency - active.size;
@@ -236,19 +266,8 @@ export class Jobs {
         if (jobs.length && jobs.length === room) continue;
         if (jobs.length || active.size) lastJobAt = Date.now();
         emptyRounds = Date.now() - lastJobAt < IDLE_AFTER_MS ? 0 : emptyRounds + 1;
-        const waitMs = Math.min(this.pollMs * 2 ** emptyRounds, IDLE_POLL_MAX_MS);
         if (woken) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            wake = keep;
-            resolve();
-          }, waitMs);
-          wake = () => {
-            clearTimeout(timer);
-            wake = keep;
-            resolve();
-          };
-        });
+        await pause(Math.min(this.pollMs * 2 ** emptyRounds, IDLE_POLL_MAX_MS));
       }
     };
     const done = loop();

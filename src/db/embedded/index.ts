@@ -3,6 +3,7 @@
 import pg from 'pg';
 import type { Db } from '../types.js';
 import { openPostgres } from '../postgres.js';
+import { KEEP_IDLE } from '../pool-idle.js';
 import { pgErrorInfo } from '../errors.js';
 import { AppError } from '../../errors/index.js';
 import { type EmbeddedCluster, type LaunchOptions, launchCluster } from './launch.js';
@@ -38,7 +39,7 @@ export async function ensureDatabase(cluster: EmbeddedCluster, name: string): Pr
  * that the database exists (one connection fewer at each start); it is made when missing.
  */
 async function openPlinth(cluster: EmbeddedCluster, max: number): Promise<Db> {
-  const open = () => openPostgres(cluster.url(EMBEDDED_DATABASE), { max, prepare: true });
+  const open = () => openPostgres(cluster.url(EMBEDDED_DATABASE), { max, prepare: true, keepIdle: KEEP_IDLE });
   if (cluster.created) {
     await ensureDatabase(cluster, EMBEDDED_DATABASE);
     return open();
