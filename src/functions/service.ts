@@ -40,17 +40,13 @@ export interface FunctionServiceOptions {
   env?: Record<string, string>;
   /** Hears every invocation (the composition root wires it to the log and the metrics). */
   onInvoke?: (inv: Invocation) => void;
-  /**
-   * The function's own short-lived credential, handed to each call as
-   * `x-plinth-function-token` (the composition root wires a signer; none: no header).
-   */
+  /** The function's own short-lived credential, sent to each call as `x-plinth-function-token` (none: no header). */
   credentialFor?: (slug: string) => Promise<string>;
 }
 
 /**
- * Functions: admin CRUD (code checked on save), secrets, logs, and invocation through the
- * runtime. Lookups on the invocation path are cached for `cacheMs` (other API instances
- * see a change within that time; this instance at once).
+ * Functions: admin CRUD (code checked on save), secrets, logs, and invocation through the runtime.
+ * Lookups on the invocation path are cached for `cacheMs`: other instances see a change within it, this one at once.
  */
 export class FunctionService {
   readonly store: FunctionStore;
