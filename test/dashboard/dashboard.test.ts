@@ -102,7 +102,7 @@ describe.runIf(browserAvailable())('dashboard in Chromium', () => {
     await accessible();
     await shot('table-create');
     await page.getByRole('button', { name: 'Create table' }).click();
-    await page.getByRole('heading', { name: 'notes' }).waitFor();
+    await page.getByRole('heading', { name: 'notes', exact: true }).waitFor();
     const schema = await (
       await t.fetch('/api/database/tables/notes/schema', { headers: { 'x-api-key': t.adminKey } })
     ).json();

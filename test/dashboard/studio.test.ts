@@ -150,7 +150,7 @@ describe.runIf(browserAvailable())('dashboard studio in Chromium', () => {
     await page.getByLabel('Table name').fill('secrets');
     await page.getByLabel('Name', { exact: true }).fill('body');
     await page.getByRole('button', { name: 'Create table' }).click();
-    await page.getByRole('heading', { name: 'secrets' }).waitFor();
+    await page.getByRole('heading', { name: 'secrets', exact: true }).waitFor();
     expect((await schema('secrets')).rlsEnabled).toBe(true);
   });
 
