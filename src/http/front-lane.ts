@@ -8,6 +8,7 @@ import type { LineTally } from '../logs/index.js';
 import { countedRecord, recordAnswer, recordCounted, type RequestLogs } from './plugins/observe.js';
 import type { Drain } from './drain.js';
 import { requestIdOf } from './request-id.js';
+import { JSON_TYPE, NOBODY } from './lanes/shared.js';
 
 /**
  * A route the front lane answers itself: an exact path (no query string, no trailing slash), its
@@ -37,9 +38,6 @@ export interface LaneParts {
 }
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
-const NOBODY: Identity = Object.freeze({ kind: 'none' });
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A request the lane has taken: what its answer's bookkeeping is made from (`LaneKit`). */
 export interface LaneCall {

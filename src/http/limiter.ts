@@ -95,3 +95,15 @@ export function limitHeaders(c: Counted): Record<string, number> {
   if (c.exceeded) headers['retry-after'] = c.resetSeconds;
   return headers;
 }
+
+/**
+ * Counts a request the front lane answers (http/lanes/) as the route hook (plugins/rate-limit.ts)
+ * does: its limit headers added to `out`, RATE_LIMITED thrown past the limit; nothing without a
+ * limiter, or when its store failed (served uncounted, no headers claim a budget).
+ */
+export async function countInto(limiter: RateLimiter | null, key: string, out: Record<string, unknown>): Promise<void> {
+  const counted = limiter ? await limiter.count(key) : null;
+  if (!counted) return;
+  Object.assign(out, limitHeaders(counted));
+  if (counted.exceeded) throw limiter!.refusal(counted);
+}

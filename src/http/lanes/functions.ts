@@ -4,7 +4,8 @@ import type { Deps } from '../../deps.js';
 import type { InvokeResponse } from '../../functions/runtime/types.js';
 import type { LaneCall, LaneHandler, LaneKit } from '../front-lane.js';
 import { callHeaders, hasBody, openCaller } from '../function-call.js';
-import { callerKey, limitHeaders, type RateLimiter } from '../limiter.js';
+import { callerKey, countInto, type RateLimiter } from '../limiter.js';
+import { JSON_TYPE, MEDIA_TYPE, protocolOf } from './shared.js';
 import { originOf } from '../origin.js';
 import { errorAnswer } from '../plugins/errors.js';
 import { enforce } from '../plugins/identity.js';
@@ -20,9 +21,6 @@ const ROUTE = '/functions/:slug';
 /** `POST /api/functions/<slug>`: the same call, as a caller who must send a credential (access `any`). */
 const API_CALL = /^\/api\/functions\/([a-z0-9][a-z0-9_-]{0,62})(?:\?|$)/;
 const API_ROUTE = '/api/functions/:slug';
-/** A media type Fastify parses (its ContentType: type/subtype tokens); it answers any other 415 (or reads it as none). */
-const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
-const JSON_TYPE = 'application/json; charset=utf-8';
 const OCTET = 'application/octet-stream';
 
 type Headers = Record<string, string | string[] | number>;
@@ -88,7 +86,7 @@ export class FunctionLane implements LaneHandler {
     if (caller) identity = await this.resolved(req, headers, call.ip, caller);
     else {
       // An open route resolves no identity before its count: Fastify counts it by IP too.
-      await this.count(callerKey(undefined, req.headers, call.ip), headers);
+      await countInto(this.limiter, callerKey(undefined, req.headers, call.ip), headers);
       identity = await openCaller(this.deps.identity, req.headers);
     }
     const base = originOf(req.headers.host ?? '', protocolOf(req), this.deps.publicUrl);
@@ -106,15 +104,6 @@ export class FunctionLane implements LaneHandler {
     return send(req, res, answer, headers, log);
   }
 
-  /** Counts the request in the rate limit, its headers added to the answer's; RATE_LIMITED past it. */
-  private async count(key: string, headers: Headers): Promise<void> {
-    const counted = this.limiter ? await this.limiter.count(key) : null;
-    // The store (Redis) failed: served uncounted, and no headers claim a budget.
-    if (!counted) return;
-    Object.assign(headers, limitHeaders(counted));
-    if (counted.exceeded) throw this.limiter!.refusal(counted);
-  }
-
   /**
    * The caller of an `any` route, as Fastify's identity hooks find it (plugins/identity.ts):
    * resolved before the count, which keys on it; a bad credential refused after the count,
@@ -128,7 +117,7 @@ export class FunctionLane implements LaneHandler {
       if (!(err instanceof AppError)) throw err;
       failure = err;
     }
-    await this.count(callerKey(caller.identity, req.headers, ip), headers);
+    await countInto(this.limiter, callerKey(caller.identity, req.headers, ip), headers);
     if (failure || !caller.identity) throw failure;
     enforce('any', caller.identity, { functionToken: false });
     return caller.identity;
@@ -145,10 +134,6 @@ function readable(req: IncomingMessage): boolean {
   if (req.method === 'GET') return true;
   const type = req.headers['content-type'];
   return type === undefined || MEDIA_TYPE.test(type);
-}
-
-function protocolOf(req: IncomingMessage): string {
-  return (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
 }
 
 /**

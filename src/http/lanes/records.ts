@@ -1,17 +1,17 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity, IdentityResolver } from '../../auth/identity.js';
 import { IDENT } from '../../database/ident.js';
 import { contentRange } from '../../database/prefer.js';
 import { cachedRead, type ReadPlan } from '../../database/read-cache.js';
 import type { ReadOptions, RecordsService } from '../../database/records.js';
 import type { LaneCall, LaneHandler, LaneKit } from '../front-lane.js';
-import { callerKey, limitHeaders, type RateLimiter } from '../limiter.js';
+import { callerKey, countInto, type RateLimiter } from '../limiter.js';
+import { JSON_TYPE } from './shared.js';
 import { errorAnswer } from '../plugins/errors.js';
 import { sessionFirst } from '../plugins/identity.js';
 
 const PREFIX = '/api/db/';
 const ROUTE = '/api/db/:table';
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** The Accept headers that mean plain JSON (database/media.ts `parseAccept`); any other is Fastify's. */
 const PLAIN_ACCEPT = new Set([undefined, '', '*/*', 'application/json']);
 /** Headers that change a read's answer beyond the lane's: Fastify answers any request with one. */
@@ -82,7 +82,7 @@ export class RecordsLane implements LaneHandler {
     let status = 200;
     let body: string;
     try {
-      await this.count(req.headers, read.identity, call.ip, headers);
+      await countInto(this.limiter, callerKey(read.identity, req.headers, call.ip), headers);
       const page = await this.records.run(read.identity, read.plan, read.opts);
       headers['content-range'] = contentRange(page.offset, page.count, null);
       body = page.body;
@@ -99,14 +99,5 @@ export class RecordsLane implements LaneHandler {
     res.writeHead(status, headers);
     res.end(body);
     kit.finish(req, call, { route: ROUTE, status, identity: read.identity, bytesOut: headers['content-length'] });
-  }
-
-  /** Counts the request in the one rate limiter, as plugins/rate-limit.ts does; over the limit throws the 429. */
-  private async count(h: IncomingHttpHeaders, identity: Identity, ip: string | undefined, out: Headers) {
-    if (!this.limiter) return;
-    const counted = await this.limiter.count(callerKey(identity, h, ip));
-    if (!counted) return;
-    Object.assign(out, limitHeaders(counted));
-    if (counted.exceeded) throw this.limiter.refusal(counted);
   }
 }

@@ -5,7 +5,8 @@ import { MAX_CACHED_BODY } from '../../storage/cache.js';
 import { keyProblem } from '../../storage/keys.js';
 import type { StorageService } from '../../storage/service.js';
 import type { LaneCall, LaneHandler, LaneKit } from '../front-lane.js';
-import { callerKey, limitHeaders, type RateLimiter } from '../limiter.js';
+import { callerKey, countInto, type RateLimiter } from '../limiter.js';
+import { JSON_TYPE, MEDIA_TYPE, NOBODY, protocolOf } from './shared.js';
 import { originOf } from '../origin.js';
 import { errorAnswer } from '../plugins/errors.js';
 import { drain } from '../routes/storage/multipart.js';
@@ -14,11 +15,8 @@ import { drain } from '../routes/storage/multipart.js';
 const PUT_PATH = /^\/api\/storage\/buckets\/([A-Za-z0-9_-]{1,63})\/objects\/([^?]{1,2048})$/;
 /** The route pattern of the log line and the metrics: Fastify's route's. */
 const ROUTE = '/api/storage/buckets/:bucketName/objects/*';
-/** A media type Fastify parses (type/subtype tokens); any other is Fastify's to answer. */
-const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
 const MULTIPART = /^multipart\/form-data\b/i;
 const LENGTH = /^\d{1,6}$/;
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 type Headers = Record<string, string | number>;
 
@@ -105,7 +103,7 @@ export class StorageLane implements LaneHandler {
       const refused = await this.caller(put.identity);
       if (refused !== null) identity = NOBODY;
       if (refused !== null && !(refused instanceof AppError)) throw refused.err;
-      await this.count(req, identity, call.ip, headers);
+      await countInto(this.limiter, callerKey(identity, req.headers, call.ip), headers);
       if (refused !== null) throw refused;
       const base = originOf(req.headers.host ?? '', protocolOf(req), this.deps.publicUrl);
       const obj = await this.deps.storage.putObject({
@@ -151,19 +149,4 @@ export class StorageLane implements LaneHandler {
       return err instanceof AppError ? err : { err };
     }
   }
-
-  /** Counts the request in the one rate limiter, as plugins/rate-limit.ts does; over the limit throws the 429. */
-  private async count(req: IncomingMessage, identity: Identity, ip: string | undefined, out: Headers) {
-    if (!this.limiter) return;
-    const counted = await this.limiter.count(callerKey(identity, req.headers, ip));
-    if (!counted) return;
-    Object.assign(out, limitHeaders(counted));
-    if (counted.exceeded) throw this.limiter.refusal(counted);
-  }
-}
-
-const NOBODY: Identity = Object.freeze({ kind: 'none' });
-
-function protocolOf(req: IncomingMessage): string {
-  return (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
 }
